@@ -1,0 +1,32 @@
+# `make test` is the whole test suite: vet, then every package with the race
+# detector, the integration tests against moto's server included.
+GO      ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+GOLANGCI_LINT_VERSION ?= v2.15.0
+
+.PHONY: all build test vet lint bench tidy-check validate-example clean
+
+all: build
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/checker ./cmd/checker
+
+vet:
+	$(GO) vet ./...
+
+test: vet
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+lint:
+	$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) run ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+tidy-check:
+	$(GO) mod tidy -diff
+
+clean:
+	rm -rf bin

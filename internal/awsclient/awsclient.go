@@ -1,0 +1,190 @@
+// Package awsclient makes the SDK clients the checker uses: the default
+// credentials chain loaded once, explicit retry settings, and one client per
+// service and region, made on first use and kept.
+package awsclient
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	cwschemas "github.com/aws/aws-sdk-go-v2/service/cloudwatch/schemas"
+	"github.com/aws/aws-sdk-go-v2/service/ecs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/smithy-go/transport/http/protocol/awsjson"
+	"github.com/aws/smithy-go/transport/http/protocol/awsquery"
+)
+
+// CloudWatch wire protocols. The SDK's default is rpc-v2-cbor; CloudWatch
+// also serves AWS JSON 1.0 and the query protocol, and emulators such as
+// moto serve only those.
+const (
+	ProtocolDefault = "default"
+	ProtocolJSON    = "json"
+	ProtocolQuery   = "query"
+)
+
+// Options are the settings shared by every client.
+type Options struct {
+	Region             string // default region; empty means the SDK's (AWS_REGION, profile)
+	EndpointURL        string // one endpoint for every service; empty means the SDK's resolution
+	CloudWatchProtocol string // ProtocolDefault, ProtocolJSON or ProtocolQuery
+	MaxAttempts        int    // retryer attempts per call, the first included; 0 means 3
+	MaxConnsPerHost    int    // idle connections kept per endpoint; 0 means 32
+}
+
+// Factory hands out one client per service and region.
+type Factory struct {
+	base     aws.Config
+	endpoint string
+	protocol string
+
+	mu  sync.Mutex
+	sqs map[string]*sqs.Client
+	cw  map[string]*cloudwatch.Client
+	asg map[string]*autoscaling.Client
+	ecs map[string]*ecs.Client
+}
+
+// New loads the SDK's default configuration once (credentials chain, shared
+// config files, AWS_* environment) with the given retry settings.
+func New(ctx context.Context, o Options) (*Factory, error) {
+	switch o.CloudWatchProtocol {
+	case "", ProtocolDefault, ProtocolJSON, ProtocolQuery:
+	default:
+		return nil, fmt.Errorf("unknown CloudWatch protocol %q (want default, json or query)", o.CloudWatchProtocol)
+	}
+	attempts := o.MaxAttempts
+	if attempts <= 0 {
+		attempts = 3
+	}
+	conns := o.MaxConnsPerHost
+	if conns <= 0 {
+		conns = 32
+	}
+	httpClient := awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
+		t.MaxIdleConnsPerHost = conns
+	})
+	opts := []func(*awsconfig.LoadOptions) error{
+		awsconfig.WithHTTPClient(httpClient),
+		awsconfig.WithRetryer(func() aws.Retryer {
+			return retry.NewStandard(func(so *retry.StandardOptions) {
+				so.MaxAttempts = attempts
+				so.MaxBackoff = 2 * time.Second
+				// The checker bounds its own calls per interval; the client-side
+				// retry token bucket would only turn a bad minute into refusals.
+				so.RateLimiter = ratelimit.None
+			})
+		}),
+	}
+	if o.Region != "" {
+		opts = append(opts, awsconfig.WithRegion(o.Region))
+	}
+	base, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("load AWS configuration: %w", err)
+	}
+	return &Factory{
+		base:     base,
+		endpoint: o.EndpointURL,
+		protocol: o.CloudWatchProtocol,
+		sqs:      map[string]*sqs.Client{},
+		cw:       map[string]*cloudwatch.Client{},
+		asg:      map[string]*autoscaling.Client{},
+		ecs:      map[string]*ecs.Client{},
+	}, nil
+}
+
+// DefaultRegion is the region used where a resource names none.
+func (f *Factory) DefaultRegion() string { return f.base.Region }
+
+func (f *Factory) region(r string) string {
+	if r == "" {
+		return f.base.Region
+	}
+	return r
+}
+
+func (f *Factory) endpointFor() *string {
+	if f.endpoint == "" {
+		return nil
+	}
+	return aws.String(f.endpoint)
+}
+
+// cached returns the client of a region from m, making it with mk on first use.
+func cached[C any](f *Factory, m map[string]*C, region string, mk func(region string) *C) *C {
+	region = f.region(region)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := m[region]
+	if !ok {
+		c = mk(region)
+		m[region] = c
+	}
+	return c
+}
+
+// SQS returns the SQS client of a region.
+func (f *Factory) SQS(region string) *sqs.Client {
+	return cached(f, f.sqs, region, func(region string) *sqs.Client {
+		return sqs.NewFromConfig(f.base, func(o *sqs.Options) {
+			o.Region = region
+			if ep := f.endpointFor(); ep != nil {
+				o.BaseEndpoint = ep
+			}
+		})
+	})
+}
+
+// CloudWatch returns the CloudWatch client of a region, speaking the
+// configured protocol.
+func (f *Factory) CloudWatch(region string) *cloudwatch.Client {
+	return cached(f, f.cw, region, func(region string) *cloudwatch.Client {
+		return cloudwatch.NewFromConfig(f.base, func(o *cloudwatch.Options) {
+			o.Region = region
+			if ep := f.endpointFor(); ep != nil {
+				o.BaseEndpoint = ep
+			}
+			switch f.protocol {
+			case ProtocolJSON:
+				o.Protocol = awsjson.New10(cwschemas.GraniteServiceVersion20100801)
+			case ProtocolQuery:
+				o.Protocol = awsquery.New(cwschemas.GraniteServiceVersion20100801)
+			}
+		})
+	})
+}
+
+// AutoScaling returns the EC2 Auto Scaling client of a region.
+func (f *Factory) AutoScaling(region string) *autoscaling.Client {
+	return cached(f, f.asg, region, func(region string) *autoscaling.Client {
+		return autoscaling.NewFromConfig(f.base, func(o *autoscaling.Options) {
+			o.Region = region
+			if ep := f.endpointFor(); ep != nil {
+				o.BaseEndpoint = ep
+			}
+		})
+	})
+}
+
+// ECS returns the ECS client of a region.
+func (f *Factory) ECS(region string) *ecs.Client {
+	return cached(f, f.ecs, region, func(region string) *ecs.Client {
+		return ecs.NewFromConfig(f.base, func(o *ecs.Options) {
+			o.Region = region
+			if ep := f.endpointFor(); ep != nil {
+				o.BaseEndpoint = ep
+			}
+		})
+	})
+}

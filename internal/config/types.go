@@ -1,0 +1,129 @@
+// Package config is the checker's YAML configuration: its types, defaults,
+// strict loading and whole-file validation.
+package config
+
+import "time"
+
+// Config is the whole file. See config.example.yaml for every key, commented.
+type Config struct {
+	Interval time.Duration `yaml:"interval"` // how often every queue is sampled (1s or more)
+	Listen   string        `yaml:"listen"`   // /metrics, /healthz, /readyz and the status page
+	DryRun   bool          `yaml:"dry_run"`  // decide and export, change nothing in AWS
+	Log      Log           `yaml:"log"`
+	AWS      AWS           `yaml:"aws"`
+	Groups   []Group       `yaml:"groups"`
+}
+
+// Log chooses the logger's level (debug, info, warn, error) and format (json, console).
+type Log struct {
+	Level  string `yaml:"level"`
+	Format string `yaml:"format"`
+}
+
+// AWS holds settings shared by every AWS client.
+type AWS struct {
+	// Region is the default region for fleets and metrics that name none; empty
+	// means the SDK's own default (AWS_REGION, the profile, ...).
+	Region string `yaml:"region"`
+	// EndpointURL sends every service to one endpoint (emulators, tests);
+	// empty means the SDK's own resolution, AWS_ENDPOINT_URL* included.
+	EndpointURL string `yaml:"endpoint_url"`
+	// CloudWatchProtocol is default | json | query; emulators such as moto need json.
+	CloudWatchProtocol string `yaml:"cloudwatch_protocol"`
+	// MaxAttempts is the SDK retryer's attempts per call, the first included.
+	MaxAttempts int `yaml:"max_attempts"`
+	// CallTimeout bounds one AWS call, retries included; 0 means 80 % of interval.
+	CallTimeout time.Duration `yaml:"call_timeout"`
+	// ConcurrencyPerRegion bounds the calls in flight to one region's endpoint.
+	ConcurrencyPerRegion int `yaml:"concurrency_per_region"`
+}
+
+// Group is one worker fleet and the queues it drains.
+type Group struct {
+	Name      string    `yaml:"name"`
+	Queues    []Queue   `yaml:"queues"`
+	Count     Count     `yaml:"count"`
+	OldestAge OldestAge `yaml:"oldest_age"`
+	Workers   Workers   `yaml:"workers"`
+	Target    Target    `yaml:"target"`
+	Fleet     Fleet     `yaml:"fleet"`
+	Actions   Actions   `yaml:"actions"`
+}
+
+// Queue is one SQS queue. Region is required when the URL names none.
+type Queue struct {
+	URL    string `yaml:"url"`
+	Region string `yaml:"region"`
+}
+
+// Count says which messages besides the visible ones make up the backlog.
+type Count struct {
+	InFlight bool `yaml:"in_flight"` // default true
+	Delayed  bool `yaml:"delayed"`   // default false
+}
+
+// OldestAge turns on reading ApproximateAgeOfOldestMessage (and the sent and
+// deleted counts) from CloudWatch, once a minute.
+type OldestAge struct {
+	CloudWatch bool `yaml:"cloudwatch"`
+}
+
+// Workers describes one worker's throughput: ServiceTime and Concurrency, or
+// a measured Throughput in completed msg/s per worker.
+type Workers struct {
+	ServiceTime time.Duration `yaml:"service_time"`
+	Concurrency int           `yaml:"concurrency"` // default 1
+	Throughput  float64       `yaml:"throughput"`
+}
+
+// Target is the promise and the sizing policy.
+type Target struct {
+	Policy           string        `yaml:"policy"`           // model (default) | backlog_per_worker
+	Latency          time.Duration `yaml:"latency"`          // how long a message may wait
+	DrainTime        time.Duration `yaml:"drain_time"`       // default 15m
+	Utilization      float64       `yaml:"utilization"`      // default 0.8
+	BurstReserve     float64       `yaml:"burst_reserve"`    // percent
+	OverheadReserve  float64       `yaml:"overhead_reserve"` // percent
+	SafetyWorkers    int           `yaml:"safety_workers"`
+	Deadband         float64       `yaml:"deadband"`          // fraction, default 0.1
+	MaxStepOut       int           `yaml:"max_step_out"`      // workers added per decision; 0 = no limit
+	StaleAfter       time.Duration `yaml:"stale_after"`       // default 3 × interval
+	ArrivalSmoothing time.Duration `yaml:"arrival_smoothing"` // EWMA time constant, default 1m
+}
+
+// Fleet is where the workers live and the bounds on their number.
+type Fleet struct {
+	AutoScalingGroup     *AutoScalingGroup `yaml:"autoscaling_group"`
+	ECSService           *ECSService       `yaml:"ecs_service"`
+	Min                  int               `yaml:"min"`
+	Max                  int               `yaml:"max"`
+	Cap                  int               `yaml:"cap"` // downstream ceiling; 0 = none
+	StartDelay           time.Duration     `yaml:"start_delay"`
+	ScaleInStabilization time.Duration     `yaml:"scale_in_stabilization"` // default 5m
+}
+
+// AutoScalingGroup names an EC2 Auto Scaling group.
+type AutoScalingGroup struct {
+	Name   string `yaml:"name"`
+	Region string `yaml:"region"`
+}
+
+// ECSService names an ECS service.
+type ECSService struct {
+	Cluster string `yaml:"cluster"`
+	Service string `yaml:"service"`
+	Region  string `yaml:"region"`
+}
+
+// Actions says what the checker does with a decision.
+type Actions struct {
+	SetDesiredCapacity bool               `yaml:"set_desired_capacity"`
+	CloudWatchMetrics  *CloudWatchMetrics `yaml:"cloudwatch_metrics"`
+}
+
+// CloudWatchMetrics publishes the group's metrics with dimension Group=<name>.
+type CloudWatchMetrics struct {
+	Namespace      string `yaml:"namespace"`
+	Region         string `yaml:"region"`
+	HighResolution bool   `yaml:"high_resolution"`
+}
