@@ -13,8 +13,10 @@ import "math"
 const ceilTolerance = 1e-9
 
 // CeilWorkers rounds a worker count up to a whole number, robust to floating
-// error: values within a relative 1e-9 of an integer round to that integer.
-// Negative, NaN and non-positive inputs give 0; +Inf gives math.MaxInt32.
+// error: values within a relative 1e-9 of a positive integer round to that
+// integer, so 8/0.8 = 10.000000000000002 gives 10. Any positive need, however
+// small, is at least one worker. NaN and non-positive inputs give 0; values
+// of math.MaxInt32 and above (+Inf included) give math.MaxInt32.
 func CeilWorkers(x float64) int {
 	if math.IsNaN(x) || x <= 0 {
 		return 0
@@ -23,7 +25,7 @@ func CeilWorkers(x float64) int {
 		return math.MaxInt32
 	}
 	r := math.Round(x)
-	if math.Abs(x-r) <= ceilTolerance*math.Max(1, r) {
+	if r >= 1 && math.Abs(x-r) <= ceilTolerance*r {
 		return int(r)
 	}
 	return int(math.Ceil(x))
@@ -108,6 +110,8 @@ func BacklogAtStart(backlog, currentNetDrain, startDelay float64) float64 {
 // DrainFloor is c_drain = ceil((λ_eff + Q_start/T) ÷ μ_eff): the workers that
 // keep pace with arrivals and remove the backlog within T seconds.
 // Seed 001: 12 msg/s, 18,000 messages, 30 min, 2.4 msg/s per worker: 10.
+// A drain target T ≤ 0 sets no deadline: the floor only keeps pace with
+// arrivals. No throughput (μ_eff ≤ 0) gives 0: there is no answer.
 func DrainFloor(arrivalRate, perWorker, backlog, drainTarget float64) int {
 	if perWorker <= 0 {
 		return 0

@@ -30,7 +30,10 @@ type Queueing struct {
 
 // ErlangB is the Erlang B blocking probability B(c, a), by the recursion
 // B(0) = 1, B(k) = a·B(k−1) / (k + a·B(k−1)), which stays within [0, 1] for
-// any c and a and so never overflows, unlike a^c/c!.
+// any c and a and so never overflows, unlike a^c/c!. It is also numerically
+// stable: each step shrinks a relative error by k/(k + a·B), so the result
+// keeps nearly full precision at c = 100,000 and beyond. It costs O(c).
+// Negative c, and a that is negative, NaN or infinite, give 1.
 func ErlangB(servers int, offered float64) float64 {
 	if servers < 0 || !(offered >= 0) || math.IsInf(offered, 0) {
 		return 1
@@ -49,17 +52,23 @@ func erlangCFromB(b, rho float64) float64 {
 
 // ErlangC evaluates the M/M/c queue with c servers, arrivals at λ msg/s and
 // each server completing μ msg/s. Seed 002: 11 servers, λ = 50, μ = 5 give
-// P(wait) 68.2 % and Wq 136.4 ms.
+// P(wait) 68.2 % and Wq 136.4 ms. It costs O(c) and is finite and accurate
+// for any c up to MaxServers: the Erlang B recursion never overflows.
+//
+// Servers ≤ 0, μ ≤ 0, λ < 0, non-finite rates or c > MaxServers give a
+// result with Stable false and no wait figures; otherwise OfferedLoad and
+// Utilization are always filled in, and the wait figures only when ρ < 1.
 func ErlangC(servers int, arrivalRate, perServer float64) Queueing {
 	q := Queueing{Servers: servers, arrival: arrivalRate, rate: perServer}
 	if servers <= 0 || !(perServer > 0) || !(arrivalRate >= 0) ||
-		math.IsInf(arrivalRate, 0) || math.IsInf(perServer, 0) || servers > MaxServers {
+		math.IsInf(arrivalRate, 0) || math.IsInf(perServer, 0) {
 		return q
 	}
 	a := arrivalRate / perServer
 	q.OfferedLoad = a
 	q.Utilization = a / float64(servers)
-	if q.Utilization >= 1 {
+	spare := float64(servers)*perServer - arrivalRate
+	if servers > MaxServers || !(q.Utilization < 1) || !(spare > 0) {
 		return q
 	}
 	q.Stable = true
@@ -96,9 +105,10 @@ func (q Queueing) WaitExceeds(t float64) float64 {
 // sets the floor (c > a); the target picks the number. It walks up from
 // floor(a)+1 with the Erlang B recursion, so it costs O(c). The second result
 // is false when there is no answer: no service rate, a target ≤ 0 with
-// arrivals, or more than MaxServers needed.
+// arrivals, or more than MaxServers needed. No arrivals need 0 servers.
 func WaitFloor(arrivalRate, perServer, target float64) (int, bool) {
-	if !(perServer > 0) || !(arrivalRate >= 0) || math.IsInf(arrivalRate, 0) || math.IsNaN(target) {
+	if !(perServer > 0) || math.IsInf(perServer, 0) || !(arrivalRate >= 0) ||
+		math.IsInf(arrivalRate, 0) || math.IsNaN(target) {
 		return 0, false
 	}
 	if arrivalRate == 0 {
@@ -107,21 +117,9 @@ func WaitFloor(arrivalRate, perServer, target float64) (int, bool) {
 	if !(target > 0) {
 		return 0, false
 	}
-	a := arrivalRate / perServer
-	if a >= MaxServers {
-		return 0, false
-	}
-	start := int(math.Floor(a)) + 1
-	b := ErlangB(start-1, a)
-	for c := start; c <= MaxServers; c++ {
-		b = a * b / (float64(c) + a*b)
-		rho := a / float64(c)
-		wq := erlangCFromB(b, rho) / (float64(c)*perServer - arrivalRate)
-		if wq <= target {
-			return c, true
-		}
-	}
-	return 0, false
+	return walkServers(arrivalRate, perServer, func(cProb, spare float64) bool {
+		return cProb/spare <= target
+	})
 }
 
 // WaitQuantileFloor is the smallest number of servers for which at most
@@ -129,25 +127,40 @@ func WaitFloor(arrivalRate, perServer, target float64) (int, bool) {
 // P(Wq > t) = C(c, a)·e^−(cμ − λ)t ≤ miss. With miss = 0.01 it sizes for "99 %
 // of messages start within t". The second result is false when there is no
 // answer (no service rate, miss outside (0, 1), or more than MaxServers).
+// No arrivals need 0 servers.
 func WaitQuantileFloor(arrivalRate, perServer, t, miss float64) (int, bool) {
-	if !(perServer > 0) || !(arrivalRate >= 0) || math.IsInf(arrivalRate, 0) ||
-		!(miss > 0 && miss < 1) || math.IsNaN(t) {
+	if !(perServer > 0) || math.IsInf(perServer, 0) || !(arrivalRate >= 0) ||
+		math.IsInf(arrivalRate, 0) || !(miss > 0 && miss < 1) || math.IsNaN(t) {
 		return 0, false
 	}
 	if arrivalRate == 0 {
 		return 0, true
 	}
 	t = math.Max(t, 0)
+	return walkServers(arrivalRate, perServer, func(cProb, spare float64) bool {
+		return cProb*math.Exp(-spare*t) <= miss
+	})
+}
+
+// walkServers returns the smallest stable pool c ≤ MaxServers for which
+// enough(C(c, a), cμ − λ) holds, walking up from floor(a)+1 with the Erlang B
+// recursion. enough must be monotone in c: false, then true from some c on.
+// Pools whose spare capacity rounds to ≤ 0 are skipped as unstable.
+func walkServers(arrivalRate, perServer float64, enough func(cProb, spare float64) bool) (int, bool) {
 	a := arrivalRate / perServer
-	if a >= MaxServers {
+	if !(a < MaxServers) {
 		return 0, false
 	}
 	start := int(math.Floor(a)) + 1
 	b := ErlangB(start-1, a)
 	for c := start; c <= MaxServers; c++ {
 		b = a * b / (float64(c) + a*b)
-		p := erlangCFromB(b, a/float64(c)) * math.Exp(-(float64(c)*perServer-arrivalRate)*t)
-		if p <= miss {
+		rho := a / float64(c)
+		spare := float64(c)*perServer - arrivalRate
+		if !(rho < 1) || !(spare > 0) {
+			continue
+		}
+		if enough(erlangCFromB(b, rho), spare) {
 			return c, true
 		}
 	}
