@@ -1,0 +1,337 @@
+// Package controller is the checker's loop: every interval it observes every
+// group, asks the policy for a decision, hands the decision to the actuator,
+// and records what happened for metrics, logs and the status page. The
+// daemon drives it with AWS behind the Observer and Actuator; the simulator
+// and the demo drive the same code with a simulated queue and fleet.
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/queuechecker/queue-checker/internal/model"
+	"github.com/queuechecker/queue-checker/internal/policy"
+)
+
+// Options wire a Controller.
+type Options struct {
+	Groups   []policy.Settings // one per group, names unique, in configuration order
+	Observer Observer
+	Actuator Actuator // nil: decide only
+	Logger   *zap.Logger
+	// Registerer receives the group metrics; nil exports none.
+	Registerer prometheus.Registerer
+	// History is how far back the status page's charts reach; 0 means 1 hour.
+	History time.Duration
+}
+
+// Controller runs cycles. It is safe for concurrent use: the loop runs
+// cycles while the HTTP server reads views.
+type Controller struct {
+	mu       sync.RWMutex
+	groups   []policy.Settings
+	obs      Observer
+	act      Actuator
+	log      *zap.Logger
+	metrics  *metrics
+	history  time.Duration
+	states   map[string]*groupState
+	lastGood time.Time // the time of the last good cycle, as passed to RunOnce
+	firstRun time.Time
+	lastRun  time.Time
+	lastErr  error
+	cycles   int
+}
+
+// groupState is what the controller keeps about one group between cycles.
+type groupState struct {
+	policy     policy.State
+	decision   *model.Decision
+	sample     model.GroupSample
+	fleet      model.Fleet
+	action     *model.Action
+	actionErr  string
+	points     ring
+	changes    []Change
+	lastLogged *model.Decision
+}
+
+// maxChanges is how many recent changes of the desired count a group keeps.
+const maxChanges = 20
+
+// Change is one change of a group's desired count.
+type Change struct {
+	At      time.Time `json:"at"`
+	From    int       `json:"from"`
+	To      int       `json:"to"`
+	Reasons []string  `json:"reasons"`
+}
+
+// New checks the options and makes a Controller.
+func New(o Options) (*Controller, error) {
+	if o.Observer == nil {
+		return nil, errors.New("controller: an observer is required")
+	}
+	if err := checkGroups(o.Groups); err != nil {
+		return nil, err
+	}
+	c := &Controller{
+		groups:  slices.Clone(o.Groups),
+		obs:     o.Observer,
+		act:     o.Actuator,
+		log:     o.Logger,
+		history: o.History,
+		states:  map[string]*groupState{},
+	}
+	if c.log == nil {
+		c.log = zap.NewNop()
+	}
+	if c.history <= 0 {
+		c.history = time.Hour
+	}
+	if o.Registerer != nil {
+		m, err := newMetrics(o.Registerer)
+		if err != nil {
+			return nil, err
+		}
+		c.metrics = m
+	}
+	for _, g := range c.groups {
+		c.states[g.Group] = &groupState{}
+	}
+	return c, nil
+}
+
+func checkGroups(groups []policy.Settings) error {
+	seen := map[string]bool{}
+	for i, g := range groups {
+		if g.Group == "" {
+			return fmt.Errorf("controller: group %d has no name", i)
+		}
+		if seen[g.Group] {
+			return fmt.Errorf("controller: group %q listed twice", g.Group)
+		}
+		seen[g.Group] = true
+	}
+	return nil
+}
+
+// Reload swaps in new groups, observer and actuator, as after a
+// configuration reload. Groups that keep their name keep their state
+// (smoothed arrivals, stabilisation window, history); groups that are gone
+// lose theirs and their metrics.
+func (c *Controller) Reload(groups []policy.Settings, obs Observer, act Actuator) error {
+	if obs == nil {
+		return errors.New("controller: an observer is required")
+	}
+	if err := checkGroups(groups); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	states := map[string]*groupState{}
+	for _, g := range groups {
+		if st, ok := c.states[g.Group]; ok {
+			states[g.Group] = st
+		} else {
+			states[g.Group] = &groupState{}
+		}
+	}
+	for name := range c.states {
+		if _, ok := states[name]; !ok && c.metrics != nil {
+			c.metrics.forget(name)
+		}
+	}
+	c.groups, c.obs, c.act, c.states = slices.Clone(groups), obs, act, states
+	return nil
+}
+
+// RunOnce is one cycle at time now: observe every group, decide, act. It
+// returns the decisions in group order. An error from the observer means
+// nothing was learned: no decision is made, the last ones stand, and the
+// error is returned. Errors of single actions are recorded on their group
+// and joined into the returned error; the other groups still act.
+func (c *Controller) RunOnce(ctx context.Context, now time.Time) ([]model.Decision, error) {
+	c.mu.RLock()
+	groups, obs, act := c.groups, c.obs, c.act
+	c.mu.RUnlock()
+
+	start := time.Now()
+	observations, err := obs.Observe(ctx, now)
+	if err != nil {
+		err = fmt.Errorf("observe: %w", err)
+		c.finishCycle(now, start, false, err)
+		return nil, err
+	}
+	byGroup := make(map[string]model.Observation, len(observations))
+	for _, o := range observations {
+		byGroup[o.Sample.Group] = o
+	}
+
+	decisions := make([]model.Decision, 0, len(groups))
+	var actErrs []error
+	anyData := false
+	for _, g := range groups {
+		o, ok := byGroup[g.Group]
+		if !ok {
+			// The observer said nothing of this group: that is missing data.
+			o = model.Observation{Sample: model.GroupSample{Group: g.Group, At: now}}
+		}
+		if !o.Sample.Missing() {
+			anyData = true
+		}
+		c.mu.Lock()
+		st := c.states[g.Group]
+		c.mu.Unlock()
+		if st == nil { // reloaded away mid-cycle
+			continue
+		}
+		d := policy.Decide(g, o.Sample, o.Fleet, &st.policy, now)
+		var action *model.Action
+		var actErr error
+		if act != nil {
+			a, err := act.Apply(ctx, d, o.Fleet)
+			if err != nil {
+				actErr = fmt.Errorf("group %s: %w", g.Group, err)
+				actErrs = append(actErrs, actErr)
+			} else {
+				action = &a
+			}
+		}
+		c.record(g, st, o, d, action, actErr)
+		decisions = append(decisions, d)
+	}
+	err = errors.Join(actErrs...)
+	c.finishCycle(now, start, anyData || len(groups) == 0, err)
+	return decisions, err
+}
+
+// record keeps the decision for views, metrics and logs.
+func (c *Controller) record(g policy.Settings, st *groupState, o model.Observation, d model.Decision, a *model.Action, actErr error) {
+	c.mu.Lock()
+	prev := st.decision
+	st.decision = &d
+	st.sample = o.Sample
+	st.fleet = o.Fleet
+	if a != nil {
+		st.action = a
+	}
+	prevActErr := st.actionErr
+	st.actionErr = ""
+	if actErr != nil {
+		st.actionErr = actErr.Error()
+	}
+	st.points.add(pointOf(d))
+	if prev != nil && prev.DesiredWorkers != d.DesiredWorkers {
+		st.changes = append(st.changes, Change{At: d.At, From: prev.DesiredWorkers, To: d.DesiredWorkers, Reasons: d.Reasons})
+		if len(st.changes) > maxChanges {
+			st.changes = slices.Delete(st.changes, 0, len(st.changes)-maxChanges)
+		}
+	}
+	logged := st.lastLogged
+	st.lastLogged = &d
+	c.mu.Unlock()
+
+	if c.metrics != nil {
+		c.metrics.observe(g, d, a)
+	}
+	c.logDecision(g.Group, logged, d)
+	switch {
+	case actErr != nil && prevActErr == "":
+		c.log.Warn("action failed; the fleet keeps its count", zap.String("group", g.Group), zap.Error(actErr))
+	case actErr == nil && prevActErr != "":
+		c.log.Info("actions work again", zap.String("group", g.Group))
+	}
+	if c.metrics != nil && actErr != nil {
+		c.metrics.actionErrors.WithLabelValues(g.Group).Inc()
+	}
+}
+
+// logDecision logs at info when the desired count changes, and warns when a
+// group becomes held or capped or its diagnosis changes.
+func (c *Controller) logDecision(group string, prev *model.Decision, d model.Decision) {
+	log := c.log.With(zap.String("group", group))
+	if prev == nil || prev.DesiredWorkers != d.DesiredWorkers {
+		from := 0
+		if prev != nil {
+			from = prev.DesiredWorkers
+		}
+		log.Info("decision changed", zap.Int("from", from), zap.Int("to", d.DesiredWorkers),
+			zap.Int("recommended", d.RecommendedWorkers), zap.Int64("backlog", d.Backlog),
+			zap.String("diagnosis", d.Diagnosis), zap.Strings("reasons", d.Reasons))
+	}
+	if d.Held && (prev == nil || !prev.Held || prev.HoldReason != d.HoldReason) {
+		log.Warn("holding the fleet", zap.String("hold_reason", d.HoldReason), zap.Int("desired", d.DesiredWorkers))
+	}
+	if d.Capped && (prev == nil || !prev.Capped) {
+		log.Warn("capped: the target is out of reach", zap.Int("recommended", d.RecommendedWorkers),
+			zap.Int("desired", d.DesiredWorkers), zap.Strings("reasons", d.Reasons))
+	}
+	if prev != nil && prev.Diagnosis != d.Diagnosis {
+		log.Warn("diagnosis changed", zap.String("from", prev.Diagnosis), zap.String("to", d.Diagnosis))
+	}
+}
+
+func (c *Controller) finishCycle(now, start time.Time, good bool, err error) {
+	took := time.Since(start)
+	c.mu.Lock()
+	if c.firstRun.IsZero() {
+		c.firstRun = now
+	}
+	c.lastRun = now
+	c.lastErr = err
+	c.cycles++
+	if good {
+		c.lastGood = now
+	}
+	c.mu.Unlock()
+	if c.metrics != nil {
+		c.metrics.cycleDuration.Observe(took.Seconds())
+		if good {
+			c.metrics.lastSuccess.Set(float64(now.UnixNano()) / 1e9)
+		} else {
+			c.metrics.cycleFailures.Inc()
+		}
+	}
+}
+
+// LastGood returns the time of the last cycle that learned something (zero
+// before the first).
+func (c *Controller) LastGood() time.Time {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.lastGood
+}
+
+// Ready reports whether at least one cycle has completed.
+func (c *Controller) Ready() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.cycles > 0
+}
+
+// Healthy returns nil while the last good cycle is within `stale` of now
+// (counting from the first cycle while none has been good yet), and an error
+// saying how old it is otherwise.
+func (c *Controller) Healthy(now time.Time, stale time.Duration) error {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.cycles == 0 {
+		return errors.New("no cycle has run yet")
+	}
+	ref := c.lastGood
+	if ref.IsZero() {
+		ref = c.firstRun
+	}
+	if age := now.Sub(ref); age > stale {
+		return fmt.Errorf("last good cycle %s ago (limit %s): %v", age.Round(time.Second), stale, c.lastErr)
+	}
+	return nil
+}

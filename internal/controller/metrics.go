@@ -1,0 +1,155 @@
+package controller
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/queuechecker/queue-checker/internal/model"
+	"github.com/queuechecker/queue-checker/internal/policy"
+)
+
+// Worker kinds of checker_group_workers.
+var workerKinds = []string{"current", "in_service", "pending", "recommended", "desired"}
+
+// metrics are the per-group and per-cycle series of the controller.
+type metrics struct {
+	backlog          *prometheus.GaugeVec
+	backlogPerWorker *prometheus.GaugeVec
+	target           *prometheus.GaugeVec
+	ratio            *prometheus.GaugeVec
+	workers          *prometheus.GaugeVec
+	bounds           *prometheus.GaugeVec
+	arrival          *prometheus.GaugeVec
+	utilization      *prometheus.GaugeVec
+	drain            *prometheus.GaugeVec
+	oldestAge        *prometheus.GaugeVec
+	latency          *prometheus.GaugeVec
+	capped           *prometheus.GaugeVec
+	held             *prometheus.GaugeVec
+	partial          *prometheus.GaugeVec
+	diagnosis        *prometheus.GaugeVec
+	actions          *prometheus.CounterVec
+	actionErrors     *prometheus.CounterVec
+	cycleDuration    prometheus.Histogram
+	cycleFailures    prometheus.Counter
+	lastSuccess      prometheus.Gauge
+}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	g := func(name, help string, labels ...string) *prometheus.GaugeVec {
+		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
+	}
+	m := &metrics{
+		backlog:          g("checker_group_backlog_messages", "Messages the group sizes against: visible, plus in-flight and delayed as configured.", "group"),
+		backlogPerWorker: g("checker_group_backlog_per_worker", "Backlog divided by the current workers.", "group"),
+		target:           g("checker_group_target_backlog_per_worker", "Acceptable backlog per worker: latency / service time x concurrency.", "group"),
+		ratio:            g("checker_group_backlog_per_worker_ratio", "Backlog per worker divided by its target; 1 is on target.", "group"),
+		workers:          g("checker_group_workers", "Workers of the group by kind: current, in_service, pending, recommended (before guards), desired (to be set).", "group", "kind"),
+		bounds:           g("checker_group_worker_bounds", "Configured bounds on the group's workers: min, max, cap (0 = no cap).", "group", "bound"),
+		arrival:          g("checker_group_arrival_messages_per_second", "Smoothed arrival rate estimate; absent while unknown.", "group"),
+		utilization:      g("checker_group_utilization_ratio", "Arrivals over the capacity of the current workers; absent while unknown.", "group"),
+		drain:            g("checker_group_drain_seconds", "Time to clear the backlog with the current workers; +Inf when it never drains.", "group"),
+		oldestAge:        g("checker_group_oldest_message_age_seconds", "Age of the oldest message (CloudWatch ApproximateAgeOfOldestMessage); absent while unknown.", "group"),
+		latency:          g("checker_group_latency_target_seconds", "The latency promise: how long a message may wait.", "group"),
+		capped:           g("checker_group_capped", "1 when the cap or max keeps the group below its target.", "group"),
+		held:             g("checker_group_held", "1 when the decision is held on missing, partial or stale data.", "group"),
+		partial:          g("checker_group_partial", "1 when only some of the group's queues answered.", "group"),
+		diagnosis:        g("checker_group_diagnosis", "1 for the group's current diagnosis state, 0 for the others.", "group", "state"),
+		actions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "checker_scaling_actions_total", Help: "Desired-count changes made, by direction (up, down).",
+		}, []string{"group", "direction"}),
+		actionErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "checker_action_errors_total", Help: "Decisions whose actions (metrics or scaling) failed.",
+		}, []string{"group"}),
+		cycleDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "checker_cycle_duration_seconds", Help: "Time one cycle took: observe, decide, act.",
+			Buckets: []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10},
+		}),
+		cycleFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "checker_cycle_failures_total", Help: "Cycles that learned nothing (every group's data missing, or the observer failed).",
+		}),
+		lastSuccess: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "checker_last_success_timestamp_seconds", Help: "Unix time of the last good cycle.",
+		}),
+	}
+	for _, c := range []prometheus.Collector{m.backlog, m.backlogPerWorker, m.target, m.ratio, m.workers,
+		m.bounds, m.arrival, m.utilization, m.drain, m.oldestAge, m.latency, m.capped, m.held, m.partial,
+		m.diagnosis, m.actions, m.actionErrors, m.cycleDuration, m.cycleFailures, m.lastSuccess} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("register controller metrics: %w", err)
+		}
+	}
+	return m, nil
+}
+
+func boolGauge(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// setOrDelete sets a group's gauge to *v, or removes the series while v is unknown.
+func setOrDelete(g *prometheus.GaugeVec, group string, v *float64) {
+	if v == nil || math.IsNaN(*v) {
+		g.DeleteLabelValues(group)
+		return
+	}
+	g.WithLabelValues(group).Set(*v)
+}
+
+func (m *metrics) observe(s policy.Settings, d model.Decision, a *model.Action) {
+	grp := s.Group
+	m.backlog.WithLabelValues(grp).Set(float64(d.Backlog))
+	m.backlogPerWorker.WithLabelValues(grp).Set(d.BacklogPerWorker)
+	m.target.WithLabelValues(grp).Set(d.TargetBacklogPerWorker)
+	if d.TargetBacklogPerWorker > 0 {
+		m.ratio.WithLabelValues(grp).Set(d.BacklogPerWorker / d.TargetBacklogPerWorker)
+	} else {
+		m.ratio.DeleteLabelValues(grp)
+	}
+	counts := []int{d.CurrentWorkers, d.InServiceWorkers, d.PendingWorkers, d.RecommendedWorkers, d.DesiredWorkers}
+	for i, kind := range workerKinds {
+		m.workers.WithLabelValues(grp, kind).Set(float64(counts[i]))
+	}
+	m.bounds.WithLabelValues(grp, "min").Set(float64(s.Min))
+	m.bounds.WithLabelValues(grp, "max").Set(float64(s.Max))
+	m.bounds.WithLabelValues(grp, "cap").Set(float64(s.Cap))
+	setOrDelete(m.arrival, grp, d.ArrivalRate)
+	setOrDelete(m.utilization, grp, d.Utilization)
+	switch {
+	case d.DrainSeconds != nil:
+		m.drain.WithLabelValues(grp).Set(*d.DrainSeconds)
+	case d.ArrivalRate != nil && d.Backlog > 0:
+		m.drain.WithLabelValues(grp).Set(math.Inf(1)) // known rates, and it never drains
+	default:
+		m.drain.DeleteLabelValues(grp)
+	}
+	setOrDelete(m.oldestAge, grp, d.OldestAgeSeconds)
+	m.latency.WithLabelValues(grp).Set(s.Latency.Seconds())
+	m.capped.WithLabelValues(grp).Set(boolGauge(d.Capped))
+	m.held.WithLabelValues(grp).Set(boolGauge(d.Held))
+	m.partial.WithLabelValues(grp).Set(boolGauge(d.Partial))
+	for _, state := range model.Diagnoses {
+		m.diagnosis.WithLabelValues(grp, state).Set(boolGauge(d.Diagnosis == state))
+	}
+	if a != nil && a.Scaled && !a.DryRun {
+		dir := "up"
+		if a.To < a.From {
+			dir = "down"
+		}
+		m.actions.WithLabelValues(grp, dir).Inc()
+	}
+}
+
+// forget removes every series of a group that is no longer configured.
+func (m *metrics) forget(group string) {
+	for _, v := range []*prometheus.GaugeVec{m.backlog, m.backlogPerWorker, m.target, m.ratio, m.workers,
+		m.bounds, m.arrival, m.utilization, m.drain, m.oldestAge, m.latency, m.capped, m.held, m.partial, m.diagnosis} {
+		v.DeletePartialMatch(prometheus.Labels{"group": group})
+	}
+	m.actions.DeletePartialMatch(prometheus.Labels{"group": group})
+	m.actionErrors.DeletePartialMatch(prometheus.Labels{"group": group})
+}

@@ -1,0 +1,89 @@
+// Package web serves the checker over HTTP: Prometheus metrics, health and
+// readiness probes, and the pages on-call engineers read.
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/queuechecker/queue-checker/internal/controller"
+)
+
+// Options configure the handler.
+type Options struct {
+	Controller *controller.Controller
+	Gatherer   prometheus.Gatherer
+	// Interval is the cycle interval; /healthz fails when the last good cycle
+	// is older than three of them.
+	Interval time.Duration
+	// Now is the clock of the cycles (the demo runs a faster one); nil means time.Now.
+	Now func() time.Time
+}
+
+// Handler returns the checker's HTTP routes.
+func Handler(o Options) http.Handler {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		if err := o.Controller.Healthy(o.Now(), 3*o.Interval); err != nil {
+			http.Error(w, "unhealthy: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !o.Controller.Ready() {
+			http.Error(w, "not ready: no cycle has completed yet", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ready")
+	})
+	registerPages(mux, o)
+	return mux
+}
+
+// Serve listens on addr and serves h until ctx is done, then shuts down
+// gracefully within a few seconds. ready, when not nil, receives the bound
+// address once listening (useful with port 0).
+func Serve(ctx context.Context, addr string, h http.Handler, ready func(net.Addr)) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	if ready != nil {
+		ready(ln.Addr())
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       60 * time.Second,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve HTTP: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shut down HTTP server: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve HTTP: %w", err)
+	}
+	return nil
+}
