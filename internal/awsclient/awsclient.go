@@ -20,8 +20,10 @@ import (
 	cwschemas "github.com/aws/aws-sdk-go-v2/service/cloudwatch/schemas"
 	"github.com/aws/aws-sdk-go-v2/service/ecs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/smithy-go/middleware"
 	"github.com/aws/smithy-go/transport/http/protocol/awsjson"
 	"github.com/aws/smithy-go/transport/http/protocol/awsquery"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // CloudWatch wire protocols. The SDK's default is rpc-v2-cbor; CloudWatch
@@ -40,6 +42,10 @@ type Options struct {
 	CloudWatchProtocol string // ProtocolDefault, ProtocolJSON or ProtocolQuery
 	MaxAttempts        int    // retryer attempts per call, the first included; 0 means 3
 	MaxConnsPerHost    int    // idle connections kept per endpoint; 0 means 32
+	// Registerer, when set, receives checker_aws_requests_total and
+	// checker_aws_request_duration_seconds, recorded for every call of every
+	// client the factory makes.
+	Registerer prometheus.Registerer
 }
 
 // Factory hands out one client per service and region.
@@ -83,11 +89,27 @@ func New(ctx context.Context, o Options) (*Factory, error) {
 				// The checker bounds its own calls per interval; the client-side
 				// retry token bucket would only turn a bad minute into refusals.
 				so.RateLimiter = ratelimit.None
+				// SQS speaks JSON but reports its query-protocol codes; the SDK's
+				// lists do not know its throttling code, so it would neither
+				// retry it nor back off as for a throttle.
+				codes := make(map[string]struct{}, len(throttleCodes))
+				for c := range throttleCodes {
+					codes[c] = struct{}{}
+				}
+				so.Retryables = append(append([]retry.IsErrorRetryable{}, so.Retryables...), retry.RetryableErrorCode{Codes: codes})
+				so.Throttles = append(append([]retry.IsErrorThrottle{}, so.Throttles...), retry.ThrottleErrorCode{Codes: codes})
 			})
 		}),
 	}
 	if o.Region != "" {
 		opts = append(opts, awsconfig.WithRegion(o.Region))
+	}
+	if o.Registerer != nil {
+		m, err := newRequestMetrics(o.Registerer)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, awsconfig.WithAPIOptions([]func(*middleware.Stack) error{m.addTo}))
 	}
 	base, err := awsconfig.LoadDefaultConfig(ctx, opts...)
 	if err != nil {

@@ -1,0 +1,89 @@
+package awsclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/smithy-go/middleware"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// OutcomeSuccess is the outcome label of a call that returned no error;
+// failed calls carry their error class (see Classify).
+const OutcomeSuccess = "success"
+
+// requestMetrics counts and times every SDK call, retries included: one
+// observation per call as the caller sees it.
+type requestMetrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+func newRequestMetrics(reg prometheus.Registerer) (*requestMetrics, error) {
+	m := &requestMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "checker_aws_requests_total",
+			Help: "AWS API calls made, by service, operation and outcome (success or the error class).",
+		}, []string{"service", "operation", "outcome"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "checker_aws_request_duration_seconds",
+			Help:    "Duration of AWS API calls, retries included, by service and operation.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"service", "operation"}),
+	}
+	var err error
+	if m.requests, err = register(reg, m.requests); err != nil {
+		return nil, err
+	}
+	if m.duration, err = register(reg, m.duration); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// register registers c, or returns the collector already registered under
+// the same description, so that several factories can share one registry.
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(C); ok {
+				return existing, nil
+			}
+		}
+		return c, fmt.Errorf("register AWS request metrics: %w", err)
+	}
+	return c, nil
+}
+
+// addTo puts the recording middleware at the very start of an operation's
+// stack, so that it sees the whole call: retries, backoff, signing and
+// decoding included.
+func (m *requestMetrics) addTo(stack *middleware.Stack) error {
+	return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("checker/request-metrics",
+		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (
+			middleware.InitializeOutput, middleware.Metadata, error,
+		) {
+			start := time.Now()
+			out, md, err := next.HandleInitialize(ctx, in)
+			service := serviceLabel(awsmiddleware.GetServiceID(ctx))
+			op := awsmiddleware.GetOperationName(ctx)
+			outcome := OutcomeSuccess
+			if err != nil {
+				outcome = Classify(err)
+			}
+			m.requests.WithLabelValues(service, op, outcome).Inc()
+			m.duration.WithLabelValues(service, op).Observe(time.Since(start).Seconds())
+			return out, md, err
+		}), middleware.Before)
+}
+
+// serviceLabel turns an SDK service ID ("SQS", "Auto Scaling") into a
+// label value ("sqs", "auto_scaling").
+func serviceLabel(id string) string {
+	return strings.ReplaceAll(strings.ToLower(id), " ", "_")
+}
