@@ -39,7 +39,6 @@ import (
 
 	"github.com/queuechecker/queue-checker/internal/awsclient"
 	"github.com/queuechecker/queue-checker/internal/config"
-	"github.com/queuechecker/queue-checker/internal/controller"
 	"github.com/queuechecker/queue-checker/internal/model"
 )
 
@@ -62,8 +61,6 @@ var (
 	_ cloudWatchAPI  = (*cloudwatch.Client)(nil)
 	_ autoScalingAPI = (*autoscaling.Client)(nil)
 	_ ecsAPI         = (*ecs.Client)(nil)
-
-	_ controller.Actuator = (*Publisher)(nil)
 )
 
 // Fleet kinds, as in model.Fleet.Kind.
@@ -137,7 +134,7 @@ func newPublisher(cfg config.Config, c clients, log *zap.Logger) (*Publisher, er
 		defaultRegion: cfg.AWS.Region,
 		groups:        groups,
 		clients:       c,
-		log:           log.Named("publisher"),
+		log:           log,
 	}, nil
 }
 

@@ -16,8 +16,12 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/queuechecker/queue-checker/internal/config"
+	"github.com/queuechecker/queue-checker/internal/controller"
 	"github.com/queuechecker/queue-checker/internal/model"
 )
+
+// The publisher is the AWS Actuator.
+var _ controller.Actuator = (*Publisher)(nil)
 
 // fakeAWS records the calls made through the narrow interfaces, with the
 // region each client was asked for, and answers with err when set.
