@@ -46,10 +46,17 @@ func unique(prefix string) string {
 
 func factory(t testing.TB, endpoint string) *awsclient.Factory {
 	t.Helper()
+	return factoryAttempts(t, endpoint, 0)
+}
+
+// factoryAttempts is factory with the SDK retryer's attempts per call.
+func factoryAttempts(t testing.TB, endpoint string, attempts int) *awsclient.Factory {
+	t.Helper()
 	f, err := awsclient.New(context.Background(), awsclient.Options{
 		Region:             region,
 		EndpointURL:        endpoint,
 		CloudWatchProtocol: awsclient.ProtocolJSON,
+		MaxAttempts:        attempts,
 	})
 	if err != nil {
 		t.Fatalf("awsclient.New: %v", err)
@@ -305,6 +312,48 @@ func TestIntegrationAutoScaling(t *testing.T) {
 		}
 		if got.Scaled {
 			t.Errorf("Action = %+v, want not scaled", got)
+		}
+	})
+
+	t.Run("a throttled call is retried by the SDK's retryer only, and metrics still go out", func(t *testing.T) {
+		name := unique("asg-throttled")
+		createASG(t, direct, name, 1, 5, 2)
+		proxy := awstest.NewProxy(t, moto.URL)
+		proxy.Inject(awstest.MatchOperation("SetDesiredCapacity"), awstest.Fault{Kind: awstest.FaultThrottle})
+		const attempts = 2
+		p, err := New(config.Config{Groups: []config.Group{{
+			Name:  name,
+			Fleet: config.Fleet{AutoScalingGroup: &config.AutoScalingGroup{Name: name, Region: region}, Max: 10},
+			Actions: config.Actions{
+				SetDesiredCapacity: true,
+				CloudWatchMetrics:  &config.CloudWatchMetrics{Namespace: unique("Throttled"), Region: region},
+			},
+		}}}, factoryAttempts(t, proxy.URL, attempts), zaptest.NewLogger(t))
+		if err != nil {
+			t.Fatalf("New: %v", err)
+		}
+		got, err := p.Apply(context.Background(), decision(name, 4), readASG(t, direct, name))
+		if err == nil {
+			t.Fatal("Apply with SetDesiredCapacity throttled: no error")
+		}
+		if !strings.Contains(err.Error(), "set desired capacity of auto scaling group "+name+" to 4") {
+			t.Errorf("error %q does not name the operation", err)
+		}
+		if class := awsclient.Classify(err); class != model.ErrClassThrottled {
+			t.Errorf("Classify(error) = %q, want %q", class, model.ErrClassThrottled)
+		}
+		if n := proxy.Calls("SetDesiredCapacity"); n != attempts {
+			t.Errorf("SetDesiredCapacity sent %d times, want %d (the retryer's attempts)", n, attempts)
+		}
+		if n := proxy.Calls("PutMetricData"); n != 1 || got.MetricsPublished != 5 {
+			t.Errorf("PutMetricData sent %d times, %d metrics published; want 1 and 5", n, got.MetricsPublished)
+		}
+		want := model.Action{Group: name, From: 2, To: 2, MetricsPublished: 5}
+		if got != want {
+			t.Errorf("Action = %+v, want %+v", got, want)
+		}
+		if d := readASG(t, direct, name).Desired; d != 2 {
+			t.Errorf("desired capacity read back = %d, want 2 (unchanged)", d)
 		}
 	})
 }
