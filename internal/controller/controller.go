@@ -197,12 +197,13 @@ func (c *Controller) RunOnce(ctx context.Context, now time.Time) ([]model.Decisi
 		var action *model.Action
 		var actErr error
 		if act != nil {
+			// An Apply that partly failed (metrics sent, scaling refused) still
+			// says what it did; keep both.
 			a, err := act.Apply(ctx, d, o.Fleet)
+			action = &a
 			if err != nil {
 				actErr = fmt.Errorf("group %s: %w", g.Group, err)
 				actErrs = append(actErrs, actErr)
-			} else {
-				action = &a
 			}
 		}
 		c.record(g, st, o, d, action, actErr)
