@@ -1,20 +1,441 @@
 package policy
 
 import (
+	"fmt"
+	"math"
 	"time"
 
+	"github.com/queuechecker/queue-checker/internal/capacity"
 	"github.com/queuechecker/queue-checker/internal/model"
 )
 
-// State is what the policy keeps about one group between decisions. The
-// caller owns it, one per group; the zero value is ready to use.
-type State struct {
-	last *model.Decision
+// Thresholds of the diagnosis and limits of the sizing.
+const (
+	// streakSamples is how many consecutive samples a backlog with nothing
+	// in flight, or in-flight at capacity, must last before the diagnosis
+	// says not_consuming or stuck.
+	streakSamples = 3
+	// atCapacityShare: in-flight at or above this share of the in-service
+	// slots (workers × concurrency) reads as "at capacity".
+	atCapacityShare = 0.9
+	// nearZeroShare: in-flight at or below this share of the in-service
+	// slots, rounded down, reads as "near zero" (0 for fleets under 20
+	// slots).
+	nearZeroShare = 0.05
+	// idleShare: with nothing visible or delayed, in-flight at or below this
+	// share of the slots reads as idle.
+	idleShare = 0.1
+	// stuckCompletionShare: completions below this share of what the
+	// in-service workers would complete read as "near zero".
+	stuckCompletionShare = 0.05
+	// stuckServiceTimes: a stuck fleet has been at capacity for at least this
+	// many service times, so a quiet minute of slow work is not "stuck".
+	stuckServiceTimes = 3
+	// maxWaitServers bounds the Erlang C walk. Beyond a million busy slots
+	// the square-root staffing margin Erlang C adds (a few √a) is under
+	// 0.5 % of the load, far below any utilisation ceiling's margin, so the
+	// utilisation floor decides and the wait floor is not computed.
+	maxWaitServers = 1_000_000
+	// maxRecommended bounds every count the sizing produces.
+	maxRecommended = math.MaxInt32
+)
+
+// Decide returns the decision for one group at now, from the group's
+// settings, its aggregated sample, its fleet as last read, and its State,
+// which it updates. It is pure apart from st: the time is now, never the
+// clock.
+//
+// Current workers are the fleet's desired count when the fleet is known
+// (workers still starting are capacity on the way, so one backlog is never
+// scaled for twice); when the group has no fleet to read (fleet.Kind ""),
+// the count the previous decision asked for, and Min before any. When the
+// fleet read failed, the decision holds at the last count known.
+//
+// The policy recommends a count (see the model and backlog_per_worker rules
+// in sizing.go), then applies its guards in this order, each one recorded in
+// the reasons: hold on missing, invalid or stale data, or an unknown fleet;
+// hold when the diagnosis says more workers will not help (not_consuming,
+// stuck); scale-in stabilisation; no scale-in on partial data; the deadband;
+// the scale-out step limit; and last the clamp to [lo, hi] of
+// Settings.Bounds. However wrong the inputs, the desired count is within
+// those bounds and every number in the decision is finite.
+//
+// A held decision repeats the last count known. When none is known yet (the
+// fleet could not be read on the first call), it carries the clamped
+// recommendation and Held is true: callers must not act on it.
+func Decide(s Settings, sample model.GroupSample, fleet model.Fleet, st *State, now time.Time) model.Decision {
+	if st == nil {
+		st = new(State)
+	}
+	s = s.WithDefaults()
+	c := newCall(s, sample, fleet, st, now)
+	c.observe()
+	c.size()
+	c.diagnose()
+	c.guard()
+	c.clamp()
+	c.report()
+	c.remember()
+	return c.d
 }
 
-// Decide returns the decision for one group at now.
-func Decide(s Settings, sample model.GroupSample, fleet model.Fleet, st *State, now time.Time) model.Decision {
-	d := model.Decision{Group: s.Group, At: now, Held: true, HoldReason: "policy not written yet", Diagnosis: model.DiagUnknown}
-	st.last = &d
-	return d
+// box holds the values a decision points to, so that one allocation serves
+// them all.
+type box struct {
+	drain, util, wait, bpw      int
+	arrival, utilz, drainS, age float64
 }
+
+// call is one Decide call in progress.
+type call struct {
+	s      Settings
+	sample model.GroupSample
+	fleet  model.Fleet
+	st     *State
+	now    time.Time
+	d      model.Decision
+	b      *box
+
+	lo, hi int
+	hiBy   string
+
+	// fleet
+	current      int
+	currentKnown bool
+	inService    int
+	fleetFailed  bool
+
+	// data
+	at      time.Time
+	usable  bool // counts are present and valid
+	invalid bool // counts are present but negative
+	stale   bool
+	partial bool
+	prev    counts
+	prevOK  bool
+	backlog float64 // the count the sizing uses
+	visible float64
+
+	mu, muEff   float64 // per-worker throughput, raw and effective
+	perServer   float64 // μ_eff per slot
+	lambda      float64
+	lambdaKnown bool
+	lambdaEff   float64
+	deleted     float64
+	deletedOK   bool
+	age         float64
+	ageOK       bool
+
+	rec      int
+	recKnown bool
+	cannot   string // why no recommendation could be made
+
+	diag   string
+	target int
+}
+
+func newCall(s Settings, sample model.GroupSample, fleet model.Fleet, st *State, now time.Time) *call {
+	c := &call{s: s, sample: sample, fleet: fleet, st: st, now: now, b: new(box)}
+	c.lo, c.hi, c.hiBy = s.Bounds(fleet)
+	group := s.Group
+	if group == "" {
+		group = sample.Group
+	}
+	c.d = model.Decision{
+		Group:     group,
+		At:        now,
+		Visible:   sample.Visible,
+		InFlight:  sample.InFlight,
+		Delayed:   sample.Delayed,
+		Backlog:   sample.Backlog,
+		Partial:   sample.Partial(),
+		Diagnosis: model.DiagUnknown,
+		Reasons:   make([]string, 0, 6),
+	}
+	return c
+}
+
+func (c *call) reason(format string, args ...any) {
+	c.d.Reasons = append(c.d.Reasons, fmt.Sprintf(format, args...))
+}
+
+func (c *call) hold(why string) {
+	if !c.d.Held {
+		c.d.Held = true
+		c.d.HoldReason = why
+	}
+}
+
+// fresh reports whether a CloudWatch reading is usable at now.
+func (c *call) fresh(r *model.Reading) (float64, bool) {
+	if r == nil || r.At.IsZero() || math.IsNaN(r.Value) || math.IsInf(r.Value, 0) || r.Value < 0 {
+		return 0, false
+	}
+	if c.now.Sub(r.At) > c.s.MetricStaleAfter {
+		return 0, false
+	}
+	return r.Value, true
+}
+
+// observe reads the fleet and the sample, and updates the arrival estimate.
+func (c *call) observe() {
+	s, st, sample, fleet := c.s, c.st, c.sample, c.fleet
+
+	switch {
+	case fleet.Known:
+		c.current, c.currentKnown = max(fleet.Desired, 0), true
+		c.inService = max(fleet.InService, 0)
+		c.d.InServiceWorkers = c.inService
+		c.d.PendingWorkers = max(fleet.Pending, 0)
+	case fleet.Kind == "":
+		// No fleet to read: the count the last decision asked for.
+		c.current, c.currentKnown = c.lo, true
+		if st.haveLastDesired {
+			c.current = st.lastDesired
+		}
+		c.inService = c.current
+		c.d.InServiceWorkers = c.current
+	default:
+		c.fleetFailed = true
+		switch {
+		case st.haveLastCurrent:
+			c.current, c.currentKnown = st.lastCurrent, true
+		case st.haveLastDesired:
+			c.current, c.currentKnown = st.lastDesired, true
+		}
+		c.inService = c.current
+	}
+	c.d.CurrentWorkers = c.current
+
+	c.at = sample.At
+	if c.at.IsZero() {
+		c.at = c.now
+	}
+	c.invalid = sample.Visible < 0 || sample.InFlight < 0 || sample.Delayed < 0 || sample.Backlog < 0
+	c.usable = !sample.Missing() && !c.invalid
+	c.partial = sample.Partial()
+	c.stale = s.StaleAfter > 0 && c.now.Sub(c.at) > s.StaleAfter
+
+	c.mu = s.PerWorker()
+	c.muEff = s.EffectivePerWorker()
+	c.perServer = c.muEff / float64(s.Concurrency)
+	if v, ok := c.fresh(sample.OldestAge); ok {
+		c.age, c.ageOK = v, true
+	}
+	c.deleted, c.deletedOK = c.fresh(sample.Deleted)
+	if !c.usable {
+		return
+	}
+	// The backlog the sizing uses is the poller's, which always includes
+	// the visible messages; a caller that left it unset still gets those.
+	c.visible = float64(sample.Visible)
+	c.backlog = math.Max(float64(sample.Backlog), c.visible)
+
+	sent, sentOK := c.fresh(sample.Sent)
+	servers := -1.0
+	if fleet.Known {
+		servers = float64(c.inService) * float64(s.Concurrency)
+	}
+	now := counts{at: c.at, visible: c.visible, inFlight: float64(sample.InFlight), delayed: float64(sample.Delayed)}
+	c.prev, c.prevOK = st.est.update(now, queueKey(sample), flow{
+		deleted: c.deleted, deletedOK: c.deletedOK,
+		sent: sent, sentOK: sentOK,
+		perServer: c.mu / float64(s.Concurrency), servers: servers,
+		tau: s.ArrivalSmoothing,
+	})
+	if st.est.known && !math.IsNaN(st.est.rate) && !math.IsInf(st.est.rate, 0) {
+		c.lambda, c.lambdaKnown = math.Max(st.est.rate, 0), true
+		c.lambdaEff = capacity.EffectiveArrival(c.lambda, s.BurstReserve)
+		if math.IsInf(c.lambdaEff, 0) {
+			c.lambdaEff = math.MaxFloat64
+		}
+	}
+}
+
+// guard turns the recommendation into a target count, applying every guard
+// but the clamp.
+func (c *call) guard() {
+	s, st := c.s, c.st
+	c.target = c.current
+	switch {
+	case c.sample.Missing():
+		c.hold("missing data")
+		c.reason("holding at %d: no queue answered (%d of %d)", c.current, c.sample.Answered, c.sample.Queues)
+		return
+	case c.invalid:
+		c.hold("invalid data")
+		c.reason("holding at %d: the sample has negative counts", c.current)
+		return
+	case c.stale:
+		c.hold("stale data")
+		c.reason("holding at %d: the sample is %s old, older than %s", c.current, c.now.Sub(c.at).Round(time.Second), s.StaleAfter)
+		return
+	case c.fleetFailed:
+		c.hold("fleet unknown")
+		if c.currentKnown {
+			c.reason("holding at %d, the last count known: the fleet could not be read", c.current)
+		} else {
+			c.reason("the fleet could not be read and no earlier count is known: the decision must not be applied")
+			if c.recKnown {
+				c.target = c.rec
+			}
+		}
+		return
+	case !c.recKnown:
+		c.hold("cannot size")
+		c.reason("holding at %d: %s", c.current, c.cannot)
+		return
+	}
+
+	// Record the recommendation for stabilisation. After a gap longer than
+	// the window (the first call, or a long hold) the window restarts from
+	// the current count, so a restart never scales in at once.
+	window := s.ScaleInStabilization
+	if st.lastRecAt.IsZero() || c.now.Sub(st.lastRecAt) > window {
+		st.win.e = st.win.e[:0]
+		st.win.push(c.now, c.current, window)
+	}
+	st.win.push(c.now, c.rec, window)
+	st.lastRecAt = c.now
+
+	switch c.diag {
+	case model.DiagNotConsuming:
+		c.hold("not consuming")
+		c.reason("holding at %d: more workers will not fix a fleet that receives nothing (crash loop or permissions?)", c.current)
+		return
+	case model.DiagStuck:
+		c.hold("stuck")
+		c.reason("holding at %d: more workers will not fix workers that hold messages without completing them", c.current)
+		return
+	}
+
+	target := c.rec
+	if target < c.current {
+		if high, ok := st.win.highest(c.now, window); ok && high > target {
+			target = min(high, c.current)
+			c.reason("scale-in stabilised: the highest recommendation over the last %s is %d", window, high)
+		}
+	}
+	if c.partial && (target < c.current || c.rec < c.current) {
+		target = max(target, c.current)
+		c.hold("partial data")
+		c.reason("holding at %d: only %d of %d queues answered; never scaling in on partial data", c.current, c.sample.Answered, c.sample.Queues)
+	} else if c.partial {
+		c.reason("only %d of %d queues answered: scaling out on the counts that are known", c.sample.Answered, c.sample.Queues)
+	}
+
+	if target != c.current && c.current > 0 {
+		change := math.Abs(float64(target - c.current))
+		if change <= s.Deadband*float64(c.current) {
+			unstable := c.lambdaKnown && float64(c.current)*c.muEff <= c.lambdaEff
+			late := c.ageOK && c.latency() > 0 && c.age > c.latency()
+			switch {
+			case target > c.current && unstable:
+				c.reason("the change to %d is within the %s deadband, but %d workers cannot keep up with the arrivals", target, pct(s.Deadband), c.current)
+			case target > c.current && late:
+				c.reason("the change to %d is within the %s deadband, but the oldest message is past the promise", target, pct(s.Deadband))
+			default:
+				c.reason("the change from %d to %d is within the %s deadband: no action", c.current, target, pct(s.Deadband))
+				target = c.current
+			}
+		}
+	}
+
+	if s.MaxStepOut > 0 && target > c.current && target-c.current > s.MaxStepOut {
+		c.reason("scale-out limited to %d workers per decision (target %d)", s.MaxStepOut, target)
+		target = c.current + s.MaxStepOut
+	}
+	c.target = target
+}
+
+// clamp bounds the target to [lo, hi], last.
+func (c *call) clamp() {
+	desired := c.target
+	if c.recKnown && c.rec > c.hi && c.hiBy != "" && !c.sample.Missing() && !c.invalid {
+		c.d.Capped = true
+		limit := c.hi
+		if c.hiBy == "cap" || c.s.Cap > 0 && c.s.Cap < c.lo {
+			limit = c.s.Cap
+			c.reason("the target needs %d, the cap allows %d", c.rec, limit)
+			if c.s.Cap < c.lo {
+				c.reason("the cap %d is below min %d: min wins", c.s.Cap, c.lo)
+			}
+		} else {
+			c.reason("the target needs %d, the %s allows %d", c.rec, c.hiBy, limit)
+		}
+	}
+	switch {
+	case desired > c.hi:
+		if !c.d.Capped {
+			c.reason("lowered to the %s %d", c.hiBy, c.hi)
+		}
+		desired = c.hi
+	case desired < c.lo:
+		c.reason("raised to the min %d", c.lo)
+		desired = c.lo
+	}
+	c.d.DesiredWorkers = desired
+	if c.d.Capped && c.diag != model.DiagUnknown && c.diag != model.DiagNotConsuming && c.diag != model.DiagStuck {
+		c.diag = model.DiagCapped
+	}
+	c.d.Diagnosis = c.diag
+}
+
+// report fills in the decision's derived numbers.
+func (c *call) report() {
+	d, b := &c.d, c.b
+	d.RecommendedWorkers = c.rec
+	if !c.recKnown {
+		d.RecommendedWorkers = c.current
+	}
+	if c.usable {
+		d.BacklogPerWorker = finite(c.backlog / float64(max(c.current, 1)))
+	}
+	d.TargetBacklogPerWorker = c.s.TargetBacklogPerWorker()
+	if c.ageOK {
+		b.age = c.age
+		d.OldestAgeSeconds = &b.age
+	}
+	if !c.usable || !c.lambdaKnown {
+		return
+	}
+	b.arrival = c.lambda
+	d.ArrivalRate = &b.arrival
+	capRate := float64(c.current) * c.mu
+	if capRate > 0 && !math.IsInf(capRate, 0) {
+		if u := c.lambda / capRate; !math.IsNaN(u) && !math.IsInf(u, 0) {
+			b.utilz = u
+			d.Utilization = &b.utilz
+		}
+	}
+	if c.mu > 0 {
+		if t, ok := capacity.DrainSeconds(c.backlog, capRate, c.lambda); ok && !math.IsInf(t, 0) && !math.IsNaN(t) {
+			b.drainS = t
+			d.DrainSeconds = &b.drainS
+		}
+	}
+}
+
+// remember keeps what the next call needs.
+func (c *call) remember() {
+	st := c.st
+	if c.fleet.Known {
+		st.lastCurrent, st.haveLastCurrent = c.current, true
+	}
+	if c.currentKnown || !c.fleetFailed {
+		st.lastDesired, st.haveLastDesired = c.d.DesiredWorkers, true
+	}
+}
+
+func (c *call) latency() float64 { return c.s.Latency.Seconds() }
+
+// finite returns x, or 0 when x is NaN or infinite.
+func finite(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0
+	}
+	return x
+}
+
+// pct formats a ratio as a percentage.
+func pct(r float64) string { return fmt.Sprintf("%g %%", math.Round(r*1000)/10) }

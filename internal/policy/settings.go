@@ -3,7 +3,13 @@
 // time is an argument.
 package policy
 
-import "time"
+import (
+	"math"
+	"time"
+
+	"github.com/queuechecker/queue-checker/internal/capacity"
+	"github.com/queuechecker/queue-checker/internal/model"
+)
 
 // Policies.
 const (
@@ -29,15 +35,26 @@ type Settings struct {
 	OverheadReserve float64       // percent taken off per-worker throughput
 	SafetyWorkers   int
 
+	// Min and Max bound the desired count; Max ≤ 0 sets no maximum of its
+	// own (the fleet's own maximum still applies when it is known).
 	Min, Max int
-	Cap      int // downstream ceiling; 0 = none
+	Cap      int // downstream ceiling; 0 = none. Below Min, Min wins.
 
 	StartDelay           time.Duration // launch until a new worker takes its first message
 	ScaleInStabilization time.Duration // scale in to the highest recommendation over this window
 	Deadband             float64       // relative change ignored, against flapping
 	MaxStepOut           int           // workers added per decision; 0 = no limit
-	StaleAfter           time.Duration // a sample older than this is stale: hold
+	StaleAfter           time.Duration // a sample older than this is stale: hold; 0 = no check
 	ArrivalSmoothing     time.Duration // time constant of the arrival-rate EWMA
+
+	// LatencyQuantile is the share of messages that must start within
+	// Latency; the model policy's Erlang C wait floor sizes for it.
+	// Default 0.99.
+	LatencyQuantile float64
+	// MetricStaleAfter is how old a CloudWatch reading (oldest age, sent,
+	// deleted) may be, from the start of its period, and still be used.
+	// CloudWatch's 1-minute datapoints arrive a minute or two late. Default 5m.
+	MetricStaleAfter time.Duration
 }
 
 // Defaults of the settings that have one; WithDefaults fills them in.
@@ -48,10 +65,14 @@ const (
 	DefaultDeadband             = 0.1
 	DefaultArrivalSmoothing     = time.Minute
 	DefaultConcurrency          = 1
+	DefaultLatencyQuantile      = 0.99
+	DefaultMetricStaleAfter     = 5 * time.Minute
 )
 
 // WithDefaults returns s with every zero setting that has a default filled in.
-// StaleAfter has none here: it depends on the sampling interval.
+// StaleAfter has none here: it depends on the sampling interval. Values that
+// cannot be meant are made harmless as well: a NaN setting counts as unset,
+// a utilisation ceiling above 1 is 1, negative reserves and counts are 0.
 func (s Settings) WithDefaults() Settings {
 	if s.Policy == "" {
 		s.Policy = PolicyModel
@@ -62,17 +83,131 @@ func (s Settings) WithDefaults() Settings {
 	if s.DrainTime <= 0 {
 		s.DrainTime = DefaultDrainTime
 	}
-	if s.Utilization <= 0 {
+	if !(s.Utilization > 0) {
 		s.Utilization = DefaultUtilization
+	}
+	if s.Utilization > 1 {
+		s.Utilization = 1
 	}
 	if s.ScaleInStabilization <= 0 {
 		s.ScaleInStabilization = DefaultScaleInStabilization
 	}
-	if s.Deadband <= 0 {
+	if !(s.Deadband > 0) || math.IsInf(s.Deadband, 0) {
 		s.Deadband = DefaultDeadband
 	}
 	if s.ArrivalSmoothing <= 0 {
 		s.ArrivalSmoothing = DefaultArrivalSmoothing
 	}
+	if !(s.LatencyQuantile > 0 && s.LatencyQuantile < 1) {
+		s.LatencyQuantile = DefaultLatencyQuantile
+	}
+	if s.MetricStaleAfter <= 0 {
+		s.MetricStaleAfter = DefaultMetricStaleAfter
+	}
+	if !(s.BurstReserve > 0) || math.IsInf(s.BurstReserve, 0) {
+		s.BurstReserve = 0
+	}
+	if !(s.OverheadReserve > 0) {
+		s.OverheadReserve = 0
+	}
+	if s.SafetyWorkers < 0 {
+		s.SafetyWorkers = 0
+	}
+	if s.Min < 0 {
+		s.Min = 0
+	}
+	if s.Cap < 0 {
+		s.Cap = 0
+	}
+	if s.MaxStepOut < 0 {
+		s.MaxStepOut = 0
+	}
 	return s
+}
+
+// PerWorker is the completed messages per second of one worker: Throughput
+// when it is > 0, else Concurrency ÷ ServiceTime. It is 0 when neither is
+// known, or when the throughput is infinite.
+func (s Settings) PerWorker() float64 {
+	if s.Throughput > 0 {
+		if math.IsInf(s.Throughput, 0) {
+			return 0
+		}
+		return s.Throughput
+	}
+	if s.ServiceTime > 0 {
+		return float64(max(s.Concurrency, DefaultConcurrency)) / s.ServiceTime.Seconds()
+	}
+	return 0
+}
+
+// EffectivePerWorker is μ_eff of seed 001: PerWorker lowered by the overhead
+// reserve. It is 0 when the reserve takes all of it (100 % or more).
+func (s Settings) EffectivePerWorker() float64 {
+	h := s.OverheadReserve
+	if !(h > 0) {
+		h = 0
+	}
+	mu := capacity.EffectivePerWorker(s.PerWorker(), h)
+	if !(mu > 0) || math.IsInf(mu, 0) {
+		return 0
+	}
+	return mu
+}
+
+// ServiceSeconds is the time one message holds one of a worker's
+// Concurrency slots: ServiceTime, or Concurrency ÷ Throughput when a
+// throughput is given. It is 0 when neither is known.
+func (s Settings) ServiceSeconds() float64 {
+	mu := s.PerWorker()
+	if mu <= 0 {
+		return 0
+	}
+	return float64(max(s.Concurrency, DefaultConcurrency)) / mu
+}
+
+// TargetBacklogPerWorker is the backlog one worker clears within the latency
+// promise: Latency ÷ ServiceTime × Concurrency, or Latency × Throughput. It is
+// the target a backlog-per-worker metric is tracked against (AWS's recipe),
+// and 0 when the latency or the throughput is unknown.
+func (s Settings) TargetBacklogPerWorker() float64 {
+	l := s.Latency.Seconds()
+	if l <= 0 {
+		return 0
+	}
+	var t float64
+	if s.Throughput > 0 {
+		t = l * s.PerWorker()
+	} else {
+		t = capacity.TargetBacklogPerWorker(l, s.ServiceTime.Seconds(), max(s.Concurrency, DefaultConcurrency))
+	}
+	if !(t > 0) || math.IsInf(t, 0) {
+		return 0
+	}
+	return t
+}
+
+// Bounds are the lowest and highest desired count the policy may set for
+// the fleet f: lo is Min (at least 0); hi is the smallest of Max (when > 0),
+// the fleet's own maximum (when f is known and reports one) and Cap (when
+// > 0), and never below lo: when a cap or maximum is below Min, Min wins,
+// because the group refuses a desired count under its minimum and already
+// keeps that many workers. by names the limit that sets hi ("max", "group's
+// max", "cap"), or "" when nothing does.
+func (s Settings) Bounds(f model.Fleet) (lo, hi int, by string) {
+	lo = max(s.Min, 0)
+	hi = math.MaxInt
+	if s.Max > 0 {
+		hi, by = s.Max, "max"
+	}
+	if f.Known && f.Max > 0 && f.Max < hi {
+		hi, by = f.Max, "group's max"
+	}
+	if s.Cap > 0 && s.Cap <= hi {
+		hi, by = s.Cap, "cap"
+	}
+	if hi < lo {
+		hi = lo
+	}
+	return lo, hi, by
 }

@@ -1,0 +1,98 @@
+package policy
+
+import (
+	"math"
+
+	"github.com/queuechecker/queue-checker/internal/model"
+)
+
+// diagnose reads depth against in-flight after seed 000, in this order:
+//
+//   - unknown: no usable counts;
+//   - not_consuming: messages visible, workers in service, in-flight near
+//     zero and the visible count not falling, for streakSamples consecutive
+//     samples spanning at least the start delay (workers just in service may
+//     still be starting), with no completions measured: a crash loop or a
+//     permissions error, which more workers will not fix;
+//   - stuck: in-flight at the fleet's capacity for streakSamples samples and
+//     at least stuckServiceTimes service times, while NumberOfMessagesDeleted,
+//     over a period that began inside that streak, is near zero. It needs the
+//     deleted count: without it, in-flight at capacity with a growing depth
+//     reads the same as too few workers, and Little's law, which assumes the
+//     messages complete, cannot tell them apart;
+//   - capped (set after the clamp, ranking below the two above);
+//   - idle: nothing visible or delayed, little in flight;
+//   - under_provisioned: messages visible and in-flight at capacity, with the
+//     visible count growing or the sizing asking for more workers;
+//   - draining: messages visible and the total (visible + in-flight +
+//     delayed) shrinking;
+//   - healthy otherwise.
+//
+// Streaks count complete samples only, each sample once.
+func (c *call) diagnose() {
+	if !c.usable {
+		c.diag = model.DiagUnknown
+		return
+	}
+	st := c.st
+	conc := float64(c.s.Concurrency)
+	slots := float64(c.inService) * conc
+	inFlight := float64(c.sample.InFlight)
+	delayed := float64(c.sample.Delayed)
+	atCap := inFlight >= atCapacityShare*slots
+	nearZero := inFlight <= math.Floor(nearZeroShare*slots)
+	serving := float64(c.inService) * c.mu
+	completing := c.deletedOK && c.deleted > stuckCompletionShare*serving
+
+	if !c.partial && c.at.After(st.lastDiagAt) {
+		st.lastDiagAt = c.at
+		falling := c.prevOK && c.visible < c.prev.visible
+		if c.visible > 0 && c.inService > 0 && nearZero && !falling && !completing {
+			if st.notConsuming == 0 {
+				st.notConsumingSince = c.at
+			}
+			st.notConsuming++
+		} else {
+			st.notConsuming = 0
+		}
+		if c.inService > 0 && inFlight > 0 && atCap {
+			if st.atCapacity == 0 {
+				st.atCapSince = c.at
+			}
+			st.atCapacity++
+		} else {
+			st.atCapacity = 0
+		}
+	}
+
+	growing := c.prevOK && c.visible > c.prev.visible
+	total := c.visible + inFlight + delayed
+	shrinking := c.prevOK && total < c.prev.total()
+	switch {
+	case st.notConsuming >= streakSamples && c.at.Sub(st.notConsumingSince) >= c.s.StartDelay:
+		c.diag = model.DiagNotConsuming
+	case c.stuck(serving):
+		c.diag = model.DiagStuck
+	case c.visible == 0 && delayed == 0 && inFlight <= idleShare*slots:
+		c.diag = model.DiagIdle
+	case c.visible > 0 && atCap && (growing || c.recKnown && c.rec > c.current):
+		c.diag = model.DiagUnderProvisioned
+	case c.visible > 0 && shrinking:
+		c.diag = model.DiagDraining
+	default:
+		c.diag = model.DiagHealthy
+	}
+}
+
+// stuck reports in-flight at capacity with completions near zero, measured
+// by a deleted count whose period began inside the at-capacity streak.
+func (c *call) stuck(serving float64) bool {
+	st := c.st
+	if st.atCapacity < streakSamples || !c.deletedOK || c.sample.Deleted.At.Before(st.atCapSince) {
+		return false
+	}
+	if c.now.Sub(st.atCapSince).Seconds() < stuckServiceTimes*c.s.ServiceSeconds() {
+		return false
+	}
+	return c.deleted <= stuckCompletionShare*serving
+}

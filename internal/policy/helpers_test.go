@@ -1,0 +1,155 @@
+package policy
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/queuechecker/queue-checker/internal/model"
+)
+
+var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// base is a group of one-message-at-a-time workers taking 1 s per message,
+// promising 30 s.
+func base() Settings {
+	return Settings{
+		Group:       "g",
+		ServiceTime: time.Second,
+		Concurrency: 1,
+		Latency:     30 * time.Second,
+		Min:         1,
+		Max:         500,
+		StaleAfter:  15 * time.Second,
+	}
+}
+
+// q is a complete sample of one queue; Backlog counts visible and in-flight.
+func q(visible, inFlight int64) model.GroupSample {
+	return model.GroupSample{Group: "g", Visible: visible, InFlight: inFlight, Backlog: visible + inFlight, Queues: 1, Answered: 1}
+}
+
+func asg(desired, inService, pending int) model.Fleet {
+	return model.Fleet{Kind: "autoscaling", Name: "w", Known: true, Desired: desired, InService: inService, Pending: pending}
+}
+
+// harness drives Decide over a scripted sequence with a fake clock. With
+// follow set, the fleet takes each decision's desired count at once, all in
+// service.
+type harness struct {
+	t      *testing.T
+	s      Settings
+	st     State
+	now    time.Time
+	fleet  model.Fleet
+	follow bool
+	log    []model.Decision
+}
+
+func newHarness(t *testing.T, s Settings, fleet model.Fleet) *harness {
+	return &harness{t: t, s: s, now: t0, fleet: fleet, follow: true}
+}
+
+// step advances the clock by dt, stamps the sample with the new time and
+// decides.
+func (h *harness) step(dt time.Duration, smp model.GroupSample) model.Decision {
+	h.t.Helper()
+	h.now = h.now.Add(dt)
+	smp.At = h.now
+	d := Decide(h.s, smp, h.fleet, &h.st, h.now)
+	checkDecision(h.t, h.s, h.fleet, d)
+	if h.follow && h.fleet.Known {
+		h.fleet.Desired, h.fleet.InService, h.fleet.Pending = d.DesiredWorkers, d.DesiredWorkers, 0
+	}
+	h.log = append(h.log, d)
+	return d
+}
+
+// checkDecision asserts what holds for every decision: the bounds, finite
+// numbers, a JSON form with every key of the contract.
+func checkDecision(t *testing.T, s Settings, f model.Fleet, d model.Decision) {
+	t.Helper()
+	lo := max(s.Min, 0)
+	if d.DesiredWorkers < lo {
+		t.Fatalf("desired %d below min %d", d.DesiredWorkers, lo)
+	}
+	for _, hi := range []int{s.Max, s.Cap} {
+		if hi > 0 && hi >= lo && d.DesiredWorkers > hi {
+			t.Fatalf("desired %d above bound %d (max %d, cap %d)", d.DesiredWorkers, hi, s.Max, s.Cap)
+		}
+	}
+	if f.Known && f.Max > 0 && f.Max >= lo && d.DesiredWorkers > f.Max {
+		t.Fatalf("desired %d above the group's max %d", d.DesiredWorkers, f.Max)
+	}
+	if d.RecommendedWorkers < 0 {
+		t.Fatalf("recommended %d < 0", d.RecommendedWorkers)
+	}
+	raw, err := json.Marshal(d)
+	if err != nil {
+		t.Fatalf("decision does not encode: %v (%+v)", err, d)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range decisionKeys {
+		if _, ok := m[k]; !ok {
+			t.Fatalf("key %q missing from %s", k, raw)
+		}
+	}
+	if _, ok := m["reasons"].([]any); !ok {
+		t.Fatalf("reasons is not a list: %s", raw)
+	}
+	if !slices.Contains(model.Diagnoses, d.Diagnosis) {
+		t.Fatalf("diagnosis %q is not a known state", d.Diagnosis)
+	}
+	for _, p := range []*float64{d.ArrivalRate, d.Utilization, d.DrainSeconds, d.OldestAgeSeconds} {
+		if p != nil && (math.IsNaN(*p) || math.IsInf(*p, 0) || *p < 0) {
+			t.Fatalf("non-finite or negative value in %s", raw)
+		}
+	}
+	if d.Held && d.HoldReason == "" {
+		t.Fatalf("held without a reason: %s", raw)
+	}
+}
+
+// decisionKeys are the JSON keys of issue 4's contract.
+var decisionKeys = []string{"group", "at", "visible", "in_flight", "delayed", "backlog",
+	"current_workers", "in_service_workers", "pending_workers", "arrival_rate",
+	"backlog_per_worker", "target_backlog_per_worker", "floors", "recommended_workers",
+	"desired_workers", "capped", "held", "hold_reason", "partial", "diagnosis", "reasons",
+	"utilization", "drain_seconds", "oldest_age_seconds"}
+
+// hasReason reports whether some reason contains every fragment.
+func hasReason(d model.Decision, fragments ...string) bool {
+	for _, r := range d.Reasons {
+		all := true
+		for _, f := range fragments {
+			if !strings.Contains(r, f) {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+// ewma is the documented smoothing step: α = 1 − exp(−Δt/τ).
+func ewma(prev, obs, dt, tau float64) float64 {
+	return prev + (1-math.Exp(-dt/tau))*(obs-prev)
+}
+
+func reading(v float64, at time.Time) *model.Reading { return &model.Reading{Value: v, At: at} }
+
+func intp(p *int) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}

@@ -1,0 +1,173 @@
+package policy
+
+import (
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/queuechecker/queue-checker/internal/capacity"
+)
+
+// size computes the floors and the recommendation, before any guard.
+//
+// backlog_per_worker (AWS's recipe): ceil(backlog ÷ (latency × per-worker
+// throughput)), nothing else.
+//
+// model (default): the largest of
+//   - the drain floor of seed 001, c = ceil((λ_eff + Q_start/T) ÷ μ_eff), where
+//     Q_start is the backlog left when workers added now start taking
+//     messages, StartDelay later, after the in-service workers (and the
+//     pending ones as they start) have worked on it; and two stricter forms
+//     of it for the latency promise: the visible messages started within the
+//     latency (c ≥ (λ_eff + V_start/latency) ÷ μ_eff), because a message
+//     waiting behind V others starts after about V ÷ (c·μ) seconds; and, when
+//     the oldest message is known to be older than the promise, the whole
+//     backlog drained within the latency;
+//   - the utilisation floor, ceil(λ_eff ÷ (μ_eff × u));
+//   - the Erlang C wait floor: the fewest workers, at Concurrency slots each
+//     completing μ_eff/Concurrency msg/s, for which a share LatencyQuantile
+//     (default 99 %) of messages starts within the latency. A quantile, not
+//     the mean: the promise is made to every message, and a pool whose mean
+//     wait is within the promise can still keep a third of its messages
+//     waiting longer;
+//
+// plus SafetyWorkers. λ_eff is the smoothed arrival estimate with the burst
+// reserve added; μ_eff is the per-worker throughput with the overhead reserve
+// taken off. Until the arrival rate is known (the first sample), λ = 0 in the
+// drain floors and no start-delay draining is assumed; the utilisation and
+// wait floors wait for an estimate.
+func (c *call) size() {
+	if !c.usable {
+		return
+	}
+	s := c.s
+	if c.muEff <= 0 {
+		if c.mu > 0 {
+			c.cannot = "the overhead reserve leaves no per-worker throughput"
+		} else {
+			c.cannot = "no per-worker throughput: set a service time or a throughput"
+		}
+		return
+	}
+	if tb := s.TargetBacklogPerWorker(); tb > 0 {
+		c.b.bpw = capacity.BacklogPerWorkerWorkers(c.backlog, tb)
+		c.d.Floors.BacklogPerWorker = &c.b.bpw
+	}
+	if s.Policy == PolicyBacklogPerWorker {
+		if c.d.Floors.BacklogPerWorker == nil {
+			c.cannot = "backlog_per_worker needs a latency"
+			return
+		}
+		c.rec, c.recKnown = c.b.bpw, true
+		c.reason("backlog_per_worker: %s messages at %s per worker need %d", num(c.backlog), num(s.TargetBacklogPerWorker()), c.rec)
+		return
+	}
+	if s.Policy != PolicyModel {
+		c.reason("unknown policy %q: using %s", s.Policy, PolicyModel)
+	}
+	c.sizeModel()
+}
+
+func (c *call) sizeModel() {
+	s := c.s
+	lam := c.lambdaEff
+	latency := c.latency()
+	if c.lambdaKnown {
+		c.reason("arrivals %s msg/s (%s with the burst reserve); %s msg/s per worker after overhead",
+			num(c.lambda), num(lam), num(c.muEff))
+	} else {
+		c.reason("arrival rate not known yet: sizing on the backlog alone at %s msg/s per worker", num(c.muEff))
+	}
+
+	qStart, vStart := c.backlog, c.visible
+	if d := s.StartDelay.Seconds(); c.lambdaKnown && d > 0 {
+		net := c.startNetDrain(d) - lam
+		qStart = capacity.BacklogAtStart(c.backlog, net, d)
+		vStart = capacity.BacklogAtStart(c.visible, net, d)
+	}
+
+	drain := capacity.DrainFloor(lam, c.muEff, qStart, s.DrainTime.Seconds())
+	c.reason("drain floor %d: %s messages when new workers start, cleared within %s", drain, num(qStart), s.DrainTime)
+	if latency > 0 {
+		if n := capacity.DrainFloor(lam, c.muEff, vStart, latency); n > drain {
+			drain = n
+			c.reason("latency floor %d: %s visible messages started within the %s promise", n, num(vStart), s.Latency)
+		}
+		if c.ageOK && c.age > latency {
+			n := capacity.DrainFloor(lam, c.muEff, qStart, latency)
+			c.reason("the oldest message is %s old, past the %s promise: %d workers drain the backlog within it",
+				time.Duration(math.Min(c.age, 1e9)*float64(time.Second)).Round(time.Second), s.Latency, n)
+			drain = max(drain, n)
+		}
+	}
+	c.b.drain = drain
+	c.d.Floors.Drain = &c.b.drain
+	rec := drain
+
+	if c.lambdaKnown {
+		c.b.util = capacity.UtilizationFloor(lam, c.muEff, s.Utilization)
+		c.d.Floors.Utilization = &c.b.util
+		rec = max(rec, c.b.util)
+		c.reason("utilisation floor %d at a %s ceiling", c.b.util, pct(s.Utilization))
+		if latency > 0 {
+			if n, ok := c.waitFloor(lam, latency); ok {
+				c.b.wait = n
+				c.d.Floors.Wait = &c.b.wait
+				rec = max(rec, n)
+				c.reason("wait floor %d: %s of messages start within %s (Erlang C)", n, pct(s.LatencyQuantile), s.Latency)
+			}
+		}
+	}
+	if s.SafetyWorkers > 0 {
+		rec += min(s.SafetyWorkers, maxRecommended)
+		c.reason("%d safety workers added", s.SafetyWorkers)
+	}
+	c.rec, c.recKnown = min(rec, maxRecommended), true
+}
+
+// waitFloor is the Erlang C floor in workers, or false when it is not
+// computed (too large a load, or no answer).
+func (c *call) waitFloor(lam, latency float64) (int, bool) {
+	conc := c.s.Concurrency
+	if lam/c.perServer > maxWaitServers {
+		c.reason("wait floor not computed: over %d busy slots, the utilisation floor governs", maxWaitServers)
+		return 0, false
+	}
+	servers, ok := capacity.WaitQuantileFloor(lam, c.perServer, latency, 1-c.s.LatencyQuantile)
+	if !ok {
+		c.reason("wait floor has no answer for these inputs")
+		return 0, false
+	}
+	return (servers + conc - 1) / conc, true
+}
+
+// startNetDrain is the mean service rate, over the next d seconds, of the
+// workers already there: the in-service ones throughout, and each pending one
+// from when it starts (its launch time plus d; one of unknown launch time is
+// counted from d, the latest it could start).
+func (c *call) startNetDrain(d float64) float64 {
+	work := float64(c.inService) * d
+	since := c.fleet.PendingSince
+	if c.fleet.Known {
+		for i := 0; i < min(c.fleet.Pending, len(since)); i++ {
+			if since[i].IsZero() {
+				continue
+			}
+			ran := c.now.Sub(since[i]).Seconds()
+			work += math.Min(d, math.Max(0, ran))
+		}
+	}
+	return work / d * c.muEff
+}
+
+// num formats a count or a rate compactly: whole numbers as such, others
+// with three significant digits.
+func num(x float64) string {
+	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+		return strconv.FormatInt(int64(x), 10)
+	}
+	if math.Abs(x) >= 1000 && math.Abs(x) < 1e15 {
+		return strconv.FormatFloat(x, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(x, 'g', 3, 64)
+}

@@ -1,0 +1,202 @@
+package policy
+
+import (
+	"math"
+	"time"
+
+	"github.com/queuechecker/queue-checker/internal/model"
+)
+
+// State is what the policy keeps about one group between decisions: the
+// arrival-rate estimate and the sample it was last updated from, the recent
+// recommendations for scale-in stabilisation, the last known and the last
+// desired worker counts, and the streaks the diagnosis counts. The caller
+// owns it, one per group, and passes the same one to every Decide call for
+// that group; the zero value is ready to use. It is not safe for concurrent
+// use.
+type State struct {
+	est arrivalEstimator
+	win recommendations
+
+	// lastRecAt is when a recommendation was last recorded; a gap longer
+	// than the stabilisation window starts the window again from the
+	// current count.
+	lastRecAt time.Time
+
+	lastCurrent     int // fleet's desired count when it was last read
+	haveLastCurrent bool
+	lastDesired     int // the last decision's desired count
+	haveLastDesired bool
+
+	notConsuming      int       // consecutive samples with a backlog and nothing in flight
+	notConsumingSince time.Time // first sample of that streak
+	atCapacity        int       // consecutive samples with in-flight at the fleet's capacity
+	atCapSince        time.Time // first sample of the current at-capacity streak
+	lastDiagAt        time.Time // the last sample the streaks counted
+}
+
+// arrivalEstimator is λ ≈ Δ(visible + in-flight + delayed)/Δt + completions,
+// smoothed by an EWMA with α = 1 − exp(−Δt/τ). Its baseline is the last
+// sample it was updated from.
+type arrivalEstimator struct {
+	have bool // a baseline is stored
+	base counts
+	key  uint64 // which queues the baseline's counts cover
+
+	rate  float64
+	known bool
+}
+
+// counts are one sample's numbers as the estimator and the diagnosis use
+// them.
+type counts struct {
+	at                         time.Time
+	visible, inFlight, delayed float64
+}
+
+func (c counts) total() float64 { return c.visible + c.inFlight + c.delayed }
+
+// flow are the other inputs of one estimator update.
+type flow struct {
+	deleted   float64 // NumberOfMessagesDeleted, msg/s, when deletedOK
+	deletedOK bool
+	sent      float64 // NumberOfMessagesSent, msg/s, when sentOK
+	sentOK    bool
+	perServer float64 // completions per second of one busy slot; 0 unknown
+	servers   float64 // slots in service; negative when unknown
+	tau       time.Duration
+}
+
+// update folds one sample into the estimate. It returns the previous
+// baseline, and true when the new sample covers the same queues and is later
+// than it, so that the two can be compared.
+func (e *arrivalEstimator) update(c counts, key uint64, f flow) (counts, bool) {
+	prev := e.base
+	switch {
+	case !e.have || e.key != key:
+		// No baseline over these queues: start one. A direct measurement
+		// of arrivals can still give a first estimate.
+		e.have, e.base, e.key = true, c, key
+		if f.sentOK && !e.known {
+			e.rate, e.known = f.sent, true
+		}
+		return prev, false
+	case !c.at.After(prev.at):
+		// A repeat of the baseline, or out of order: nothing to learn.
+		return prev, false
+	}
+	e.base = c
+	dt := c.at.Sub(prev.at).Seconds()
+	var completions float64
+	switch {
+	case f.deletedOK:
+		completions = f.deleted
+	case f.perServer > 0:
+		// Little's law: the mean number of messages in service over the
+		// interval (at most one per slot when the slots are known), each
+		// slot completing perServer messages per second.
+		busy := (prev.inFlight + c.inFlight) / 2
+		if f.servers >= 0 {
+			busy = math.Min(busy, f.servers)
+		}
+		completions = busy * f.perServer
+	}
+	obs := (c.total()-prev.total())/dt + completions
+	if f.sentOK {
+		obs = math.Max(obs, f.sent)
+	}
+	obs = math.Max(obs, 0)
+	if math.IsNaN(obs) || math.IsInf(obs, 0) {
+		return prev, true
+	}
+	if !e.known {
+		e.rate, e.known = obs, true
+		return prev, true
+	}
+	alpha := 1 - math.Exp(-dt/f.tau.Seconds())
+	e.rate += alpha * (obs - e.rate)
+	return prev, true
+}
+
+// recommendation is one sizing result and when it was made.
+type recommendation struct {
+	at time.Time
+	n  int
+}
+
+// recommendations keeps the recent recommendations as a monotone queue:
+// strictly decreasing counts from front to back, so the front is the highest
+// one still inside the window. Push and expiry are amortised O(1).
+type recommendations struct {
+	e []recommendation
+}
+
+// maxRecommendations bounds the queue; when it is full the newest entry is
+// merged into the last one, keeping the larger count and the later time,
+// which can only hold the fleet longer, never shorter.
+const maxRecommendations = 1024
+
+// expire drops entries older than the window ending at now.
+func (r *recommendations) expire(now time.Time, window time.Duration) {
+	cut := now.Add(-window)
+	i := 0
+	for i < len(r.e) && r.e[i].at.Before(cut) {
+		i++
+	}
+	if i > 0 {
+		n := copy(r.e, r.e[i:])
+		r.e = r.e[:n]
+	}
+}
+
+// push records n at now.
+func (r *recommendations) push(now time.Time, n int, window time.Duration) {
+	r.expire(now, window)
+	for len(r.e) > 0 && r.e[len(r.e)-1].n <= n {
+		r.e = r.e[:len(r.e)-1]
+	}
+	if len(r.e) >= maxRecommendations {
+		r.e[len(r.e)-1].at = now
+		return
+	}
+	r.e = append(r.e, recommendation{at: now, n: n})
+}
+
+// highest is the highest recommendation inside the window ending at now.
+func (r *recommendations) highest(now time.Time, window time.Duration) (int, bool) {
+	r.expire(now, window)
+	if len(r.e) == 0 {
+		return 0, false
+	}
+	return r.e[0].n, true
+}
+
+// queueKey identifies which of a group's queues a sample's counts cover, so
+// that counts over different sets of queues are never subtracted. It is an
+// FNV-1a hash of the answered count and the failed queues' names and regions.
+func queueKey(s model.GroupSample) uint64 {
+	const offset, prime = 14695981039346656037, 1099511628211
+	h := uint64(offset)
+	mix := func(v uint64) {
+		for range 8 {
+			h ^= v & 0xff
+			h *= prime
+			v >>= 8
+		}
+	}
+	mix(uint64(s.Queues))
+	mix(uint64(s.Answered))
+	for _, f := range s.Failures {
+		for i := 0; i < len(f.Queue); i++ {
+			h ^= uint64(f.Queue[i])
+			h *= prime
+		}
+		mix(0xff)
+		for i := 0; i < len(f.Region); i++ {
+			h ^= uint64(f.Region[i])
+			h *= prime
+		}
+		mix(0xfe)
+	}
+	return h
+}
