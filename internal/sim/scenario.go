@@ -1,0 +1,324 @@
+package sim
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Segment is one piece of a piecewise-constant arrival rate: from At (an
+// offset from the start of the run) until the next segment, messages arrive
+// as a Poisson process at Rate messages per second.
+type Segment struct {
+	At   time.Duration
+	Rate float64
+}
+
+// Scenario is an arrival rate over time, piecewise constant. Before the first
+// segment the rate is 0; the last segment's rate holds for ever, unless the
+// scenario is cyclic.
+type Scenario struct {
+	Name     string
+	Segments []Segment
+	// Period, when positive, makes the scenario repeat: the rate at t is the
+	// rate at t mod Period. A run that outlasts its scenario (the demo) uses it.
+	Period time.Duration
+}
+
+// Built-in scenario names.
+const (
+	ScenarioSteady  = "steady"
+	ScenarioStep    = "step"
+	ScenarioSpike   = "spike"
+	ScenarioDiurnal = "diurnal"
+	ScenarioBursty  = "bursty"
+)
+
+// BuiltinScenarios lists the built-in scenario names.
+var BuiltinScenarios = []string{ScenarioSteady, ScenarioStep, ScenarioSpike, ScenarioDiurnal, ScenarioBursty}
+
+// Shapes of the built-in scenarios.
+const (
+	stepFactor     = 3.0              // step: the rate after the step
+	spikeFactor    = 10.0             // spike: the rate during the spike
+	spikeLength    = 5 * time.Minute  // spike: its length (at most a tenth of the run)
+	diurnalDepth   = 0.8              // diurnal: the sinusoid's amplitude, as a share of the base rate
+	diurnalStep    = time.Minute      // diurnal: the rate changes in steps this long (at most 1/120 of the run)
+	burstPeriod    = 10 * time.Minute // bursty: one burst and one lull
+	burstLength    = 2 * time.Minute  // bursty: the burst's length
+	burstFactor    = 3.0              // bursty: the rate during a burst
+	burstLullShare = 0.5              // bursty: the rate between bursts; mean = base rate
+)
+
+// Builtin returns the built-in scenario name at base rate (messages per
+// second) over a run of the given duration:
+//
+//   - steady: the base rate throughout.
+//   - step: the base rate for the first third, then 3× the base rate.
+//   - spike: the base rate, with 10× the base rate for 5 minutes (at most a
+//     tenth of the run) starting at one third of the run.
+//   - diurnal: one period of a sinusoid over the run, from 0.2× the base rate
+//     at the start and end to 1.8× at the middle (mean: the base rate), in
+//     1-minute steps (at most 1/120 of the run), each at the sinusoid's value
+//     at the middle of the step.
+//   - bursty: repeating 10-minute cycles of a 2-minute burst at 3× the base
+//     rate and 8 minutes at 0.5× (mean: the base rate).
+func Builtin(name string, rate float64, duration time.Duration) (Scenario, error) {
+	if !(rate >= 0) || math.IsInf(rate, 0) {
+		return Scenario{}, fmt.Errorf("rate %v: must be a finite number >= 0", rate)
+	}
+	if duration <= 0 {
+		return Scenario{}, fmt.Errorf("duration %v: must be > 0", duration)
+	}
+	sc := Scenario{Name: name}
+	switch name {
+	case ScenarioSteady:
+		sc.Segments = []Segment{{0, rate}}
+	case ScenarioStep:
+		sc.Segments = []Segment{{0, rate}, {duration / 3, rate * stepFactor}}
+	case ScenarioSpike:
+		length := min(spikeLength, duration/10)
+		sc.Segments = []Segment{{0, rate}, {duration / 3, rate * spikeFactor}, {duration/3 + length, rate}}
+	case ScenarioDiurnal:
+		step := min(diurnalStep, duration/120)
+		if step <= 0 {
+			step = duration
+		}
+		for at := time.Duration(0); at < duration; at += step {
+			mid := (at + min(step, duration-at)/2).Seconds() / duration.Seconds()
+			r := rate * (1 - diurnalDepth*math.Cos(2*math.Pi*mid))
+			sc.Segments = append(sc.Segments, Segment{at, r})
+		}
+	case ScenarioBursty:
+		sc.Segments = []Segment{{0, rate * burstFactor}, {burstLength, rate * burstLullShare}}
+		sc.Period = burstPeriod
+	default:
+		return Scenario{}, fmt.Errorf("unknown scenario %q (want %s or a CSV file)", name, strings.Join(BuiltinScenarios, ", "))
+	}
+	return sc, nil
+}
+
+// CSV header of a scenario file.
+const csvHeader = "t_seconds,arrivals_per_second"
+
+// ParseCSV reads a scenario from CSV: the header `t_seconds,arrivals_per_second`
+// then one row per change of rate, times strictly increasing from 0 or more,
+// rates >= 0. Each rate holds until the next row; the last holds to the end
+// of the run. Errors name the line.
+func ParseCSV(name string, r io.Reader) (Scenario, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	cr.TrimLeadingSpace = true
+	cr.Comment = '#'
+	sc := Scenario{Name: name}
+	header := false
+	for {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		line, _ := cr.FieldPos(0)
+		if err != nil {
+			return Scenario{}, fmt.Errorf("%s: %w", name, err)
+		}
+		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
+			continue
+		}
+		if !header {
+			got := strings.ToLower(strings.Join(trimAll(rec), ","))
+			if got != csvHeader {
+				return Scenario{}, fmt.Errorf("%s:%d: header must be %q, got %q", name, line, csvHeader, strings.Join(rec, ","))
+			}
+			header = true
+			continue
+		}
+		if len(rec) != 2 {
+			return Scenario{}, fmt.Errorf("%s:%d: want 2 fields (t_seconds,arrivals_per_second), got %d", name, line, len(rec))
+		}
+		t, err := strconv.ParseFloat(strings.TrimSpace(rec[0]), 64)
+		if err != nil || math.IsNaN(t) || math.IsInf(t, 0) || t < 0 {
+			return Scenario{}, fmt.Errorf("%s:%d: t_seconds %q: want a finite number >= 0", name, line, rec[0])
+		}
+		rate, err := strconv.ParseFloat(strings.TrimSpace(rec[1]), 64)
+		if err != nil || math.IsNaN(rate) || math.IsInf(rate, 0) || rate < 0 {
+			return Scenario{}, fmt.Errorf("%s:%d: arrivals_per_second %q: want a finite number >= 0", name, line, rec[1])
+		}
+		at := time.Duration(math.Round(t * float64(time.Second)))
+		if n := len(sc.Segments); n > 0 && at <= sc.Segments[n-1].At {
+			return Scenario{}, fmt.Errorf("%s:%d: t_seconds %v: must be greater than the previous row's %v",
+				name, line, t, sc.Segments[n-1].At.Seconds())
+		}
+		sc.Segments = append(sc.Segments, Segment{at, rate})
+	}
+	if !header {
+		return Scenario{}, fmt.Errorf("%s: empty: want the header %q and at least one row", name, csvHeader)
+	}
+	if len(sc.Segments) == 0 {
+		return Scenario{}, fmt.Errorf("%s: no rows after the header", name)
+	}
+	return sc, nil
+}
+
+func trimAll(rec []string) []string {
+	out := make([]string, len(rec))
+	for i, s := range rec {
+		out[i] = strings.TrimSpace(s)
+	}
+	return out
+}
+
+// Validate reports a scenario that cannot drive a run.
+func (s Scenario) Validate() error {
+	if len(s.Segments) == 0 {
+		return errors.New("scenario has no segments")
+	}
+	for i, seg := range s.Segments {
+		if !(seg.Rate >= 0) || math.IsInf(seg.Rate, 0) {
+			return fmt.Errorf("scenario segment %d: rate %v must be a finite number >= 0", i, seg.Rate)
+		}
+		if seg.At < 0 || (i > 0 && seg.At <= s.Segments[i-1].At) {
+			return fmt.Errorf("scenario segment %d: start %v must be >= 0 and after the previous segment's", i, seg.At)
+		}
+		if s.Period > 0 && i == 0 && seg.At != 0 {
+			return errors.New("scenario segment 0: a repeating scenario must start at 0")
+		}
+		if s.Period > 0 && seg.At >= s.Period {
+			return fmt.Errorf("scenario segment %d: start %v must be within the period %v", i, seg.At, s.Period)
+		}
+	}
+	return nil
+}
+
+// RateAt is the arrival rate at offset t from the start of the run.
+func (s Scenario) RateAt(t time.Duration) float64 {
+	return s.rateAt(t.Seconds())
+}
+
+func (s Scenario) rateAt(t float64) float64 {
+	if s.Period > 0 {
+		p := s.Period.Seconds()
+		t -= math.Floor(t/p) * p
+	}
+	i, found := slices.BinarySearchFunc(s.Segments, t, func(seg Segment, t float64) int {
+		switch a := seg.At.Seconds(); {
+		case a < t:
+			return -1
+		case a > t:
+			return 1
+		}
+		return 0
+	})
+	if !found {
+		i--
+	}
+	if i < 0 {
+		return 0
+	}
+	return s.Segments[i].Rate
+}
+
+// MaxRate is the highest rate over [from, to) offsets from the start.
+func (s Scenario) MaxRate(from, to time.Duration) float64 {
+	return s.maxRate(from.Seconds(), to.Seconds())
+}
+
+func (s Scenario) maxRate(from, to float64) float64 {
+	best := s.rateAt(from)
+	if s.Period > 0 {
+		p := s.Period.Seconds()
+		if to-from >= p {
+			for _, seg := range s.Segments {
+				best = math.Max(best, seg.Rate)
+			}
+			return best
+		}
+		base := math.Floor(from/p) * p
+		for k := 0.0; k < 2; k++ {
+			for _, seg := range s.Segments {
+				at := base + k*p + seg.At.Seconds()
+				if at > from && at < to {
+					best = math.Max(best, seg.Rate)
+				}
+			}
+		}
+		return best
+	}
+	for _, seg := range s.Segments {
+		if at := seg.At.Seconds(); at > from && at < to {
+			best = math.Max(best, seg.Rate)
+		}
+	}
+	return best
+}
+
+// MeanRate is the mean arrival rate over [0, d): the expected number of
+// arrivals over d, divided by d.
+func (s Scenario) MeanRate(d time.Duration) float64 {
+	end := d.Seconds()
+	if end <= 0 {
+		return s.rateAt(0)
+	}
+	var cur arrivalCursor
+	cur.init(s)
+	total := 0.0
+	t := 0.0
+	for t < end {
+		r, until := cur.at(t)
+		next := math.Min(until, end)
+		total += r * (next - t)
+		t = next
+	}
+	return total / end
+}
+
+// arrivalCursor walks a scenario's segments forward in time.
+type arrivalCursor struct {
+	sc     Scenario
+	period float64
+	cycle  float64 // start of the current cycle
+	i      int     // current segment index, -1 before the first
+}
+
+func (c *arrivalCursor) init(s Scenario) {
+	c.sc = s
+	c.period = s.Period.Seconds()
+	c.cycle = 0
+	c.i = -1
+}
+
+// at returns the rate in force at t (t never decreasing between calls) and
+// the time until which it holds.
+func (c *arrivalCursor) at(t float64) (rate, until float64) {
+	segs := c.sc.Segments
+	for {
+		if c.period > 0 && t >= c.cycle+c.period {
+			c.cycle += math.Floor((t-c.cycle)/c.period) * c.period
+			c.i = -1
+		}
+		end := math.Inf(1)
+		if c.i+1 < len(segs) {
+			end = c.cycle + segs[c.i+1].At.Seconds()
+		} else if c.period > 0 {
+			end = c.cycle + c.period
+		}
+		if t < end {
+			r := 0.0
+			if c.i >= 0 {
+				r = segs[c.i].Rate
+			}
+			return r, end
+		}
+		if c.i+1 < len(segs) {
+			c.i++
+		} else {
+			c.cycle += c.period
+			c.i = -1
+		}
+	}
+}

@@ -1,0 +1,230 @@
+package sim
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestBuiltinShapes(t *testing.T) {
+	t.Parallel()
+	const d = 2 * time.Hour
+	tests := []struct {
+		name   string
+		at     time.Duration
+		want   float64
+		approx bool
+	}{
+		{"steady", 0, 50, false},
+		{"steady", d - time.Second, 50, false},
+		{"step", d/3 - time.Second, 50, false},
+		{"step", d / 3, 150, false},
+		{"step", d - time.Second, 150, false},
+		{"spike", d/3 - time.Second, 50, false},
+		{"spike", d / 3, 500, false},
+		{"spike", d/3 + 5*time.Minute - time.Second, 500, false},
+		{"spike", d/3 + 5*time.Minute, 50, false},
+		// diurnal: 50·(1 − 0.8·cos(2π·t/d)) at the middle of each minute.
+		{"diurnal", 30 * time.Second, 50 * (1 - 0.8*math.Cos(2*math.Pi*30/7200)), true},
+		{"diurnal", d / 2, 50 * (1 - 0.8*math.Cos(2*math.Pi*3630/7200)), true},
+		{"bursty", 0, 150, false},
+		{"bursty", 2*time.Minute - time.Second, 150, false},
+		{"bursty", 2 * time.Minute, 25, false},
+		{"bursty", 10 * time.Minute, 150, false},
+		{"bursty", 73 * time.Minute, 25, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name+"@"+tt.at.String(), func(t *testing.T) {
+			t.Parallel()
+			sc, err := Builtin(tt.name, 50, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := sc.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			got := sc.RateAt(tt.at)
+			if math.Abs(got-tt.want) > 1e-9*tt.want {
+				t.Errorf("RateAt(%v) = %v, want %v", tt.at, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestBuiltinMeanRates(t *testing.T) {
+	t.Parallel()
+	const d = 2 * time.Hour
+	tests := []struct {
+		name string
+		want float64 // expected mean rate over the run, from the shapes' definitions
+		tol  float64
+	}{
+		{"steady", 50, 1e-9},
+		{"step", (50*2400 + 150*4800) / 7200.0, 1e-9},
+		{"spike", (50*(7200-300) + 500*300) / 7200.0, 1e-9},
+		{"diurnal", 50, 1e-3}, // one full period of the sinusoid averages out
+		{"bursty", 50, 1e-9},  // 2 min at 150 + 8 min at 25 per 10 min
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			sc, err := Builtin(tt.name, 50, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := sc.MeanRate(d); math.Abs(got-tt.want) > tt.tol*tt.want {
+				t.Errorf("MeanRate = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestBuiltinRejects(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		scenario string
+		rate     float64
+		d        time.Duration
+		want     string
+	}{
+		{"unknown", "weekly", 50, time.Hour, `unknown scenario "weekly"`},
+		{"negative rate", "steady", -1, time.Hour, "rate -1"},
+		{"NaN rate", "steady", math.NaN(), time.Hour, "rate NaN"},
+		{"no duration", "steady", 1, 0, "duration 0s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Builtin(tt.scenario, tt.rate, tt.d)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseCSV(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		in      string
+		want    []Segment
+		wantErr string
+	}{
+		{"rows", "t_seconds,arrivals_per_second\n0,10\n60,20.5\n", []Segment{{0, 10}, {time.Minute, 20.5}}, ""},
+		{"spaces, comments and blank lines", "# traffic\n T_SECONDS , arrivals_per_second\n\n0, 1\n 1.5 ,0\n", []Segment{{0, 1}, {1500 * time.Millisecond, 0}}, ""},
+		{"first row later than 0", "t_seconds,arrivals_per_second\n30,5\n", []Segment{{30 * time.Second, 5}}, ""},
+		{"empty", "", nil, "empty"},
+		{"no header", "0,10\n", nil, "traffic.csv:1: header must be"},
+		{"header only", "t_seconds,arrivals_per_second\n", nil, "no rows"},
+		{"bad time", "t_seconds,arrivals_per_second\n0,1\nsoon,2\n", nil, "traffic.csv:3: t_seconds \"soon\""},
+		{"negative rate", "t_seconds,arrivals_per_second\n0,-1\n", nil, "traffic.csv:2: arrivals_per_second \"-1\""},
+		{"infinite rate", "t_seconds,arrivals_per_second\n0,Inf\n", nil, "traffic.csv:2: arrivals_per_second"},
+		{"time not increasing", "t_seconds,arrivals_per_second\n0,1\n60,2\n60,3\n", nil, "traffic.csv:4: t_seconds 60: must be greater than the previous row's 60"},
+		{"three fields", "t_seconds,arrivals_per_second\n0,1,2\n", nil, "traffic.csv:2: want 2 fields"},
+		{"negative time", "t_seconds,arrivals_per_second\n-5,1\n", nil, "traffic.csv:2: t_seconds \"-5\""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			sc, err := ParseCSV("traffic.csv", strings.NewReader(tt.in))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(sc.Segments) != len(tt.want) {
+				t.Fatalf("segments = %v, want %v", sc.Segments, tt.want)
+			}
+			for i := range tt.want {
+				if sc.Segments[i] != tt.want[i] {
+					t.Errorf("segment %d = %v, want %v", i, sc.Segments[i], tt.want[i])
+				}
+			}
+		})
+	}
+}
+
+func TestCSVRateHoldsUntilTheNextRow(t *testing.T) {
+	t.Parallel()
+	sc, err := ParseCSV("x", strings.NewReader("t_seconds,arrivals_per_second\n10,5\n20,0\n30,7\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		at   time.Duration
+		want float64
+	}{
+		{0, 0}, {9 * time.Second, 0}, {10 * time.Second, 5}, {19 * time.Second, 5},
+		{20 * time.Second, 0}, {30 * time.Second, 7}, {100 * time.Hour, 7},
+	}
+	for _, tt := range tests {
+		t.Run(tt.at.String(), func(t *testing.T) {
+			t.Parallel()
+			if got := sc.RateAt(tt.at); got != tt.want {
+				t.Errorf("RateAt(%v) = %v, want %v", tt.at, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestMaxRate(t *testing.T) {
+	t.Parallel()
+	spike, _ := Builtin("spike", 50, 2*time.Hour)
+	bursty, _ := Builtin("bursty", 50, 2*time.Hour)
+	tests := []struct {
+		name     string
+		sc       Scenario
+		from, to time.Duration
+		want     float64
+	}{
+		{"before the spike", spike, 0, 39 * time.Minute, 50},
+		{"window reaching into the spike", spike, 39 * time.Minute, 40*time.Minute + time.Second, 500},
+		{"window ending as the spike starts", spike, 39 * time.Minute, 40 * time.Minute, 50},
+		{"lull then the next burst", bursty, 9 * time.Minute, 10*time.Minute + time.Second, 150},
+		{"lull only", bursty, 3 * time.Minute, 9 * time.Minute, 25},
+		{"several cycles", bursty, 3 * time.Minute, 30 * time.Minute, 150},
+		{"second cycle's lull", bursty, 13 * time.Minute, 19 * time.Minute, 25},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := tt.sc.MaxRate(tt.from, tt.to); got != tt.want {
+				t.Errorf("MaxRate(%v, %v) = %v, want %v", tt.from, tt.to, got, tt.want)
+			}
+		})
+	}
+}
+
+// The number of arrivals over a run is Poisson with mean ∫rate; it must fall
+// within 4.5 standard deviations of that mean for every scenario.
+func TestArrivalCountsFollowTheScenario(t *testing.T) {
+	t.Parallel()
+	const d = 2 * time.Hour
+	for _, name := range BuiltinScenarios {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			sc, err := Builtin(name, 20, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := NewWorld(Config{Start: t0, Scenario: sc, Service: Service{Mean: time.Millisecond},
+				Min: 1, Max: 1, Workers: 1, Seed: 7})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Snapshot(t0.Add(d))
+			mean := sc.MeanRate(d) * d.Seconds()
+			got := float64(w.Scores().Messages)
+			if math.Abs(got-mean) > 4.5*math.Sqrt(mean) {
+				t.Errorf("arrivals = %v, want %v ± %v", got, mean, 4.5*math.Sqrt(mean))
+			}
+		})
+	}
+}
