@@ -354,9 +354,12 @@ func TestWaitFloor(t *testing.T) {
 	}
 }
 
-// TestWaitFloorMatchesScan checks WaitFloor against an independent scan
-// over a spread of loads and targets, big pools included.
-func TestWaitFloorMatchesScan(t *testing.T) {
+// TestWaitFloorMatchesReference checks WaitFloor against the log-space
+// formula over a spread of loads and targets, big pools included: the pool
+// it returns meets the target and one server fewer does not (the mean wait
+// falls as servers are added, TestErlangCMonotone). Small loads are also
+// checked against a full scan.
+func TestWaitFloorMatchesReference(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		arrival, rate, target float64
@@ -368,8 +371,18 @@ func TestWaitFloorMatchesScan(t *testing.T) {
 		t.Run(fmt.Sprintf("λ=%v μ=%v W=%v", tt.arrival, tt.rate, tt.target), func(t *testing.T) {
 			t.Parallel()
 			got, ok := WaitFloor(tt.arrival, tt.rate, tt.target)
-			if want := referenceWaitFloor(tt.arrival, tt.rate, tt.target); !ok || got != want {
-				t.Errorf("WaitFloor = %d, %v; scan gives %d", got, ok, want)
+			a := tt.arrival / tt.rate
+			wq := func(c int) float64 { return logSpaceErlangC(c, a) / (float64(c)*tt.rate - tt.arrival) }
+			if !ok || wq(got) > tt.target {
+				t.Fatalf("WaitFloor = %d, %v: reference Wq there is %v, above %v", got, ok, wq(got), tt.target)
+			}
+			if float64(got-1) > a && wq(got-1) <= tt.target {
+				t.Errorf("WaitFloor = %d, but %d servers already wait %v ≤ %v", got, got-1, wq(got-1), tt.target)
+			}
+			if a < 1000 {
+				if want := referenceWaitFloor(tt.arrival, tt.rate, tt.target); got != want {
+					t.Errorf("WaitFloor = %d; scan gives %d", got, want)
+				}
 			}
 		})
 	}
