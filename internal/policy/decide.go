@@ -68,7 +68,8 @@ func Decide(s Settings, sample model.GroupSample, fleet model.Fleet, st *State, 
 		st = new(State)
 	}
 	s = s.WithDefaults()
-	c := newCall(s, sample, fleet, st, now)
+	var c call
+	c.init(s, sample, fleet, st, now)
 	c.observe()
 	c.size()
 	c.diagnose()
@@ -76,6 +77,7 @@ func Decide(s Settings, sample model.GroupSample, fleet model.Fleet, st *State, 
 	c.clamp()
 	c.report()
 	c.remember()
+	c.finishReasons()
 	return c.d
 }
 
@@ -132,10 +134,19 @@ type call struct {
 
 	diag   string
 	target int
+
+	// The reasons are formatted one after another into the State's scratch
+	// buffer and cut from a single string at the end.
+	ends [maxReasons]int
+	n    int
 }
 
-func newCall(s Settings, sample model.GroupSample, fleet model.Fleet, st *State, now time.Time) *call {
-	c := &call{s: s, sample: sample, fleet: fleet, st: st, now: now, b: new(box)}
+// maxReasons bounds the reasons of one decision; no path gives as many.
+const maxReasons = 24
+
+func (c *call) init(s Settings, sample model.GroupSample, fleet model.Fleet, st *State, now time.Time) {
+	*c = call{s: s, sample: sample, fleet: fleet, st: st, now: now, b: new(box)}
+	st.scratch = st.scratch[:0]
 	c.lo, c.hi, c.hiBy = s.Bounds(fleet)
 	group := s.Group
 	if group == "" {
@@ -150,13 +161,27 @@ func newCall(s Settings, sample model.GroupSample, fleet model.Fleet, st *State,
 		Backlog:   sample.Backlog,
 		Partial:   sample.Partial(),
 		Diagnosis: model.DiagUnknown,
-		Reasons:   make([]string, 0, 6),
 	}
-	return c
 }
 
 func (c *call) reason(format string, args ...any) {
-	c.d.Reasons = append(c.d.Reasons, fmt.Sprintf(format, args...))
+	if c.n == maxReasons {
+		return
+	}
+	c.st.scratch = fmt.Appendf(c.st.scratch, format, args...)
+	c.ends[c.n] = len(c.st.scratch)
+	c.n++
+}
+
+// finishReasons cuts the decision's reasons from one string.
+func (c *call) finishReasons() {
+	all := string(c.st.scratch)
+	c.d.Reasons = make([]string, c.n)
+	start := 0
+	for i := range c.n {
+		c.d.Reasons[i] = all[start:c.ends[i]]
+		start = c.ends[i]
+	}
 }
 
 func (c *call) hold(why string) {
@@ -331,11 +356,11 @@ func (c *call) guard() {
 			late := c.ageOK && c.latency() > 0 && c.age > c.latency()
 			switch {
 			case target > c.current && unstable:
-				c.reason("the change to %d is within the %s deadband, but %d workers cannot keep up with the arrivals", target, pct(s.Deadband), c.current)
+				c.reason("the change to %d is within the %s deadband, but %d workers cannot keep up with the arrivals", target, percent(s.Deadband), c.current)
 			case target > c.current && late:
-				c.reason("the change to %d is within the %s deadband, but the oldest message is past the promise", target, pct(s.Deadband))
+				c.reason("the change to %d is within the %s deadband, but the oldest message is past the promise", target, percent(s.Deadband))
 			default:
-				c.reason("the change from %d to %d is within the %s deadband: no action", c.current, target, pct(s.Deadband))
+				c.reason("the change from %d to %d is within the %s deadband: no action", c.current, target, percent(s.Deadband))
 				target = c.current
 			}
 		}
@@ -436,6 +461,3 @@ func finite(x float64) float64 {
 	}
 	return x
 }
-
-// pct formats a ratio as a percentage.
-func pct(r float64) string { return fmt.Sprintf("%g %%", math.Round(r*1000)/10) }

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"time"
@@ -59,7 +60,7 @@ func (c *call) size() {
 			return
 		}
 		c.rec, c.recKnown = c.b.bpw, true
-		c.reason("backlog_per_worker: %s messages at %s per worker need %d", num(c.backlog), num(s.TargetBacklogPerWorker()), c.rec)
+		c.reason("backlog_per_worker: %s messages at %s per worker need %d", number(c.backlog), number(s.TargetBacklogPerWorker()), c.rec)
 		return
 	}
 	if s.Policy != PolicyModel {
@@ -72,11 +73,14 @@ func (c *call) sizeModel() {
 	s := c.s
 	lam := c.lambdaEff
 	latency := c.latency()
-	if c.lambdaKnown {
-		c.reason("arrivals %s msg/s (%s with the burst reserve); %s msg/s per worker after overhead",
-			num(c.lambda), num(lam), num(c.muEff))
-	} else {
-		c.reason("arrival rate not known yet: sizing on the backlog alone at %s msg/s per worker", num(c.muEff))
+	switch {
+	case c.lambdaKnown && (s.BurstReserve > 0 || s.OverheadReserve > 0):
+		c.reason("arrivals %s msg/s, %s with the burst reserve; %s msg/s per worker, %s after the overhead reserve",
+			number(c.lambda), number(lam), number(c.mu), number(c.muEff))
+	case c.lambdaKnown:
+		c.reason("arrivals %s msg/s; %s msg/s per worker", number(c.lambda), number(c.muEff))
+	default:
+		c.reason("arrival rate not known yet: sizing on the backlog alone at %s msg/s per worker", number(c.muEff))
 	}
 
 	qStart, vStart := c.backlog, c.visible
@@ -87,11 +91,11 @@ func (c *call) sizeModel() {
 	}
 
 	drain := capacity.DrainFloor(lam, c.muEff, qStart, s.DrainTime.Seconds())
-	c.reason("drain floor %d: %s messages when new workers start, cleared within %s", drain, num(qStart), s.DrainTime)
+	c.reason("drain floor %d: %s messages when new workers start, cleared within %s", drain, number(qStart), s.DrainTime)
 	if latency > 0 {
 		if n := capacity.DrainFloor(lam, c.muEff, vStart, latency); n > drain {
 			drain = n
-			c.reason("latency floor %d: %s visible messages started within the %s promise", n, num(vStart), s.Latency)
+			c.reason("latency floor %d: %s visible messages started within the %s promise", n, number(vStart), s.Latency)
 		}
 		if c.ageOK && c.age > latency {
 			n := capacity.DrainFloor(lam, c.muEff, qStart, latency)
@@ -108,13 +112,13 @@ func (c *call) sizeModel() {
 		c.b.util = capacity.UtilizationFloor(lam, c.muEff, s.Utilization)
 		c.d.Floors.Utilization = &c.b.util
 		rec = max(rec, c.b.util)
-		c.reason("utilisation floor %d at a %s ceiling", c.b.util, pct(s.Utilization))
+		c.reason("utilisation floor %d at the %s ceiling", c.b.util, percent(s.Utilization))
 		if latency > 0 {
 			if n, ok := c.waitFloor(lam, latency); ok {
 				c.b.wait = n
 				c.d.Floors.Wait = &c.b.wait
 				rec = max(rec, n)
-				c.reason("wait floor %d: %s of messages start within %s (Erlang C)", n, pct(s.LatencyQuantile), s.Latency)
+				c.reason("wait floor %d: %s of messages start within %s (Erlang C)", n, percent(s.LatencyQuantile), s.Latency)
 			}
 		}
 	}
@@ -160,14 +164,34 @@ func (c *call) startNetDrain(d float64) float64 {
 	return work / d * c.muEff
 }
 
-// num formats a count or a rate compactly: whole numbers as such, others
-// with three significant digits.
-func num(x float64) string {
-	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
-		return strconv.FormatInt(int64(x), 10)
+// number formats a count or a rate compactly: whole numbers as such, others
+// with three significant digits. It formats itself, so a reason costs no
+// intermediate string.
+type number float64
+
+// Format implements fmt.Formatter for every verb.
+func (x number) Format(f fmt.State, _ rune) {
+	var buf [32]byte
+	v := float64(x)
+	var out []byte
+	switch {
+	case v == math.Trunc(v) && math.Abs(v) < 1e15:
+		out = strconv.AppendInt(buf[:0], int64(v), 10)
+	case math.Abs(v) >= 1000 && math.Abs(v) < 1e15:
+		out = strconv.AppendFloat(buf[:0], v, 'f', 0, 64)
+	default:
+		out = strconv.AppendFloat(buf[:0], v, 'g', 3, 64)
 	}
-	if math.Abs(x) >= 1000 && math.Abs(x) < 1e15 {
-		return strconv.FormatFloat(x, 'f', 0, 64)
-	}
-	return strconv.FormatFloat(x, 'g', 3, 64)
+	_, _ = f.Write(out)
+}
+
+// percent formats a ratio as a percentage, to a tenth of a percent.
+type percent float64
+
+// Format implements fmt.Formatter for every verb.
+func (r percent) Format(f fmt.State, _ rune) {
+	var buf [32]byte
+	out := strconv.AppendFloat(buf[:0], math.Round(float64(r)*1000)/10, 'g', -1, 64)
+	out = append(out, " %"...)
+	_, _ = f.Write(out)
 }

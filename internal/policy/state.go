@@ -33,11 +33,38 @@ type State struct {
 	atCapacity        int       // consecutive samples with in-flight at the fleet's capacity
 	atCapSince        time.Time // first sample of the current at-capacity streak
 	lastDiagAt        time.Time // the last sample the streaks counted
+
+	scratch []byte // reused for formatting reasons
 }
 
-// arrivalEstimator is λ ≈ Δ(visible + in-flight + delayed)/Δt + completions,
-// smoothed by an EWMA with α = 1 − exp(−Δt/τ). Its baseline is the last
-// sample it was updated from.
+// arrivalEstimator estimates the arrival rate λ from consecutive samples:
+//
+//	observation = Δ(visible + in-flight + delayed) / Δt + completions
+//
+// The total is taken over all three counts whatever the group's backlog
+// counting, because a message moving from visible to in flight (or from
+// delayed to visible) is not an arrival. Completions are
+// NumberOfMessagesDeleted when a fresh reading is present; otherwise Little's
+// law, the mean in-flight count over the interval (at most one message per
+// in-service slot when the fleet is known, since messages left in flight by
+// a dead worker complete nothing) times the per-slot rate Concurrency ÷
+// PerWorker. When the configured service time is a high percentile this
+// undercounts completions, but the offered load the sizing uses, λ × S, is
+// then the in-flight count itself, so the bias cancels where it matters.
+//
+// NumberOfMessagesSent, when fresh, is a direct measurement of arrivals, but
+// a one-minute aggregate that arrives a minute or more late; the observation
+// is the larger of the two, because underestimating arrivals breaks the
+// promise while overestimating costs a few workers for a while, and scale-in
+// is stabilised anyway. Sent alone gives the first estimate, before two
+// samples exist.
+//
+// Observations are clamped at 0 and non-finite ones skipped, then smoothed
+// by an EWMA with time constant τ = ArrivalSmoothing, α = 1 − exp(−Δt/τ), so
+// irregular sampling weighs each observation by the time it covers. The
+// first observation sets the estimate. Samples over different sets of
+// queues (a partial sample, then a complete one) are never subtracted: the
+// baseline restarts and the estimate is kept.
 type arrivalEstimator struct {
 	have bool // a baseline is stored
 	base counts

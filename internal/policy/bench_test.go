@@ -1,0 +1,65 @@
+package policy
+
+import (
+	"testing"
+	"time"
+
+	"github.com/queuechecker/queue-checker/internal/model"
+)
+
+// benchSettings is a typical group: 200 ms per message, 4 per worker, a 30 s
+// promise, a 90 s start delay.
+func benchSettings() Settings {
+	return Settings{Group: "g", ServiceTime: 200 * time.Millisecond, Concurrency: 4, Latency: 30 * time.Second,
+		Min: 1, Max: 200, StartDelay: 90 * time.Second, StaleAfter: 15 * time.Second}
+}
+
+// benchSample is a busy queue whose depth wobbles with i.
+func benchSample(i int, at time.Time) model.GroupSample {
+	v := int64(200 + (i*37)%400)
+	return model.GroupSample{Group: "g", At: at, Visible: v, InFlight: 60, Backlog: v + 60, Queues: 2, Answered: 2,
+		Deleted: &model.Reading{Value: 300, At: at.Add(-2 * time.Minute)}}
+}
+
+// BenchmarkDecide is one decision on a warmed state.
+func BenchmarkDecide(b *testing.B) {
+	s := benchSettings()
+	fleet := asg(20, 18, 2)
+	fleet.PendingSince = []time.Time{t0, t0}
+	var st State
+	now := t0
+	for i := range 100 {
+		now = now.Add(5 * time.Second)
+		Decide(s, benchSample(i, now), fleet, &st, now)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		now = now.Add(5 * time.Second)
+		d := Decide(s, benchSample(i, now), fleet, &st, now)
+		fleet.Desired = d.DesiredWorkers
+	}
+}
+
+// BenchmarkDecide10000Groups is one interval of 10,000 groups, each with its
+// own State: one op is 10,000 decisions.
+func BenchmarkDecide10000Groups(b *testing.B) {
+	const groups = 10_000
+	s := benchSettings()
+	states := make([]State, groups)
+	fleets := make([]model.Fleet, groups)
+	samples := make([]model.GroupSample, groups)
+	for g := range fleets {
+		fleets[g] = asg(10+g%50, 10+g%50, 0)
+	}
+	now := t0
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		now = now.Add(5 * time.Second)
+		for g := range groups {
+			samples[g] = benchSample(i+g, now)
+			d := Decide(s, samples[g], fleets[g], &states[g], now)
+			fleets[g].Desired, fleets[g].InService = d.DesiredWorkers, d.DesiredWorkers
+		}
+	}
+}
