@@ -14,6 +14,5 @@ func cmdRun(context.Context, []string, io.Writer, io.Writer) error      { return
 func cmdOnce(context.Context, []string, io.Writer, io.Writer) error     { return errNotBuilt }
 func cmdValidate(context.Context, []string, io.Writer, io.Writer) error { return errNotBuilt }
 func cmdPlan(context.Context, []string, io.Writer, io.Writer) error     { return errNotBuilt }
-func cmdSimulate(context.Context, []string, io.Writer, io.Writer) error { return errNotBuilt }
 func cmdDemo(context.Context, []string, io.Writer, io.Writer) error     { return errNotBuilt }
 func cmdHealth(context.Context, []string, io.Writer, io.Writer) error   { return errNotBuilt }

@@ -121,6 +121,12 @@ func (k *KEDA) decide(metric float64, f model.Fleet, now time.Time) int {
 	}
 	rec = min(max(rec, f.Min), f.Max)
 
+	// The HPA seeds a new target's recommendations with its current
+	// replica count, so the first scale-down waits out the window too.
+	if k.recs == nil {
+		k.recs = []recommendation{{now, current}}
+	}
+
 	// Stabilisation: a scale-down goes only as low as the highest
 	// recommendation within the window; scale-up has no window.
 	k.recs = append(k.recs, recommendation{now, rec})

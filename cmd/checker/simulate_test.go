@@ -1,0 +1,189 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+type simResult struct {
+	Policy         string  `json:"policy"`
+	SLOAttainment  float64 `json:"slo_attainment"`
+	MeanWait       float64 `json:"mean_wait_seconds"`
+	P50Wait        float64 `json:"p50_wait_seconds"`
+	P99Wait        float64 `json:"p99_wait_seconds"`
+	MaxWait        float64 `json:"max_wait_seconds"`
+	MaxOldestAge   float64 `json:"max_oldest_age_seconds"`
+	WorkerSeconds  float64 `json:"worker_seconds"`
+	ScalingActions int     `json:"scaling_actions"`
+	Messages       int64   `json:"messages"`
+}
+
+func runSimulate(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(context.Background(), append([]string{"simulate"}, args...), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func simJSON(t *testing.T, args ...string) []simResult {
+	t.Helper()
+	code, out, errOut := runSimulate(t, append(args, "--output", "json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var doc struct {
+		Results []simResult `json:"results"`
+	}
+	dec := json.NewDecoder(strings.NewReader(out))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatalf("decode %q: %v", out, err)
+	}
+	return doc.Results
+}
+
+func TestSimulateRejectsBadFlags(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	badCSV := filepath.Join(dir, "bad.csv")
+	if err := os.WriteFile(badCSV, []byte("t_seconds,arrivals_per_second\n0,5\n30,fast\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown scenario", []string{"--scenario", "weekly"}, "--scenario"},
+		{"missing CSV", []string{"--scenario", filepath.Join(dir, "none.csv")}, "--scenario"},
+		{"bad CSV row", []string{"--scenario", badCSV}, "bad.csv:3: arrivals_per_second"},
+		{"negative rate", []string{"--rate", "-3"}, "--rate"},
+		{"zero duration", []string{"--duration", "0s"}, "--duration"},
+		{"zero service time", []string{"--service-time", "0s"}, "--service-time"},
+		{"unknown distribution", []string{"--service-dist", "pareto"}, "--service-dist"},
+		{"lognormal without spread", []string{"--service-dist", "lognormal", "--service-cv", "0"}, "--service-cv"},
+		{"zero concurrency", []string{"--concurrency", "0"}, "--concurrency"},
+		{"negative start delay", []string{"--start-delay", "-1s"}, "--start-delay"},
+		{"interval longer than the run", []string{"--duration", "1m", "--interval", "2m"}, "--interval"},
+		{"zero latency target", []string{"--latency-target", "0s"}, "--latency-target"},
+		{"negative min", []string{"--min", "-1"}, "--min"},
+		{"max below min", []string{"--min", "5", "--max", "4"}, "--max"},
+		{"workers above max", []string{"--max", "10", "--workers", "11"}, "--workers"},
+		{"unknown policy", []string{"--policy", "hpa"}, "--policy"},
+		{"unknown output", []string{"--output", "yaml"}, "--output"},
+		{"chart without a known extension", []string{"--chart", filepath.Join(dir, "c.pdf"), "--duration", "1m"}, "--chart"},
+		{"not a duration", []string{"--duration", "soon"}, "-duration"},
+		{"stray argument", []string{"extra"}, "unexpected argument"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			code, _, errOut := runSimulate(t, tt.args...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2", code)
+			}
+			if !strings.Contains(errOut, tt.want) {
+				t.Errorf("stderr %q does not name %q", errOut, tt.want)
+			}
+		})
+	}
+}
+
+func TestSimulateJSONHasEveryPolicyOnTheSameTraffic(t *testing.T) {
+	t.Parallel()
+	res := simJSON(t, "--scenario", "spike", "--duration", "20m")
+	want := []string{"model", "backlog", "keda", "target-tracking", "step", "fixed", "oracle"}
+	if len(res) != len(want) {
+		t.Fatalf("%d results, want %d", len(res), len(want))
+	}
+	for i, r := range res {
+		if r.Policy != want[i] {
+			t.Errorf("result %d is %q, want %q", i, r.Policy, want[i])
+		}
+		// The same seed gives every policy the same arrivals: about
+		// 50 msg/s for 20 minutes plus a 2-minute ×10 spike (a tenth of
+		// the run), 50·1200 + 450·120 = 114,000.
+		if r.Messages != res[0].Messages || math.Abs(float64(r.Messages)-114000) > 5*math.Sqrt(114000) {
+			t.Errorf("%s: %d messages, want %d for every policy, about 114000", r.Policy, r.Messages, res[0].Messages)
+		}
+		if r.SLOAttainment < 0 || r.SLOAttainment > 1 || r.P50Wait > r.P99Wait || r.P99Wait > r.MaxWait+1e-9 || r.MeanWait > r.MaxWait {
+			t.Errorf("%s: inconsistent scores %+v", r.Policy, r)
+		}
+	}
+}
+
+// A fixed fleet of 5 on a CSV scenario costs exactly 5 workers × 10 minutes.
+func TestSimulateCSVScenarioWithAFixedFleet(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "traffic.csv")
+	if err := os.WriteFile(path, []byte("t_seconds,arrivals_per_second\n0,10\n300,20\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res := simJSON(t, "--scenario", path, "--policy", "fixed", "--workers", "5", "--min", "5", "--max", "5", "--duration", "10m")
+	if len(res) != 1 || res[0].Policy != "fixed" {
+		t.Fatalf("results %+v, want the fixed fleet only", res)
+	}
+	if r := res[0]; math.Abs(r.WorkerSeconds-3000) > 1e-6 || r.ScalingActions != 0 {
+		t.Errorf("worker seconds %v, actions %d; want 3000 and 0", r.WorkerSeconds, r.ScalingActions)
+	}
+	// 10 msg/s for 5 minutes then 20 for 5: 9,000 expected.
+	if m := float64(res[0].Messages); math.Abs(m-9000) > 5*math.Sqrt(9000) {
+		t.Errorf("messages %v, want about 9000", m)
+	}
+}
+
+func TestSimulateTable(t *testing.T) {
+	t.Parallel()
+	code, out, errOut := runSimulate(t, "--duration", "10m")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	// The default fleet for 50 msg/s at 200 ms: 80 % utilisation needs
+	// 10/0.8 = 12.5, so 13 workers (the Erlang C wait floor for 10 s is 11).
+	if !strings.Contains(out, "starting at 13;") {
+		t.Errorf("header does not show the 13-worker default fleet:\n%s", out)
+	}
+	for _, p := range []string{"model", "backlog", "keda", "target-tracking", "step", "fixed", "oracle", "× oracle"} {
+		if !strings.Contains(out, p) {
+			t.Errorf("table lacks %q:\n%s", p, out)
+		}
+	}
+	if errOut != "" {
+		t.Errorf("stderr %q, want nothing (no terminal, no bar)", errOut)
+	}
+}
+
+func TestSimulateChart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tests := []struct {
+		file  string
+		magic string
+	}{
+		{"chart.svg", "<svg"},
+		{"chart.PNG", "\x89PNG"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(dir, tt.file)
+			code, _, errOut := runSimulate(t, "--scenario", "bursty", "--duration", "15m", "--policy", "keda", "--chart", path)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Contains(b[:min(len(b), 512)], []byte(tt.magic)) {
+				t.Errorf("%s does not start like a %s file", tt.file, tt.magic)
+			}
+		})
+	}
+}
