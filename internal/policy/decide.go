@@ -36,6 +36,13 @@ const (
 	// 0.5 % of the load, far below any utilisation ceiling's margin, so the
 	// utilisation floor decides and the wait floor is not computed.
 	maxWaitServers = 1_000_000
+	// quietMessages: an arrival estimate that expects fewer messages than
+	// this over one smoothing time constant reads as 0. The EWMA of a queue
+	// that has gone quiet decays towards 0 without reaching it, and any
+	// positive rate asks for one worker, so without this a group with Min 0
+	// would never scale to zero. A message that does arrive is still seen in
+	// the backlog, and the latency floor starts a worker for it.
+	quietMessages = 0.5
 	// maxRecommended bounds every count the sizing produces.
 	maxRecommended = math.MaxInt32
 )
@@ -270,6 +277,9 @@ func (c *call) observe() {
 	})
 	if st.est.known && !math.IsNaN(st.est.rate) && !math.IsInf(st.est.rate, 0) {
 		c.lambda, c.lambdaKnown = math.Max(st.est.rate, 0), true
+		if c.lambda*s.ArrivalSmoothing.Seconds() < quietMessages {
+			c.lambda = 0
+		}
 		c.lambdaEff = capacity.EffectiveArrival(c.lambda, s.BurstReserve)
 		if math.IsInf(c.lambdaEff, 0) {
 			c.lambdaEff = math.MaxFloat64

@@ -468,3 +468,26 @@ func TestCannotSizeHolds(t *testing.T) {
 		})
 	}
 }
+
+// A queue that goes quiet lets a Min 0 group scale to zero once the arrival
+// estimate has decayed and the window has passed; a message arriving later
+// starts a worker again.
+func TestScaleToZero(t *testing.T) {
+	t.Parallel()
+	s := base()
+	s.Min = 0
+	h := newHarness(t, s, asg(3, 3, 0))
+	h.step(0, q(0, 3))
+	h.step(tick, q(0, 3)) // λ = 3
+	var d model.Decision
+	for i := 0; i < 200; i++ { // 1,000 s of silence
+		d = h.step(tick, q(0, 0))
+	}
+	if d.DesiredWorkers != 0 || *d.ArrivalRate != 0 || d.Diagnosis != model.DiagIdle {
+		t.Fatalf("after silence: desired %d arrival %v diagnosis %q; reasons %q", d.DesiredWorkers, *d.ArrivalRate, d.Diagnosis, d.Reasons)
+	}
+	d = h.step(tick, q(1, 0))
+	if d.DesiredWorkers != 1 {
+		t.Fatalf("a message arrives: desired %d, want 1; reasons %q", d.DesiredWorkers, d.Reasons)
+	}
+}
