@@ -156,7 +156,7 @@ func checkpoints(m *model, p *Plan) []Checkpoint {
 	}
 	cs = append(cs, Checkpoint{
 		Checkpoint: "drain",
-		Signal:     fmt.Sprintf("current %d workers: %s", cur.Workers, drainNote(in.Backlog, cur, in.DrainTarget)),
+		Signal:     fmt.Sprintf("current %d workers — %s", cur.Workers, drainNote(in.Backlog, cur, in.DrainTarget)),
 		Action:     drainAction,
 		Note:       "capacity to recover from a backlog is separate from steady-state capacity, and the larger one",
 	})
