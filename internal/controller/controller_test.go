@@ -1,0 +1,347 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"go.uber.org/goleak"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/queuechecker/queue-checker/internal/model"
+	"github.com/queuechecker/queue-checker/internal/policy"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// fakeObserver returns what its function says.
+type fakeObserver struct {
+	observe func(now time.Time) ([]model.Observation, error)
+	calls   atomic.Int32
+}
+
+func (f *fakeObserver) Observe(_ context.Context, now time.Time) ([]model.Observation, error) {
+	f.calls.Add(1)
+	return f.observe(now)
+}
+
+// fakeActuator records decisions and fails for the groups in fail.
+type fakeActuator struct {
+	mu      sync.Mutex
+	applied []model.Decision
+	fail    map[string]error
+}
+
+func (f *fakeActuator) Apply(_ context.Context, d model.Decision, fl model.Fleet) (model.Action, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.fail[d.Group]; err != nil {
+		return model.Action{}, err
+	}
+	f.applied = append(f.applied, d)
+	return model.Action{Group: d.Group, Scaled: d.DesiredWorkers != fl.Desired, From: fl.Desired, To: d.DesiredWorkers}, nil
+}
+
+func settings(name string) policy.Settings {
+	return policy.Settings{
+		Group: name, ServiceTime: 200 * time.Millisecond, Concurrency: 1, Latency: 10 * time.Second,
+		Min: 1, Max: 50, StaleAfter: 15 * time.Second,
+	}.WithDefaults()
+}
+
+func observation(group string, at time.Time, visible int64, desired int) model.Observation {
+	return model.Observation{
+		Sample: model.GroupSample{Group: group, At: at, Visible: visible, Backlog: visible, Queues: 1, Answered: 1},
+		Fleet:  model.Fleet{Kind: "autoscaling", Name: group, Known: true, Desired: desired, Min: 0, Max: 100, InService: desired},
+	}
+}
+
+var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+func TestRunOnceDecidesEveryGroupAndActs(t *testing.T) {
+	obs := &fakeObserver{observe: func(now time.Time) ([]model.Observation, error) {
+		return []model.Observation{observation("a", now, 1500, 10), observation("b", now, 0, 2)}, nil
+	}}
+	act := &fakeActuator{}
+	c, err := New(Options{Groups: []policy.Settings{settings("a"), settings("b")}, Observer: obs, Actuator: act, Logger: zaptest.NewLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := c.RunOnce(context.Background(), t0)
+	if err != nil {
+		t.Fatalf("RunOnce: %v", err)
+	}
+	if len(ds) != 2 || ds[0].Group != "a" || ds[1].Group != "b" {
+		t.Fatalf("decisions = %+v, want groups a then b", ds)
+	}
+	if ds[0].Backlog != 1500 || ds[0].CurrentWorkers != 10 {
+		t.Errorf("group a: backlog %d current %d, want 1500 and 10", ds[0].Backlog, ds[0].CurrentWorkers)
+	}
+	if !ds[0].At.Equal(t0) {
+		t.Errorf("decision time %v, want %v", ds[0].At, t0)
+	}
+	if len(act.applied) != 2 {
+		t.Fatalf("actuator got %d decisions, want 2", len(act.applied))
+	}
+	if err := c.Healthy(t0, time.Minute); err != nil {
+		t.Errorf("Healthy after a good cycle: %v", err)
+	}
+	views := c.Groups()
+	if views[0].Decision == nil || views[0].Decision.Backlog != 1500 || len(views[0].History) != 1 {
+		t.Errorf("view of a = %+v", views[0])
+	}
+}
+
+func TestObserverFailureKeepsLastDecisionAndTurnsUnhealthy(t *testing.T) {
+	fail := false
+	obs := &fakeObserver{observe: func(now time.Time) ([]model.Observation, error) {
+		if fail {
+			return nil, errors.New("credentials expired")
+		}
+		return []model.Observation{observation("a", now, 100, 3)}, nil
+	}}
+	act := &fakeActuator{}
+	c, err := New(Options{Groups: []policy.Settings{settings("a")}, Observer: obs, Actuator: act})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.RunOnce(context.Background(), t0); err != nil {
+		t.Fatal(err)
+	}
+	fail = true
+	for i := 1; i <= 4; i++ {
+		ds, err := c.RunOnce(context.Background(), t0.Add(time.Duration(i)*5*time.Second))
+		if err == nil || ds != nil {
+			t.Fatalf("cycle %d: decisions %v, err %v; want none and an error", i, ds, err)
+		}
+	}
+	if len(act.applied) != 1 {
+		t.Errorf("actuator called %d times, want only the first good cycle", len(act.applied))
+	}
+	if got := c.Groups()[0].Decision; got == nil || !got.At.Equal(t0) {
+		t.Errorf("last decision = %+v, want the one from the good cycle", got)
+	}
+	if err := c.Healthy(t0.Add(10*time.Second), 15*time.Second); err != nil {
+		t.Errorf("10 s after the last good cycle, limit 15 s: %v", err)
+	}
+	err = c.Healthy(t0.Add(20*time.Second), 15*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "credentials expired") {
+		t.Errorf("20 s after the last good cycle: err = %v, want unhealthy naming the cause", err)
+	}
+}
+
+func TestAllGroupsMissingIsNotAGoodCycle(t *testing.T) {
+	obs := &fakeObserver{observe: func(now time.Time) ([]model.Observation, error) {
+		o := observation("a", now, 0, 3)
+		o.Sample.Answered = 0
+		o.Sample.Failures = []model.QueueFailure{{Queue: "q", Class: model.ErrClassTimeout}}
+		return []model.Observation{o}, nil
+	}}
+	c, err := New(Options{Groups: []policy.Settings{settings("a")}, Observer: obs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := c.RunOnce(context.Background(), t0)
+	if err != nil || len(ds) != 1 {
+		t.Fatalf("RunOnce = %v, %v", ds, err)
+	}
+	if !ds[0].Held {
+		t.Errorf("decision on missing data not held: %+v", ds[0])
+	}
+	if !c.LastGood().IsZero() {
+		t.Errorf("LastGood = %v after a cycle with no data, want zero", c.LastGood())
+	}
+	if err := c.Healthy(t0.Add(time.Minute), 15*time.Second); err == nil {
+		t.Error("healthy a minute into a run that never saw data")
+	}
+}
+
+func TestActionErrorOfOneGroupDoesNotStopOthers(t *testing.T) {
+	obs := &fakeObserver{observe: func(now time.Time) ([]model.Observation, error) {
+		return []model.Observation{observation("a", now, 100, 3), observation("b", now, 100, 3)}, nil
+	}}
+	act := &fakeActuator{fail: map[string]error{"a": errors.New("AccessDenied")}}
+	reg := prometheus.NewRegistry()
+	c, err := New(Options{Groups: []policy.Settings{settings("a"), settings("b")}, Observer: obs, Actuator: act, Registerer: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := c.RunOnce(context.Background(), t0)
+	if err == nil || !strings.Contains(err.Error(), "group a") || !strings.Contains(err.Error(), "AccessDenied") {
+		t.Fatalf("err = %v, want group a's failure", err)
+	}
+	if len(ds) != 2 {
+		t.Fatalf("%d decisions, want 2", len(ds))
+	}
+	if len(act.applied) != 1 || act.applied[0].Group != "b" {
+		t.Errorf("applied = %+v, want only b", act.applied)
+	}
+	if got := testutil.ToFloat64(c.metrics.actionErrors.WithLabelValues("a")); got != 1 {
+		t.Errorf("checker_action_errors_total{group=a} = %v, want 1", got)
+	}
+	if v := c.Groups()[0]; !strings.Contains(v.ActionError, "AccessDenied") {
+		t.Errorf("view of a: ActionError %q", v.ActionError)
+	}
+	if c.LastGood().IsZero() {
+		t.Error("a cycle with data and one failed action should still be good: the data was learned")
+	}
+}
+
+func TestMetricsDescribeTheDecision(t *testing.T) {
+	obs := &fakeObserver{observe: func(now time.Time) ([]model.Observation, error) {
+		return []model.Observation{observation("thumbs", now, 1500, 10)}, nil
+	}}
+	reg := prometheus.NewRegistry()
+	c, err := New(Options{Groups: []policy.Settings{settings("thumbs")}, Observer: obs, Registerer: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := c.RunOnce(context.Background(), t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := ds[0]
+	// Target backlog per worker: 10 s / 0.2 s x 1 = 50 messages; 1,500 over 10 workers is 150.
+	want := `
+# HELP checker_group_backlog_messages Messages the group sizes against: visible, plus in-flight and delayed as configured.
+# TYPE checker_group_backlog_messages gauge
+checker_group_backlog_messages{group="thumbs"} 1500
+# HELP checker_group_backlog_per_worker Backlog divided by the current workers.
+# TYPE checker_group_backlog_per_worker gauge
+checker_group_backlog_per_worker{group="thumbs"} 150
+# HELP checker_group_target_backlog_per_worker Acceptable backlog per worker: latency / service time x concurrency.
+# TYPE checker_group_target_backlog_per_worker gauge
+checker_group_target_backlog_per_worker{group="thumbs"} 50
+# HELP checker_group_backlog_per_worker_ratio Backlog per worker divided by its target; 1 is on target.
+# TYPE checker_group_backlog_per_worker_ratio gauge
+checker_group_backlog_per_worker_ratio{group="thumbs"} 3
+# HELP checker_group_latency_target_seconds The latency promise: how long a message may wait.
+# TYPE checker_group_latency_target_seconds gauge
+checker_group_latency_target_seconds{group="thumbs"} 10
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
+		"checker_group_backlog_messages", "checker_group_backlog_per_worker",
+		"checker_group_target_backlog_per_worker", "checker_group_backlog_per_worker_ratio",
+		"checker_group_latency_target_seconds"); err != nil {
+		t.Error(err)
+	}
+	if got := testutil.ToFloat64(c.metrics.workers.WithLabelValues("thumbs", "desired")); got != float64(d.DesiredWorkers) {
+		t.Errorf("workers{kind=desired} = %v, want %d", got, d.DesiredWorkers)
+	}
+	if got := testutil.ToFloat64(c.metrics.diagnosis.WithLabelValues("thumbs", d.Diagnosis)); got != 1 {
+		t.Errorf("diagnosis{state=%s} = %v, want 1", d.Diagnosis, got)
+	}
+	if n := testutil.CollectAndCount(c.metrics.diagnosis); n != len(model.Diagnoses) {
+		t.Errorf("%d diagnosis series, want one per state (%d)", n, len(model.Diagnoses))
+	}
+}
+
+func TestReloadKeepsStateOfGroupsThatStay(t *testing.T) {
+	obs := &fakeObserver{observe: func(now time.Time) ([]model.Observation, error) {
+		return []model.Observation{observation("a", now, 10, 1), observation("b", now, 10, 1)}, nil
+	}}
+	reg := prometheus.NewRegistry()
+	c, err := New(Options{Groups: []policy.Settings{settings("a"), settings("b")}, Observer: obs, Registerer: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := c.RunOnce(context.Background(), t0.Add(time.Duration(i)*5*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Reload([]policy.Settings{settings("a")}, obs, nil); err != nil {
+		t.Fatal(err)
+	}
+	views := c.Groups()
+	if len(views) != 1 || views[0].Settings.Group != "a" || len(views[0].History) != 3 {
+		t.Fatalf("after reload: %d groups, history %d; want a alone with its 3 points", len(views), len(views[0].History))
+	}
+	if n := testutil.CollectAndCount(c.metrics.backlog); n != 1 {
+		t.Errorf("%d backlog series after b was removed, want 1", n)
+	}
+	if err := c.Reload([]policy.Settings{settings("a"), settings("a")}, obs, nil); err == nil {
+		t.Error("Reload accepted a group listed twice")
+	}
+}
+
+func TestHistoryKeepsTheWindowAndAtMostMaxPoints(t *testing.T) {
+	t.Parallel()
+	var r ring
+	for i := range maxPoints + 100 {
+		r.add(Point{At: t0.Add(time.Duration(i) * time.Second), Backlog: int64(i)})
+	}
+	all := r.since(10 * time.Hour)
+	if len(all) != maxPoints || all[0].Backlog != 100 || all[len(all)-1].Backlog != maxPoints+99 {
+		t.Fatalf("ring holds %d points from %d to %d; want %d from 100", len(all), all[0].Backlog, all[len(all)-1].Backlog, maxPoints)
+	}
+	last := r.since(time.Minute)
+	if len(last) != 61 {
+		t.Errorf("a one-minute window at 1 s holds %d points, want 61 (both ends)", len(last))
+	}
+	var empty ring
+	if got := empty.since(time.Hour); len(got) != 0 {
+		t.Errorf("empty ring gave %d points", len(got))
+	}
+}
+
+func TestRunCyclesAtOnceAndStopsOnCancel(t *testing.T) {
+	obs := &fakeObserver{observe: func(now time.Time) ([]model.Observation, error) {
+		return []model.Observation{observation("a", now, 10, 1)}, nil
+	}}
+	c, err := New(Options{Groups: []policy.Settings{settings("a")}, Observer: obs, Logger: zaptest.NewLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx, RunOptions{Interval: time.Hour}) }()
+	// The first cycle runs at once, long before the first tick of an hour.
+	deadline := time.After(10 * time.Second)
+	for obs.calls.Load() == 0 {
+		select {
+		case <-deadline:
+			t.Fatal("no cycle within 10 s of Run starting")
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run returned %v, want nil on cancel", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after cancel")
+	}
+	if n := obs.calls.Load(); n != 1 {
+		t.Errorf("%d cycles, want 1 (the next tick is an hour away)", n)
+	}
+}
+
+func TestNewRejectsBadOptions(t *testing.T) {
+	t.Parallel()
+	obs := &fakeObserver{observe: func(time.Time) ([]model.Observation, error) { return nil, nil }}
+	tests := []struct {
+		name string
+		o    Options
+	}{
+		{"no observer", Options{Groups: []policy.Settings{settings("a")}}},
+		{"unnamed group", Options{Groups: []policy.Settings{{}}, Observer: obs}},
+		{"duplicate group", Options{Groups: []policy.Settings{settings("a"), settings("a")}, Observer: obs}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if _, err := New(tt.o); err == nil {
+				t.Error("New accepted it")
+			}
+		})
+	}
+}
