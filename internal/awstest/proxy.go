@@ -63,6 +63,9 @@ type Fault struct {
 	Delay time.Duration
 	// Code replaces the error code of FaultThrottle and FaultServerError.
 	Code string
+	// Body replaces the answer of FaultMalformed: for example well-formed
+	// JSON that lacks a field the caller needs.
+	Body string
 	// Times bounds how many requests the fault affects; 0 means every
 	// matching request until the fault is removed.
 	Times int
@@ -330,7 +333,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case FaultServerError:
 		writeError(w, req, http.StatusInternalServerError, f.Code, "injected internal failure", false)
 	case FaultMalformed:
-		writeMalformed(w, req)
+		writeMalformed(w, req, f.Body)
 	case FaultReset:
 		hj, ok := w.(http.Hijacker)
 		if !ok {
@@ -384,8 +387,18 @@ func writeError(w http.ResponseWriter, req *Request, status int, code, message s
 	}
 }
 
-// writeMalformed answers 200 with a body cut off in the middle.
-func writeMalformed(w http.ResponseWriter, req *Request) {
+// writeMalformed answers 200 with body, or with a body cut off in the
+// middle.
+func writeMalformed(w http.ResponseWriter, req *Request, body string) {
+	if body != "" {
+		w.Header().Set("Content-Type", jsonContentType(req))
+		if req.Protocol() != "json" {
+			w.Header().Set("Content-Type", "text/xml")
+		}
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, body)
+		return
+	}
 	switch req.Protocol() {
 	case "json":
 		w.Header().Set("Content-Type", jsonContentType(req))

@@ -172,6 +172,16 @@ func TestProxyFaults(t *testing.T) {
 			}},
 		},
 		{
+			name:        "malformed with a chosen body",
+			fault:       Fault{Kind: FaultMalformed, Body: `{"Attributes":{}}`},
+			contentType: "application/x-amz-json-1.0", target: "AmazonSQS.GetQueueAttributes", body: `{}`,
+			checks: []check{wantStatus(200), header("Content-Type", "application/x-amz-json-1.0"), func(t *testing.T, c call) {
+				if c.body != `{"Attributes":{}}` {
+					t.Fatalf("body %q, want the chosen one", c.body)
+				}
+			}},
+		},
+		{
 			name:        "malformed xml",
 			fault:       Fault{Kind: FaultMalformed},
 			contentType: "application/x-www-form-urlencoded", body: "Action=DescribeAutoScalingGroups",

@@ -1,0 +1,252 @@
+package poller
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
+	"github.com/aws/aws-sdk-go-v2/service/ecs"
+	ecstypes "github.com/aws/aws-sdk-go-v2/service/ecs/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/goleak"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/queuechecker/queue-checker/internal/awsclient"
+	"github.com/queuechecker/queue-checker/internal/awstest"
+	"github.com/queuechecker/queue-checker/internal/config"
+	"github.com/queuechecker/queue-checker/internal/controller"
+)
+
+var _ controller.Observer = (*Poller)(nil)
+
+func TestMain(m *testing.M) {
+	code := awstest.Main(m)
+	// The fuzzing engine's own goroutines outlive the tests.
+	fuzzing := flag.Lookup("test.fuzz") != nil && flag.Lookup("test.fuzz").Value.String() != ""
+	if code == 0 && !fuzzing {
+		// Idle keep-alive connections of the SDK's HTTP client are the
+		// transport's, not ours.
+		if err := goleak.Find(
+			goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
+			goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
+		); err != nil {
+			fmt.Fprintln(os.Stderr, "goroutines left behind:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+const (
+	east  = "us-east-1"
+	west  = "eu-west-1"
+	south = "ap-southeast-2"
+)
+
+var uniq atomic.Int64
+
+var unsafeChars = regexp.MustCompile(`[^a-zA-Z0-9-]+`)
+
+// uniqueName makes a resource name no other test of the binary uses.
+func uniqueName(t testing.TB, what string) string {
+	base := unsafeChars.ReplaceAllString(t.Name(), "-")
+	if len(base) > 40 {
+		base = base[len(base)-40:]
+	}
+	return strings.Trim(fmt.Sprintf("%s-%s-%d", strings.Trim(base, "-"), what, uniq.Add(1)), "-")
+}
+
+var (
+	warmOnce sync.Once
+	warmErr  error
+)
+
+// direct is a factory that talks to moto without the proxy, for setting
+// up resources. The first call also warms moto up: it builds each
+// service's backend for a region on first use, which takes seconds (Auto
+// Scaling's most) and holds up every other request meanwhile, so the tests
+// do that once before any of them sets a deadline.
+func direct(t testing.TB) *awsclient.Factory {
+	t.Helper()
+	m := awstest.Shared(t)
+	f, err := awsclient.New(context.Background(), awsclient.Options{
+		Region: east, EndpointURL: m.URL, CloudWatchProtocol: awsclient.ProtocolJSON,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	warmOnce.Do(func() {
+		ctx := context.Background()
+		for _, r := range []string{east, west, south} {
+			if _, err := f.SQS(r).ListQueues(ctx, &sqs.ListQueuesInput{}); err != nil {
+				warmErr = err
+			}
+			if _, err := f.AutoScaling(r).DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{}); err != nil {
+				warmErr = err
+			}
+			if _, err := f.ECS(r).ListClusters(ctx, &ecs.ListClustersInput{}); err != nil {
+				warmErr = err
+			}
+			if _, err := f.CloudWatch(r).ListMetrics(ctx, &cloudwatch.ListMetricsInput{}); err != nil {
+				warmErr = err
+			}
+		}
+	})
+	if warmErr != nil {
+		t.Fatalf("warm moto up: %v", warmErr)
+	}
+	return f
+}
+
+// factory is the poller's factory, pointed at endpoint, with one attempt
+// per call so injected faults show as they are.
+func factory(t testing.TB, endpoint string, reg prometheus.Registerer) *awsclient.Factory {
+	t.Helper()
+	f, err := awsclient.New(context.Background(), awsclient.Options{
+		Region: east, EndpointURL: endpoint, CloudWatchProtocol: awsclient.ProtocolJSON,
+		MaxAttempts: 1, Registerer: reg,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// queueSpec is the content a test queue is given.
+type queueSpec struct {
+	region                     string
+	visible, inFlight, delayed int
+}
+
+// makeQueue creates a queue in moto holding exactly the given numbers of
+// visible, in-flight (received, not deleted, hidden for an hour) and
+// delayed (15 minutes) messages, and returns its configuration.
+func makeQueue(t testing.TB, f *awsclient.Factory, spec queueSpec) config.Queue {
+	t.Helper()
+	ctx := context.Background()
+	c := f.SQS(spec.region)
+	out, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(uniqueName(t, "q"))})
+	if err != nil {
+		t.Fatalf("create queue: %v", err)
+	}
+	url := out.QueueUrl
+	send := func(n int, delay int32) {
+		for i := range n {
+			if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: url, MessageBody: aws.String(fmt.Sprint(i)), DelaySeconds: delay}); err != nil {
+				t.Fatalf("send message: %v", err)
+			}
+		}
+	}
+	send(spec.inFlight, 0)
+	for got := 0; got < spec.inFlight; {
+		r, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: url,
+			MaxNumberOfMessages: int32(min(10, spec.inFlight-got)), VisibilityTimeout: 3600})
+		if err != nil {
+			t.Fatalf("receive message: %v", err)
+		}
+		got += len(r.Messages)
+	}
+	send(spec.visible, 0)
+	send(spec.delayed, 900)
+	return config.Queue{URL: aws.ToString(url), Region: spec.region}
+}
+
+// makeASG creates an Auto Scaling group (and its launch configuration).
+func makeASG(t testing.TB, f *awsclient.Factory, region string, minSize, maxSize, desired int32) string {
+	t.Helper()
+	ctx := context.Background()
+	c := f.AutoScaling(region)
+	name := uniqueName(t, "asg")
+	if _, err := c.CreateLaunchConfiguration(ctx, &autoscaling.CreateLaunchConfigurationInput{
+		LaunchConfigurationName: aws.String(name + "-lc"), ImageId: aws.String("ami-12c6146b"), InstanceType: aws.String("t2.micro"),
+	}); err != nil {
+		t.Fatalf("create launch configuration: %v", err)
+	}
+	if _, err := c.CreateAutoScalingGroup(ctx, &autoscaling.CreateAutoScalingGroupInput{
+		AutoScalingGroupName: aws.String(name), LaunchConfigurationName: aws.String(name + "-lc"),
+		MinSize: aws.Int32(minSize), MaxSize: aws.Int32(maxSize), DesiredCapacity: aws.Int32(desired),
+		AvailabilityZones: []string{region + "a"},
+	}); err != nil {
+		t.Fatalf("create auto scaling group: %v", err)
+	}
+	return name
+}
+
+// makeService creates an ECS cluster, task definition and service.
+func makeService(t testing.TB, f *awsclient.Factory, region string, desired int32) (cluster, service string) {
+	t.Helper()
+	ctx := context.Background()
+	c := f.ECS(region)
+	cluster, service = uniqueName(t, "cluster"), uniqueName(t, "svc")
+	if _, err := c.CreateCluster(ctx, &ecs.CreateClusterInput{ClusterName: aws.String(cluster)}); err != nil {
+		t.Fatalf("create cluster: %v", err)
+	}
+	td, err := c.RegisterTaskDefinition(ctx, &ecs.RegisterTaskDefinitionInput{
+		Family: aws.String(service),
+		ContainerDefinitions: []ecstypes.ContainerDefinition{{
+			Name: aws.String("worker"), Image: aws.String("worker:latest"), Memory: aws.Int32(128),
+		}},
+	})
+	if err != nil {
+		t.Fatalf("register task definition: %v", err)
+	}
+	if _, err := c.CreateService(ctx, &ecs.CreateServiceInput{
+		Cluster: aws.String(cluster), ServiceName: aws.String(service),
+		TaskDefinition: td.TaskDefinition.TaskDefinitionArn, DesiredCount: aws.Int32(desired),
+	}); err != nil {
+		t.Fatalf("create service: %v", err)
+	}
+	return cluster, service
+}
+
+// putSQSMetric puts one datapoint into the AWS/SQS namespace for a queue.
+func putSQSMetric(t testing.TB, f *awsclient.Factory, region, queueName, metric string, at time.Time, value float64) {
+	t.Helper()
+	_, err := f.CloudWatch(region).PutMetricData(context.Background(), &cloudwatch.PutMetricDataInput{
+		Namespace: aws.String("AWS/SQS"),
+		MetricData: []cwtypes.MetricDatum{{
+			MetricName: aws.String(metric),
+			Dimensions: []cwtypes.Dimension{{Name: aws.String("QueueName"), Value: aws.String(queueName)}},
+			Timestamp:  aws.Time(at),
+			Value:      aws.Float64(value),
+		}},
+	})
+	if err != nil {
+		t.Fatalf("put metric data: %v", err)
+	}
+}
+
+// baseConfig is a configuration with the given groups, as the config
+// package would default it.
+func baseConfig(groups ...config.Group) config.Config {
+	return config.Config{
+		Interval: 30 * time.Second,
+		// Generous: moto is slow on a busy machine, and only the fault
+		// tests are about deadlines.
+		AWS:    config.AWS{Region: east, CloudWatchProtocol: awsclient.ProtocolJSON, CallTimeout: 20 * time.Second, ConcurrencyPerRegion: 4},
+		Groups: groups,
+	}
+}
+
+func newTestPoller(t testing.TB, cfg config.Config, f *awsclient.Factory, reg prometheus.Registerer) *Poller {
+	t.Helper()
+	p, err := New(cfg, f, reg, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return p
+}
+
+func queueName(q config.Queue) string { return q.URL[strings.LastIndex(q.URL, "/")+1:] }
