@@ -260,7 +260,7 @@ func (c *Controller) record(g policy.Settings, st *groupState, o model.Observati
 func (c *Controller) logDecision(group string, prev *model.Decision, d model.Decision) {
 	log := c.log.With(zap.String("group", group))
 	if prev == nil || prev.DesiredWorkers != d.DesiredWorkers {
-		from := 0
+		from := d.CurrentWorkers
 		if prev != nil {
 			from = prev.DesiredWorkers
 		}
@@ -276,8 +276,27 @@ func (c *Controller) logDecision(group string, prev *model.Decision, d model.Dec
 			zap.Int("desired", d.DesiredWorkers), zap.Strings("reasons", d.Reasons))
 	}
 	if prev != nil && prev.Diagnosis != d.Diagnosis {
-		log.Warn("diagnosis changed", zap.String("from", prev.Diagnosis), zap.String("to", d.Diagnosis))
+		// Trouble is a warning; leaving it is news; moving between the calm
+		// states (idle, healthy, draining) is detail.
+		fields := []zap.Field{zap.String("from", prev.Diagnosis), zap.String("to", d.Diagnosis)}
+		switch {
+		case troubled(d.Diagnosis):
+			log.Warn("diagnosis changed", fields...)
+		case troubled(prev.Diagnosis):
+			log.Info("diagnosis changed", fields...)
+		default:
+			log.Debug("diagnosis changed", fields...)
+		}
 	}
+}
+
+// troubled reports a diagnosis that needs someone's attention.
+func troubled(diagnosis string) bool {
+	switch diagnosis {
+	case model.DiagUnderProvisioned, model.DiagNotConsuming, model.DiagStuck, model.DiagCapped, model.DiagUnknown:
+		return true
+	}
+	return false
 }
 
 func (c *Controller) finishCycle(now, start time.Time, good bool, err error) {
