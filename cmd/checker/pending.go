@@ -13,5 +13,4 @@ var errNotBuilt = errors.New("this command is not built yet")
 func cmdRun(context.Context, []string, io.Writer, io.Writer) error      { return errNotBuilt }
 func cmdOnce(context.Context, []string, io.Writer, io.Writer) error     { return errNotBuilt }
 func cmdValidate(context.Context, []string, io.Writer, io.Writer) error { return errNotBuilt }
-func cmdDemo(context.Context, []string, io.Writer, io.Writer) error     { return errNotBuilt }
 func cmdHealth(context.Context, []string, io.Writer, io.Writer) error   { return errNotBuilt }

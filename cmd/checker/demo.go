@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/queuechecker/queue-checker/internal/config"
+	"github.com/queuechecker/queue-checker/internal/controller"
+	"github.com/queuechecker/queue-checker/internal/model"
+	"github.com/queuechecker/queue-checker/internal/policy"
+	"github.com/queuechecker/queue-checker/internal/sim"
+	"github.com/queuechecker/queue-checker/internal/web"
+)
+
+// demoGroup is one simulated worker group of the demo.
+type demoGroup struct {
+	name        string
+	scenario    string
+	period      time.Duration // the scenario repeats with this period
+	rate        float64       // base arrivals, msg/s
+	service     sim.Service
+	concurrency int
+	startDelay  time.Duration
+	latency     time.Duration
+	min, max    int
+	cap         int
+	workers     int
+}
+
+// demoGroups are chosen to show the checker at work within minutes: a daily
+// curve compressed into 30 minutes, and short bursts against a downstream
+// cap that the target sometimes exceeds.
+var demoGroups = []demoGroup{
+	{name: "thumbnails", scenario: sim.ScenarioDiurnal, period: 30 * time.Minute, rate: 40,
+		service:     sim.Service{Dist: sim.DistLognormal, Mean: 200 * time.Millisecond, CV: 1.5},
+		concurrency: 1, startDelay: 45 * time.Second, latency: 10 * time.Second, min: 2, max: 60, workers: 4},
+	{name: "emails", scenario: sim.ScenarioBursty, rate: 12,
+		service:     sim.Service{Dist: sim.DistExponential, Mean: 800 * time.Millisecond},
+		concurrency: 4, startDelay: 30 * time.Second, latency: 20 * time.Second, min: 1, max: 30, cap: 6, workers: 2},
+}
+
+func cmdDemo(ctx context.Context, args []string, _, stderr io.Writer) error {
+	fs := newFlags("demo", stderr)
+	listen := fs.String("listen", "127.0.0.1:9102", "address of /, /plan, /metrics, /healthz and /readyz")
+	speed := fs.Float64("speed", 1, "simulated seconds per wall-clock second (1 = real time)")
+	interval := fs.Duration("interval", 5*time.Second, "sampling interval, in simulated time")
+	forDur := fs.Duration("for", 0, "stop after this long (wall clock); 0 runs until SIGINT or SIGTERM")
+	seed := fs.Uint64("seed", 1, "random seed of the simulated traffic")
+	logFormat := fs.String("log-format", "json", "log format: json or console")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case !(*speed > 0) || *speed > 1000:
+		return usageErr("--speed must be in (0, 1000], not %v", *speed)
+	case *interval < time.Second:
+		return usageErr("--interval must be at least 1s, not %v", *interval)
+	case *forDur < 0:
+		return usageErr("--for must be >= 0, not %v", *forDur)
+	case *logFormat != "json" && *logFormat != "console":
+		return usageErr("--log-format must be json or console, not %q", *logFormat)
+	}
+	log, err := newLogger(config.Log{Level: "info", Format: *logFormat}, stderr)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = log.Sync() }()
+
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if *forDur > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *forDur)
+		defer cancel()
+	}
+
+	start := time.Now()
+	clock := func() time.Time {
+		return start.Add(time.Duration(float64(time.Since(start)) * *speed))
+	}
+	worlds, settings, err := newDemoWorlds(start, *interval, *seed)
+	if err != nil {
+		return err
+	}
+	base, err := newBaseRegistry()
+	if err != nil {
+		return err
+	}
+	ctrl, err := controller.New(controller.Options{
+		Groups: settings, Observer: worlds, Actuator: worlds, Logger: log.Named("controller"), Registerer: base,
+	})
+	if err != nil {
+		return err
+	}
+	handler := web.Handler(web.Options{Controller: ctrl, Gatherer: base, Interval: *interval, Now: clock})
+	log.Info("demo starting: simulated queues and fleets, no AWS", zap.Float64("speed", *speed),
+		zap.Duration("interval", *interval), zap.Int("groups", len(settings)))
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		return ctrl.Run(gctx, controller.RunOptions{
+			Interval: time.Duration(float64(*interval) / *speed),
+			Now:      clock,
+		})
+	})
+	g.Go(func() error {
+		return web.Serve(gctx, *listen, handler, func(a net.Addr) {
+			log.Info("listening", zap.String("addr", a.String()), zap.String("status_page", "http://"+a.String()+"/"))
+		})
+	})
+	err = g.Wait()
+	log.Info("demo stopped")
+	return err
+}
+
+// newDemoWorlds makes the simulated groups and the policy settings the
+// checker runs them with.
+func newDemoWorlds(start time.Time, interval time.Duration, seed uint64) (demoWorlds, []policy.Settings, error) {
+	var ws demoWorlds
+	var settings []policy.Settings
+	for i, g := range demoGroups {
+		period := g.period
+		if period == 0 {
+			period = time.Hour
+		}
+		sc, err := sim.Builtin(g.scenario, g.rate, period)
+		if err != nil {
+			return nil, nil, fmt.Errorf("demo group %s: %w", g.name, err)
+		}
+		if sc.Period == 0 {
+			sc.Period = period
+		}
+		cfg := sim.Config{
+			Group: g.name, Start: start, Scenario: sc, Service: g.service, Concurrency: g.concurrency,
+			StartDelay: g.startDelay, Min: g.min, Max: g.max, Workers: g.workers,
+			LatencyTarget: g.latency, Seed: seed + uint64(i), ReportOldestAge: true, OldestAgeLag: time.Minute,
+		}
+		w, err := sim.NewWorld(cfg)
+		if err != nil {
+			return nil, nil, fmt.Errorf("demo group %s: %w", g.name, err)
+		}
+		s := sim.Settings(cfg, interval, policy.PolicyModel)
+		s.Cap = g.cap
+		ws = append(ws, w)
+		settings = append(settings, s)
+	}
+	return ws, settings, nil
+}
+
+// demoWorlds stands in for SQS and the fleets: the controller observes and
+// acts on it exactly as on the AWS poller and publisher.
+type demoWorlds []*sim.World
+
+var (
+	_ controller.Observer = demoWorlds(nil)
+	_ controller.Actuator = demoWorlds(nil)
+)
+
+func (ws demoWorlds) Observe(ctx context.Context, now time.Time) ([]model.Observation, error) {
+	out := make([]model.Observation, 0, len(ws))
+	for _, w := range ws {
+		o, err := w.Observe(ctx, now)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, o...)
+	}
+	return out, nil
+}
+
+func (ws demoWorlds) Apply(ctx context.Context, d model.Decision, f model.Fleet) (model.Action, error) {
+	for _, w := range ws {
+		if w.Config().Group == d.Group {
+			return w.Apply(ctx, d, f)
+		}
+	}
+	return model.Action{}, fmt.Errorf("no simulated group %q", d.Group)
+}
