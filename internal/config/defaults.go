@@ -1,0 +1,89 @@
+package config
+
+import (
+	"time"
+
+	"github.com/queuechecker/queue-checker/internal/policy"
+)
+
+// Defaults of the keys that have one. Keys not listed default to the zero
+// value: false, 0 (none, no limit) or empty (the SDK's own choice).
+const (
+	DefaultInterval             = 5 * time.Second
+	DefaultListen               = "127.0.0.1:9102"
+	DefaultLogLevel             = "info"
+	DefaultLogFormat            = "json"
+	DefaultCloudWatchProtocol   = "default"
+	DefaultMaxAttempts          = 3
+	DefaultConcurrencyPerRegion = 16
+	DefaultConcurrency          = policy.DefaultConcurrency
+	DefaultPolicy               = policy.PolicyModel
+	DefaultDrainTime            = policy.DefaultDrainTime
+	DefaultUtilization          = policy.DefaultUtilization
+	DefaultDeadband             = policy.DefaultDeadband
+	DefaultArrivalSmoothing     = policy.DefaultArrivalSmoothing
+	DefaultScaleInStabilization = policy.DefaultScaleInStabilization
+	// DefaultStaleAfterIntervals is target.stale_after, in intervals, when
+	// the key is absent or 0.
+	DefaultStaleAfterIntervals = 3
+	// DefaultNamespace is actions.cloudwatch_metrics.namespace when the block
+	// is present without one.
+	DefaultNamespace = "QueueChecker"
+)
+
+// Default returns the configuration of an empty file: every top-level
+// default filled, no groups.
+func Default() Config {
+	return Config{
+		Interval: DefaultInterval,
+		Listen:   DefaultListen,
+		Log:      Log{Level: DefaultLogLevel, Format: DefaultLogFormat},
+		AWS: AWS{
+			CloudWatchProtocol:   DefaultCloudWatchProtocol,
+			MaxAttempts:          DefaultMaxAttempts,
+			ConcurrencyPerRegion: DefaultConcurrencyPerRegion,
+		},
+	}
+}
+
+// DefaultGroup returns a group with every default filled: what each entry of
+// groups is decoded over. It has no name, queues, throughput, latency or max,
+// which a valid group must set. Target.StaleAfter is 0, meaning 3 × interval,
+// because the interval is not known here.
+func DefaultGroup() Group {
+	return Group{
+		Count:   Count{InFlight: true},
+		Workers: Workers{Concurrency: DefaultConcurrency},
+		Target: Target{
+			Policy:           DefaultPolicy,
+			DrainTime:        DefaultDrainTime,
+			Utilization:      DefaultUtilization,
+			Deadband:         DefaultDeadband,
+			ArrivalSmoothing: DefaultArrivalSmoothing,
+		},
+		Fleet: Fleet{ScaleInStabilization: DefaultScaleInStabilization},
+	}
+}
+
+// defaultCloudWatchMetrics is what a present cloudwatch_metrics block is
+// decoded over.
+func defaultCloudWatchMetrics() CloudWatchMetrics {
+	return CloudWatchMetrics{Namespace: DefaultNamespace}
+}
+
+// StaleAfterFor returns t.StaleAfter, or its default of 3 × interval when 0.
+func (t Target) StaleAfterFor(interval time.Duration) time.Duration {
+	if t.StaleAfter > 0 {
+		return t.StaleAfter
+	}
+	return DefaultStaleAfterIntervals * interval
+}
+
+// CallTimeout is the deadline of one AWS call, retries included:
+// aws.call_timeout, or 80 % of the interval when that is 0.
+func (c Config) CallTimeout() time.Duration {
+	if c.AWS.CallTimeout > 0 {
+		return c.AWS.CallTimeout
+	}
+	return c.Interval * 4 / 5
+}

@@ -1,0 +1,39 @@
+package config
+
+import (
+	"time"
+
+	"github.com/queuechecker/queue-checker/internal/policy"
+)
+
+// PolicySettings maps the group to the policy's plain settings. interval is
+// the sampling interval, from which target.stale_after defaults (3 ×
+// interval) when it is 0.
+func (g Group) PolicySettings(interval time.Duration) policy.Settings {
+	return policy.Settings{
+		Group:  g.Name,
+		Policy: g.Target.Policy,
+
+		ServiceTime: g.Workers.ServiceTime,
+		Concurrency: g.Workers.Concurrency,
+		Throughput:  g.Workers.Throughput,
+
+		Latency:         g.Target.Latency,
+		DrainTime:       g.Target.DrainTime,
+		Utilization:     g.Target.Utilization,
+		BurstReserve:    g.Target.BurstReserve,
+		OverheadReserve: g.Target.OverheadReserve,
+		SafetyWorkers:   g.Target.SafetyWorkers,
+
+		Min: g.Fleet.Min,
+		Max: g.Fleet.Max,
+		Cap: g.Fleet.Cap,
+
+		StartDelay:           g.Fleet.StartDelay,
+		ScaleInStabilization: g.Fleet.ScaleInStabilization,
+		Deadband:             g.Target.Deadband,
+		MaxStepOut:           g.Target.MaxStepOut,
+		StaleAfter:           g.Target.StaleAfterFor(interval),
+		ArrivalSmoothing:     g.Target.ArrivalSmoothing,
+	}
+}

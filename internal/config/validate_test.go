@@ -1,0 +1,340 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/queuechecker/queue-checker/internal/awsclient"
+	"github.com/queuechecker/queue-checker/internal/policy"
+)
+
+// valid returns a valid configuration with one group that has a fleet.
+func valid() Config {
+	c := Default()
+	g := DefaultGroup()
+	g.Name = "jobs"
+	g.Queues = []Queue{{URL: "https://sqs.us-east-1.amazonaws.com/123456789012/jobs"}}
+	g.Workers.ServiceTime = 200 * time.Millisecond
+	g.Target.Latency = 30 * time.Second
+	g.Fleet.AutoScalingGroup = &AutoScalingGroup{Name: "jobs-workers"}
+	g.Fleet.Min, g.Fleet.Max = 1, 10
+	c.Groups = []Group{g}
+	return c
+}
+
+// TestValidateRules changes one thing in a valid configuration and expects
+// exactly the listed problems; an empty list means the change is valid (the
+// boundary cases).
+func TestValidateRules(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		change func(c *Config, g *Group)
+		want   []string
+	}{
+		{"valid as is", func(*Config, *Group) {}, nil},
+		{"interval 1s", func(c *Config, _ *Group) { c.Interval = time.Second }, nil},
+		{"interval under 1s", func(c *Config, _ *Group) { c.Interval = 999 * time.Millisecond },
+			[]string{"interval: must be at least 1s, got 999ms"}},
+		{"listen on every interface", func(c *Config, _ *Group) { c.Listen = ":9102" }, nil},
+		{"listen IPv6", func(c *Config, _ *Group) { c.Listen = "[::1]:9102" }, nil},
+		{"listen without port", func(c *Config, _ *Group) { c.Listen = "127.0.0.1" },
+			[]string{`listen: must be host:port, such as 127.0.0.1:9102 (an empty host listens on every interface); got "127.0.0.1"`}},
+		{"listen port out of range", func(c *Config, _ *Group) { c.Listen = "127.0.0.1:65536" },
+			[]string{`listen: port must be a number from 0 to 65535 (0 picks a free port), got "65536"`}},
+		{"listen port by name", func(c *Config, _ *Group) { c.Listen = "127.0.0.1:http" },
+			[]string{`listen: port must be a number from 0 to 65535 (0 picks a free port), got "http"`}},
+		{"log level empty", func(c *Config, _ *Group) { c.Log.Level = "" },
+			[]string{`log.level: must be one of debug, info, warn, error; got ""`}},
+		{"log format console", func(c *Config, _ *Group) { c.Log.Format = "console" }, nil},
+		{"endpoint without host", func(c *Config, _ *Group) { c.AWS.EndpointURL = "http://" },
+			[]string{`aws.endpoint_url: must be an http or https URL such as http://127.0.0.1:5000, got "http://"`}},
+		{"endpoint https", func(c *Config, _ *Group) { c.AWS.EndpointURL = "https://vpce.example.com" }, nil},
+		{"protocol query", func(c *Config, _ *Group) { c.AWS.CloudWatchProtocol = "query" }, nil},
+		{"call timeout equal to interval", func(c *Config, _ *Group) { c.AWS.CallTimeout = c.Interval },
+			[]string{"aws.call_timeout: must be shorter than interval (5s), got 5s"}},
+		{"call timeout negative", func(c *Config, _ *Group) { c.AWS.CallTimeout = -time.Second },
+			[]string{"aws.call_timeout: must be >= 0 (0 means 80% of interval), got -1s"}},
+		{"no groups", func(c *Config, _ *Group) { c.Groups = nil },
+			[]string{"groups: at least one group is required"}},
+		{"name too long", func(_ *Config, g *Group) { g.Name = strings.Repeat("a", 256) },
+			[]string{"groups[0].name: must be at most 255 characters, got 256"}},
+		{"name at the limit", func(_ *Config, g *Group) { g.Name = strings.Repeat("a", 255) }, nil},
+		{"name starting with a dot", func(_ *Config, g *Group) { g.Name = ".jobs" },
+			[]string{`groups[0].name: must be letters, digits, '.', '_' and '-', starting with a letter or digit; got ".jobs"`}},
+		{"no queues", func(_ *Config, g *Group) { g.Queues = nil },
+			[]string{"groups[0].queues: at least one queue is required"}},
+		{"queue region agrees with the URL", func(_ *Config, g *Group) { g.Queues[0].Region = "us-east-1" }, nil},
+		{"queue region from aws.region", func(c *Config, g *Group) {
+			c.AWS.Region = "eu-west-1"
+			g.Queues[0].URL = "http://localhost:9324/000000000000/jobs"
+		}, nil},
+		{"same queue in two groups", func(c *Config, g *Group) {
+			other := *g
+			other.Name = "jobs-2"
+			c.Groups = append(c.Groups, other)
+		}, nil},
+		{"same name in two regions", func(_ *Config, g *Group) {
+			g.Queues = append(g.Queues, Queue{URL: "https://sqs.eu-west-1.amazonaws.com/123456789012/jobs"})
+		}, nil},
+		{"same queue twice", func(_ *Config, g *Group) { g.Queues = append(g.Queues, g.Queues[0]) },
+			[]string{"groups[0].queues[1].url: the same queue as groups[0].queues[0]; list a queue once"}},
+		{"throughput instead of service time", func(_ *Config, g *Group) {
+			g.Workers.ServiceTime, g.Workers.Throughput = 0, 2.4
+		}, nil},
+		{"neither service time nor throughput", func(_ *Config, g *Group) { g.Workers.ServiceTime = 0 },
+			[]string{"groups[0].workers: set service_time (the time one message takes, such as 200ms) or throughput (messages per second per worker)"}},
+		{"infinite throughput", func(_ *Config, g *Group) {
+			g.Workers.ServiceTime, g.Workers.Throughput = 0, math.Inf(1)
+		}, []string{"groups[0].workers.throughput: must be a number > 0 (messages per second per worker), got +Inf"}},
+		{"NaN throughput", func(_ *Config, g *Group) {
+			g.Workers.ServiceTime, g.Workers.Throughput = 0, math.NaN()
+		}, []string{"groups[0].workers.throughput: must be a number > 0 (messages per second per worker), got NaN"}},
+		{"latency missing", func(_ *Config, g *Group) { g.Target.Latency = 0 },
+			[]string{"groups[0].target.latency: required: how long a message may wait, such as 30s"}},
+		{"latency missing for backlog_per_worker", func(_ *Config, g *Group) {
+			g.Target.Policy, g.Target.Latency = policy.PolicyBacklogPerWorker, 0
+		}, []string{"groups[0].target.latency: required: how long a message may wait, such as 30s"}},
+		{"utilization 1", func(_ *Config, g *Group) { g.Target.Utilization = 1 }, nil},
+		{"utilization just above 1", func(_ *Config, g *Group) { g.Target.Utilization = 1.0001 },
+			[]string{"groups[0].target.utilization: must be a ratio in (0, 1], such as 0.8; got 1.0001"}},
+		{"utilization NaN", func(_ *Config, g *Group) { g.Target.Utilization = math.NaN() },
+			[]string{"groups[0].target.utilization: must be a ratio in (0, 1], such as 0.8; got NaN"}},
+		{"overhead reserve just under 100", func(_ *Config, g *Group) { g.Target.OverheadReserve = 99.9 }, nil},
+		{"burst reserve above 100", func(_ *Config, g *Group) { g.Target.BurstReserve = 250 }, nil},
+		{"burst reserve infinite", func(_ *Config, g *Group) { g.Target.BurstReserve = math.Inf(1) },
+			[]string{"groups[0].target.burst_reserve: must be a percentage >= 0, got +Inf"}},
+		{"deadband 0", func(_ *Config, g *Group) { g.Target.Deadband = 0 }, nil},
+		{"deadband just under 1", func(_ *Config, g *Group) { g.Target.Deadband = 0.99 }, nil},
+		{"stale after equal to interval", func(c *Config, g *Group) { g.Target.StaleAfter = c.Interval }, nil},
+		{"stale after 0 means the default", func(_ *Config, g *Group) { g.Target.StaleAfter = 0 }, nil},
+		{"stale after negative", func(_ *Config, g *Group) { g.Target.StaleAfter = -time.Second },
+			[]string{"groups[0].target.stale_after: must be at least interval (5s), got -1s"}},
+		{"max equal to min", func(_ *Config, g *Group) { g.Fleet.Min, g.Fleet.Max = 4, 4 }, nil},
+		{"max below min", func(_ *Config, g *Group) { g.Fleet.Min, g.Fleet.Max = 3, 2 },
+			[]string{"groups[0].fleet.max: must be >= min (3)"}},
+		{"max missing", func(_ *Config, g *Group) { g.Fleet.Min, g.Fleet.Max = 0, 0 },
+			[]string{"groups[0].fleet.max: required: the most workers the group may have (at least 1)"}},
+		{"cap equal to min", func(_ *Config, g *Group) { g.Fleet.Min, g.Fleet.Cap = 2, 2 }, nil},
+		{"cap above max", func(_ *Config, g *Group) { g.Fleet.Cap = 100 }, nil},
+		{"ECS service", func(_ *Config, g *Group) {
+			g.Fleet.AutoScalingGroup = nil
+			g.Fleet.ECSService = &ECSService{Cluster: "c", Service: "s", Region: "eu-west-1"}
+		}, nil},
+		{"set desired capacity with a fleet", func(_ *Config, g *Group) { g.Actions.SetDesiredCapacity = true }, nil},
+		{"set desired capacity without a fleet", func(_ *Config, g *Group) {
+			g.Fleet.AutoScalingGroup = nil
+			g.Actions.SetDesiredCapacity = true
+		}, []string{"groups[0].actions.set_desired_capacity: needs fleet.autoscaling_group or fleet.ecs_service to act on"}},
+		{"no fleet and no metrics is allowed", func(_ *Config, g *Group) { g.Fleet.AutoScalingGroup = nil }, nil},
+		{"namespace with allowed punctuation", func(_ *Config, g *Group) {
+			g.Actions.CloudWatchMetrics = &CloudWatchMetrics{Namespace: "Team/Queue Checker:prod#1.x_y-z"}
+		}, nil},
+		{"namespace too long", func(_ *Config, g *Group) {
+			g.Actions.CloudWatchMetrics = &CloudWatchMetrics{Namespace: strings.Repeat("n", 256)}
+		}, []string{fmt.Sprintf("groups[0].actions.cloudwatch_metrics.namespace: must be at most 255 letters, digits, spaces and . - _ / # : characters; got %q", strings.Repeat("n", 256))}},
+		{"problems in two groups", func(c *Config, g *Group) {
+			other := *g
+			other.Name = "other"
+			other.Fleet.Max = -1
+			g.Target.Utilization = 0
+			c.Groups = append(c.Groups, other)
+		}, []string{
+			"groups[0].target.utilization: must be a ratio in (0, 1], such as 0.8; got 0",
+			"groups[1].fleet.max: must be at least 1, got -1",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := valid()
+			tt.change(&c, &c.Groups[0])
+			err := c.Validate()
+			var got []string
+			for _, p := range Problems(err) {
+				got = append(got, p.Error())
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("problems differ\ngot:  %q\nwant: %q", got, tt.want)
+			}
+			if len(Problems(err)) == 0 && err != nil {
+				t.Errorf("an error without problems: %v", err)
+			}
+		})
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	t.Parallel()
+	c := Default()
+	check(t, "interval", c.Interval, 5*time.Second)
+	check(t, "listen", c.Listen, "127.0.0.1:9102")
+	check(t, "log", c.Log, Log{Level: "info", Format: "json"})
+	check(t, "aws", c.AWS, AWS{CloudWatchProtocol: "default", MaxAttempts: 3, ConcurrencyPerRegion: 16})
+	check(t, "dry_run", c.DryRun, false)
+	if c.Groups != nil {
+		t.Errorf("groups = %v, want none", c.Groups)
+	}
+
+	g := DefaultGroup()
+	check(t, "count", g.Count, Count{InFlight: true, Delayed: false})
+	check(t, "workers", g.Workers, Workers{Concurrency: 1})
+	check(t, "target", g.Target, Target{
+		Policy: "model", DrainTime: 15 * time.Minute, Utilization: 0.8,
+		Deadband: 0.1, ArrivalSmoothing: time.Minute,
+	})
+	check(t, "fleet.scale_in_stabilization", g.Fleet.ScaleInStabilization, 5*time.Minute)
+	check(t, "fleet.max", g.Fleet.Max, 0)
+	check(t, "actions.set_desired_capacity", g.Actions.SetDesiredCapacity, false)
+	if g.Fleet.AutoScalingGroup != nil || g.Fleet.ECSService != nil || g.Actions.CloudWatchMetrics != nil {
+		t.Errorf("default group has blocks: %+v", g)
+	}
+	check(t, "stale_after of a 2s interval", g.Target.StaleAfterFor(2*time.Second), 6*time.Second)
+	check(t, "call timeout of a 5s interval", c.CallTimeout(), 4*time.Second)
+}
+
+func TestCloudWatchProtocolsMatchAWSClient(t *testing.T) {
+	t.Parallel()
+	want := []string{awsclient.ProtocolDefault, awsclient.ProtocolJSON, awsclient.ProtocolQuery}
+	if !reflect.DeepEqual(cloudWatchProtocols, want) {
+		t.Errorf("accepted protocols %q, the client knows %q", cloudWatchProtocols, want)
+	}
+	check(t, "default", DefaultCloudWatchProtocol, awsclient.ProtocolDefault)
+}
+
+func TestPolicySettings(t *testing.T) {
+	t.Parallel()
+	g := Group{
+		Name:    "jobs",
+		Workers: Workers{ServiceTime: 250 * time.Millisecond, Concurrency: 3, Throughput: 7.5},
+		Target: Target{
+			Policy: "backlog_per_worker", Latency: 45 * time.Second, DrainTime: 20 * time.Minute,
+			Utilization: 0.75, BurstReserve: 25, OverheadReserve: 10, SafetyWorkers: 2,
+			Deadband: 0.05, MaxStepOut: 8, StaleAfter: 40 * time.Second, ArrivalSmoothing: 90 * time.Second,
+		},
+		Fleet: Fleet{Min: 1, Max: 60, Cap: 40, StartDelay: 90 * time.Second, ScaleInStabilization: 7 * time.Minute},
+	}
+	want := policy.Settings{
+		Group: "jobs", Policy: "backlog_per_worker",
+		ServiceTime: 250 * time.Millisecond, Concurrency: 3, Throughput: 7.5,
+		Latency: 45 * time.Second, DrainTime: 20 * time.Minute, Utilization: 0.75,
+		BurstReserve: 25, OverheadReserve: 10, SafetyWorkers: 2,
+		Min: 1, Max: 60, Cap: 40,
+		StartDelay: 90 * time.Second, ScaleInStabilization: 7 * time.Minute,
+		Deadband: 0.05, MaxStepOut: 8, StaleAfter: 40 * time.Second, ArrivalSmoothing: 90 * time.Second,
+	}
+	if got := g.PolicySettings(5 * time.Second); !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %+v\nwant %+v", got, want)
+	}
+	g.Target.StaleAfter = 0
+	check(t, "stale_after 0 at a 4s interval", g.PolicySettings(4*time.Second).StaleAfter, 12*time.Second)
+}
+
+func TestNotes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		change func(c *Config, g *Group)
+		want   []string
+	}{
+		{"a fleet that is scaled", func(_ *Config, g *Group) { g.Actions.SetDesiredCapacity = true }, nil},
+		{"a fleet only read", func(*Config, *Group) {},
+			[]string{"groups[0].actions: neither set_desired_capacity nor cloudwatch_metrics: the fleet is read, never scaled"}},
+		{"observed only", func(_ *Config, g *Group) { g.Fleet.AutoScalingGroup = nil },
+			[]string{"groups[0]: no fleet and no cloudwatch_metrics: the group is only observed (Prometheus, logs, `checker once`)"}},
+		{"metrics only", func(_ *Config, g *Group) {
+			g.Fleet.AutoScalingGroup = nil
+			g.Actions.CloudWatchMetrics = &CloudWatchMetrics{Namespace: DefaultNamespace}
+		}, nil},
+		{"every interface, cap above max", func(c *Config, g *Group) {
+			c.Listen = "0.0.0.0:9102"
+			g.Actions.SetDesiredCapacity = true
+			g.Fleet.Cap = 11
+		}, []string{
+			"listen: listens on every interface; metrics and the status page are open to the network",
+			"groups[0].fleet.cap: above max: the cap never binds",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := valid()
+			tt.change(&c, &c.Groups[0])
+			if err := c.Validate(); err != nil {
+				t.Fatalf("the configuration is invalid: %v", err)
+			}
+			var got []string
+			for _, n := range c.Notes() {
+				got = append(got, n.Error())
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("notes differ\ngot:  %q\nwant: %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestProblems(t *testing.T) {
+	t.Parallel()
+	a := &FieldError{Path: "interval", Msg: "a"}
+	b := &FieldError{Path: "listen", Msg: "b", Line: 3}
+	tests := []struct {
+		name string
+		err  error
+		want []*FieldError
+	}{
+		{"nil", nil, nil},
+		{"plain error", errors.New("x"), nil},
+		{"one", a, []*FieldError{a}},
+		{"joined", errors.Join(a, b), []*FieldError{a, b}},
+		{"wrapped join", fmt.Errorf("load: %w", errors.Join(a, errors.New("x"), b)), []*FieldError{a, b}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := Problems(tt.err); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("Problems = %v, want %v", got, tt.want)
+			}
+		})
+	}
+	check(t, "with a line", b.Error(), "listen: b (line 3)")
+	check(t, "the document", (&FieldError{Msg: "m"}).Error(), "(document): m")
+}
+
+// FuzzParse feeds Parse arbitrary documents: it must never panic, and what it
+// accepts must be valid.
+func FuzzParse(f *testing.F) {
+	for _, seed := range []string{
+		"", "groups: []", "interval: 5s\n", "groups: [~]", "&a [*a]", "a: &a {<<: *a}",
+		"groups:\n  - &g {name: a, <<: *g}\n",
+	} {
+		f.Add([]byte(seed))
+	}
+	files, err := filepath.Glob("testdata/*.yaml")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, name := range files {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := Parse(data)
+		if err != nil {
+			return
+		}
+		if verr := c.Validate(); verr != nil {
+			t.Fatalf("Parse accepted a configuration that Validate rejects: %v", verr)
+		}
+	})
+}
