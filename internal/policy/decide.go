@@ -129,7 +129,8 @@ type call struct {
 	perServer   float64 // μ_eff per slot
 	lambda      float64
 	lambdaKnown bool
-	lambdaEff   float64
+	lambdaEff   float64 // λ with the burst reserve
+	peakEff     float64 // the highest lambdaEff within the peak window
 	deleted     float64
 	deletedOK   bool
 	age         float64
@@ -284,6 +285,15 @@ func (c *call) observe() {
 		if math.IsInf(c.lambdaEff, 0) {
 			c.lambdaEff = math.MaxFloat64
 		}
+		// The peak of the estimate over the window, from the samples
+		// that updated it.
+		if st.est.updatedAt.Equal(c.at) {
+			st.peaks.push(c.at, c.lambdaEff, s.PeakWindow)
+		}
+		c.peakEff = c.lambdaEff
+		if p, ok := st.peaks.highest(c.at, s.PeakWindow); ok && p > c.peakEff {
+			c.peakEff = p
+		}
 	}
 }
 
@@ -327,7 +337,7 @@ func (c *call) guard() {
 	// the current count, so a restart never scales in at once.
 	window := s.ScaleInStabilization
 	if st.lastRecAt.IsZero() || c.now.Sub(st.lastRecAt) > window {
-		st.win.e = st.win.e[:0]
+		st.win.reset()
 		st.win.push(c.now, c.current, window)
 	}
 	st.win.push(c.now, c.rec, window)

@@ -51,6 +51,14 @@ type Settings struct {
 	// Latency; the model policy's Erlang C wait floor sizes for it.
 	// Default 0.99.
 	LatencyQuantile float64
+	// PeakWindow is the busy period the utilisation and wait floors size
+	// for: they use the highest smoothed arrival rate within it, not the
+	// latest, because a fleet sized from averages falls behind exactly when
+	// load returns (seeds 000 and 001: size from the sustained peak).
+	// Traffic that comes back within the window (periodic bursts) meets the
+	// workers it needs already running instead of waiting out a start delay.
+	// Default 15m.
+	PeakWindow time.Duration
 	// MetricStaleAfter is how old a CloudWatch reading (oldest age, sent,
 	// deleted) may be, from the start of its period, and still be used.
 	// CloudWatch's 1-minute datapoints arrive a minute or two late. Default 5m.
@@ -67,6 +75,7 @@ const (
 	DefaultConcurrency          = 1
 	DefaultLatencyQuantile      = 0.99
 	DefaultMetricStaleAfter     = 5 * time.Minute
+	DefaultPeakWindow           = 15 * time.Minute
 )
 
 // WithDefaults returns s with every zero setting that has a default filled in.
@@ -100,6 +109,9 @@ func (s Settings) WithDefaults() Settings {
 	}
 	if !(s.LatencyQuantile > 0 && s.LatencyQuantile < 1) {
 		s.LatencyQuantile = DefaultLatencyQuantile
+	}
+	if s.PeakWindow <= 0 {
+		s.PeakWindow = DefaultPeakWindow
 	}
 	if s.MetricStaleAfter <= 0 {
 		s.MetricStaleAfter = DefaultMetricStaleAfter

@@ -24,8 +24,9 @@ import (
 //     waiting behind V others starts after about V ÷ (c·μ) seconds; and, when
 //     the oldest message is known to be older than the promise, the whole
 //     backlog drained within the latency;
-//   - the utilisation floor, ceil(λ_eff ÷ (μ_eff × u));
-//   - the Erlang C wait floor: the fewest workers, at Concurrency slots each
+//   - the utilisation floor, ceil(λ_peak ÷ (μ_eff × u)), where λ_peak is the
+//     highest λ_eff within PeakWindow (the sustained peak, not the latest);
+//   - the Erlang C wait floor for λ_peak: the fewest workers, at Concurrency slots each
 //     completing μ_eff/Concurrency msg/s, for which a share LatencyQuantile
 //     (default 99 %) of messages starts within the latency. A quantile, not
 //     the mean: the promise is made to every message, and a pool whose mean
@@ -109,12 +110,16 @@ func (c *call) sizeModel() {
 	rec := drain
 
 	if c.lambdaKnown {
-		c.b.util = capacity.UtilizationFloor(lam, c.muEff, s.Utilization)
+		peak := c.peakEff
+		if peak > lam {
+			c.reason("sizing for the peak arrivals of the last %s: %s msg/s", s.PeakWindow, number(peak))
+		}
+		c.b.util = capacity.UtilizationFloor(peak, c.muEff, s.Utilization)
 		c.d.Floors.Utilization = &c.b.util
 		rec = max(rec, c.b.util)
 		c.reason("utilisation floor %d at the %s ceiling", c.b.util, percent(s.Utilization))
 		if latency > 0 {
-			if n, ok := c.waitFloor(lam, latency); ok {
+			if n, ok := c.waitFloor(peak, latency); ok {
 				c.b.wait = n
 				c.d.Floors.Wait = &c.b.wait
 				rec = max(rec, n)

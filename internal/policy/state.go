@@ -8,15 +8,17 @@ import (
 )
 
 // State is what the policy keeps about one group between decisions: the
-// arrival-rate estimate and the sample it was last updated from, the recent
-// recommendations for scale-in stabilisation, the last known and the last
+// arrival-rate estimate and the sample it was last updated from, its recent
+// peak, the recent recommendations for scale-in stabilisation, the last
+// known and the last
 // desired worker counts, and the streaks the diagnosis counts. The caller
 // owns it, one per group, and passes the same one to every Decide call for
 // that group; the zero value is ready to use. It is not safe for concurrent
 // use.
 type State struct {
-	est arrivalEstimator
-	win recommendations
+	est   arrivalEstimator
+	win   slidingMax[int]     // recommendations, for scale-in stabilisation
+	peaks slidingMax[float64] // arrival estimates, for the peak window
 
 	// lastRecAt is when a recommendation was last recorded; a gap longer
 	// than the stabilisation window starts the window again from the
@@ -70,8 +72,9 @@ type arrivalEstimator struct {
 	base counts
 	key  uint64 // which queues the baseline's counts cover
 
-	rate  float64
-	known bool
+	rate      float64
+	known     bool
+	updatedAt time.Time // the sample that last changed rate
 }
 
 // counts are one sample's numbers as the estimator and the diagnosis use
@@ -105,7 +108,7 @@ func (e *arrivalEstimator) update(c counts, key uint64, f flow) (counts, bool) {
 		// of arrivals can still give a first estimate.
 		e.have, e.base, e.key = true, c, key
 		if f.sentOK && !e.known {
-			e.rate, e.known = f.sent, true
+			e.rate, e.known, e.updatedAt = f.sent, true, c.at
 		}
 		return prev, false
 	case !c.at.After(prev.at):
@@ -136,6 +139,7 @@ func (e *arrivalEstimator) update(c counts, key uint64, f flow) (counts, bool) {
 	if math.IsNaN(obs) || math.IsInf(obs, 0) {
 		return prev, true
 	}
+	e.updatedAt = c.at
 	if !e.known {
 		e.rate, e.known = obs, true
 		return prev, true
@@ -145,26 +149,32 @@ func (e *arrivalEstimator) update(c counts, key uint64, f flow) (counts, bool) {
 	return prev, true
 }
 
-// recommendation is one sizing result and when it was made.
-type recommendation struct {
+// slidingMax keeps the recent values of a series as a monotone queue:
+// strictly decreasing values from front to back, so the front is the highest
+// one still inside the window. Push and expiry are amortised O(1); the
+// scale-in stabilisation keeps its recommendations in one, the peak arrival
+// rate its estimates in another.
+type slidingMax[T int | float64] struct {
+	e []timed[T]
+}
+
+// timed is one value and when it was seen.
+type timed[T int | float64] struct {
 	at time.Time
-	n  int
+	v  T
 }
 
-// recommendations keeps the recent recommendations as a monotone queue:
-// strictly decreasing counts from front to back, so the front is the highest
-// one still inside the window. Push and expiry are amortised O(1).
-type recommendations struct {
-	e []recommendation
-}
+// maxWindowEntries bounds the queue; when it is full the newest value is
+// merged into the last entry, keeping the larger value and the later time,
+// which can only make the window's maximum higher and longer-lived, never
+// lower.
+const maxWindowEntries = 1024
 
-// maxRecommendations bounds the queue; when it is full the newest entry is
-// merged into the last one, keeping the larger count and the later time,
-// which can only hold the fleet longer, never shorter.
-const maxRecommendations = 1024
+// reset empties the queue, keeping its storage.
+func (r *slidingMax[T]) reset() { r.e = r.e[:0] }
 
 // expire drops entries older than the window ending at now.
-func (r *recommendations) expire(now time.Time, window time.Duration) {
+func (r *slidingMax[T]) expire(now time.Time, window time.Duration) {
 	cut := now.Add(-window)
 	i := 0
 	for i < len(r.e) && r.e[i].at.Before(cut) {
@@ -176,26 +186,26 @@ func (r *recommendations) expire(now time.Time, window time.Duration) {
 	}
 }
 
-// push records n at now.
-func (r *recommendations) push(now time.Time, n int, window time.Duration) {
+// push records v at now.
+func (r *slidingMax[T]) push(now time.Time, v T, window time.Duration) {
 	r.expire(now, window)
-	for len(r.e) > 0 && r.e[len(r.e)-1].n <= n {
+	for len(r.e) > 0 && r.e[len(r.e)-1].v <= v {
 		r.e = r.e[:len(r.e)-1]
 	}
-	if len(r.e) >= maxRecommendations {
+	if len(r.e) >= maxWindowEntries {
 		r.e[len(r.e)-1].at = now
 		return
 	}
-	r.e = append(r.e, recommendation{at: now, n: n})
+	r.e = append(r.e, timed[T]{at: now, v: v})
 }
 
-// highest is the highest recommendation inside the window ending at now.
-func (r *recommendations) highest(now time.Time, window time.Duration) (int, bool) {
+// highest is the highest value inside the window ending at now.
+func (r *slidingMax[T]) highest(now time.Time, window time.Duration) (T, bool) {
 	r.expire(now, window)
 	if len(r.e) == 0 {
 		return 0, false
 	}
-	return r.e[0].n, true
+	return r.e[0].v, true
 }
 
 // queueKey identifies which of a group's queues a sample's counts cover, so
