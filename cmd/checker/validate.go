@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/queuechecker/queue-checker/internal/config"
+)
+
+// cmdValidate checks a configuration file. Valid: exit 0 and
+// "FILE: ok (N groups)" on stdout, with any notes on stderr. Invalid: exit 2
+// and one line per problem on stderr, "FILE:LINE: PATH: MESSAGE" (without
+// LINE when the key is absent from the file). A file that cannot be read or
+// parsed is exit 2 as well.
+func cmdValidate(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("validate", stderr)
+	path := fs.String("config", "", "configuration file (YAML) to check")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *path == "" {
+		fs.Usage()
+		return usageErr("--config is required")
+	}
+	count := func(n int, noun string) string {
+		if n == 1 {
+			return "1 " + noun
+		}
+		return fmt.Sprintf("%d %ss", n, noun)
+	}
+	cfg, err := config.Load(*path)
+	if err != nil {
+		problems := config.Problems(err)
+		if len(problems) == 0 {
+			return &exitError{code: 2, err: err}
+		}
+		for _, p := range problems {
+			if _, werr := fmt.Fprintln(stderr, problemLine(*path, p)); werr != nil {
+				return werr
+			}
+		}
+		return &exitError{code: 2, err: fmt.Errorf("%s: invalid configuration: %s", *path, count(len(problems), "problem"))}
+	}
+	for _, n := range cfg.Notes() {
+		if _, err := fmt.Fprintf(stderr, "%s: note: %v\n", *path, n); err != nil {
+			return err
+		}
+	}
+	_, err = fmt.Fprintf(stdout, "%s: ok (%s)\n", *path, count(len(cfg.Groups), "group"))
+	return err
+}
+
+// problemLine formats a problem the way compilers do, so that editors can
+// jump to it: "FILE:LINE: PATH: MESSAGE", or "FILE: PATH: MESSAGE".
+func problemLine(file string, p *config.FieldError) string {
+	bare := &config.FieldError{Path: p.Path, Msg: p.Msg}
+	if p.Line > 0 {
+		return fmt.Sprintf("%s:%d: %v", file, p.Line, bare)
+	}
+	return fmt.Sprintf("%s: %v", file, bare)
+}

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+const configTestdata = "../../internal/config/testdata"
+
+func runValidate(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), append([]string{"validate"}, args...), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestValidateCommandOK(t *testing.T) {
+	t.Parallel()
+	groups := map[string]int{ // file -> groups it defines
+		"../../config.example.yaml":               2,
+		configTestdata + "/minimal.ok.yaml":       1,
+		configTestdata + "/explicit-zero.ok.yaml": 1,
+		configTestdata + "/anchors.ok.yaml":       2,
+		configTestdata + "/emulator.ok.yaml":      1,
+	}
+	files, err := filepath.Glob(configTestdata + "/*.ok.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no *.ok.yaml in %s: %v", configTestdata, err)
+	}
+	for _, f := range files {
+		if _, ok := groups[f]; !ok {
+			t.Errorf("%s has no expected group count here", f)
+		}
+	}
+	for file, n := range groups {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			t.Parallel()
+			code, stdout, stderr := runValidate(t, "--config", file)
+			if code != 0 {
+				t.Fatalf("exit %d, want 0; stderr:\n%s", code, stderr)
+			}
+			noun := "groups"
+			if n == 1 {
+				noun = "group"
+			}
+			if want := fmt.Sprintf("%s: ok (%d %s)\n", file, n, noun); stdout != want {
+				t.Errorf("stdout = %q, want %q", stdout, want)
+			}
+			if strings.Contains(stderr, "checker validate:") {
+				t.Errorf("stderr has an error on a valid file:\n%s", stderr)
+			}
+		})
+	}
+}
+
+// wantLineRE splits a line of a .want file, a problem as config formats it,
+// into its path and message and its line.
+var wantLineRE = regexp.MustCompile(`^(.*?) \(line (\d+)\)$`)
+
+// TestValidateCommandBad runs every *.bad.yaml of the config testdata: exit
+// 2, and each expected problem on its own line of stderr as
+// FILE:LINE: PATH: MESSAGE (FILE: PATH: MESSAGE when there is no line).
+func TestValidateCommandBad(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob(configTestdata + "/*.bad.yaml")
+	if err != nil || len(files) < 10 {
+		t.Fatalf("want at least 10 *.bad.yaml in %s, got %d: %v", configTestdata, len(files), err)
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".bad.yaml"), func(t *testing.T) {
+			t.Parallel()
+			raw, err := os.ReadFile(strings.TrimSuffix(file, ".yaml") + ".want")
+			if err != nil {
+				t.Fatalf("read the expected problems: %v", err)
+			}
+			code, stdout, stderr := runValidate(t, "--config", file)
+			if code != 2 {
+				t.Errorf("exit %d, want 2", code)
+			}
+			if stdout != "" {
+				t.Errorf("stdout = %q, want nothing", stdout)
+			}
+			got := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+			want := strings.Split(strings.TrimRight(string(raw), "\n"), "\n")
+			if strings.HasPrefix(want[0], "parse config ") {
+				// Not YAML: one error, with the file and the line.
+				path := "testdata/" + filepath.Base(file)
+				line := "checker validate: " + strings.Replace(want[0], path, file, 1)
+				if len(got) != 1 || got[0] != line {
+					t.Errorf("stderr:\n%s\nwant:\n%s", stderr, line)
+				}
+				return
+			}
+			var lines []string
+			for _, w := range want {
+				if m := wantLineRE.FindStringSubmatch(w); m != nil {
+					lines = append(lines, fmt.Sprintf("%s:%s: %s", file, m[2], m[1]))
+				} else {
+					lines = append(lines, fmt.Sprintf("%s: %s", file, w))
+				}
+			}
+			noun := "problems"
+			if len(want) == 1 {
+				noun = "problem"
+			}
+			lines = append(lines, fmt.Sprintf("checker validate: %s: invalid configuration: %d %s", file, len(want), noun))
+			if strings.Join(got, "\n") != strings.Join(lines, "\n") {
+				t.Errorf("stderr:\n%s\nwant:\n%s", stderr, strings.Join(lines, "\n"))
+			}
+		})
+	}
+}
+
+func TestValidateCommandUsage(t *testing.T) {
+	t.Parallel()
+	absent := filepath.Join(t.TempDir(), "absent.yaml")
+	observed := filepath.Join(t.TempDir(), "observed.yaml")
+	doc := `groups:
+  - name: jobs
+    queues: [{url: "https://sqs.us-east-1.amazonaws.com/123456789012/jobs"}]
+    workers: {service_time: 200ms}
+    target: {latency: 30s}
+    fleet: {max: 10}
+`
+	if err := os.WriteFile(observed, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		args      []string
+		code      int
+		stdout    string
+		stderrHas []string
+	}{
+		{name: "absent file", args: []string{"--config", absent}, code: 2,
+			stderrHas: []string{"checker validate: read config: open " + absent + ": no such file or directory"}},
+		{name: "no --config", args: nil, code: 2,
+			stderrHas: []string{"checker validate: --config is required", "-config"}},
+		{name: "stray argument", args: []string{"--config", observed, "extra"}, code: 2,
+			stderrHas: []string{`unexpected argument "extra"`}},
+		{name: "unknown flag", args: []string{"--conf", observed}, code: 2,
+			stderrHas: []string{"flag provided but not defined: -conf"}},
+		{name: "help", args: []string{"-h"}, code: 0,
+			stderrHas: []string{"-config"}},
+		{name: "valid with a note", args: []string{"--config", observed}, code: 0,
+			stdout:    observed + ": ok (1 group)\n",
+			stderrHas: []string{observed + ": note: groups[0]: no fleet and no cloudwatch_metrics: the group is only observed"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			code, stdout, stderr := runValidate(t, tt.args...)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d; stderr:\n%s", code, tt.code, stderr)
+			}
+			if stdout != tt.stdout {
+				t.Errorf("stdout = %q, want %q", stdout, tt.stdout)
+			}
+			for _, s := range tt.stderrHas {
+				if !strings.Contains(stderr, s) {
+					t.Errorf("stderr lacks %q:\n%s", s, stderr)
+				}
+			}
+		})
+	}
+}
