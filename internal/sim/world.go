@@ -12,7 +12,6 @@
 package sim
 
 import (
-	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -86,22 +85,53 @@ type event struct {
 	seq    uint64
 }
 
+// eventHeap is a binary min-heap of events by time, then by scheduling
+// order, so that ties resolve the same way on every run. It is typed rather
+// than container/heap's interface, which would allocate on every push.
 type eventHeap []event
 
-func (h eventHeap) Len() int { return len(h) }
-func (h eventHeap) Less(i, j int) bool {
+func (h eventHeap) less(i, j int) bool {
 	if h[i].at != h[j].at {
 		return h[i].at < h[j].at
 	}
 	return h[i].seq < h[j].seq
 }
-func (h eventHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *eventHeap) Push(x any)   { *h = append(*h, x.(event)) }
-func (h *eventHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return e
+
+func (h *eventHeap) push(e event) {
+	*h = append(*h, e)
+	q := *h
+	for i := len(q) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if !q.less(i, parent) {
+			break
+		}
+		q[i], q[parent] = q[parent], q[i]
+		i = parent
+	}
+}
+
+func (h *eventHeap) pop() event {
+	q := *h
+	top := q[0]
+	last := len(q) - 1
+	q[0] = q[last]
+	q = q[:last]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(q) && q.less(l, m) {
+			m = l
+		}
+		if r < len(q) && q.less(r, m) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		q[i], q[m] = q[m], q[i]
+		i = m
+	}
+	*h = q
+	return top
 }
 
 // message is a waiting message: when it arrived and how long it will take.
@@ -296,7 +326,7 @@ func (w *World) advance(to float64) {
 		if isArrival {
 			w.arrive()
 		} else {
-			e := heap.Pop(&w.events).(event)
+			e := w.events.pop()
 			switch e.kind {
 			case evCompletion:
 				w.complete(e.worker)
@@ -319,7 +349,7 @@ func (w *World) accrue(t float64) {
 
 func (w *World) schedule(at float64, kind, id int) {
 	w.seq++
-	heap.Push(&w.events, event{at: at, kind: kind, worker: id, seq: w.seq})
+	w.events.push(event{at: at, kind: kind, worker: id, seq: w.seq})
 }
 
 func (w *World) arrive() {

@@ -94,7 +94,7 @@ func TestFixedFleetCostsWorkersTimesDuration(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			sc, _ := Builtin("steady", 50, time.Hour)
+			sc, _ := Builtin("steady", 5, time.Hour)
 			w := mustWorld(t, Config{Scenario: sc, Service: Service{Mean: 200 * time.Millisecond},
 				Min: tt.workers, Max: tt.workers, Workers: tt.workers, Seed: 1})
 			w.Snapshot(at(tt.d))
@@ -345,13 +345,13 @@ func TestScoresCountMessagesStillWaiting(t *testing.T) {
 func TestSameSeedSameRun(t *testing.T) {
 	t.Parallel()
 	run := func(seed uint64) Scores {
-		sc, _ := Builtin("bursty", 50, time.Hour)
+		sc, _ := Builtin("bursty", 10, time.Hour)
 		w := mustWorld(t, Config{Scenario: sc, Service: Service{Dist: DistLognormal, Mean: 200 * time.Millisecond, CV: 1.5},
-			Min: 1, Max: 40, Workers: 12, StartDelay: time.Minute, LatencyTarget: 10 * time.Second, Seed: seed})
-		for s := 0.0; s <= 3600; s += 5 {
+			Min: 1, Max: 40, Workers: 3, StartDelay: time.Minute, LatencyTarget: 10 * time.Second, Seed: seed})
+		for s := 0.0; s <= 1800; s += 5 {
 			w.Snapshot(at(s))
 			if int(s)%300 == 0 {
-				w.SetDesired(at(s), 10+int(s)/300%5)
+				w.SetDesired(at(s), 2+int(s)/300%5)
 			}
 		}
 		return w.Scores()

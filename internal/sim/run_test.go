@@ -1,0 +1,160 @@
+package sim
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+)
+
+func runConfig(t testing.TB, scenario string, rate float64, d time.Duration) RunConfig {
+	t.Helper()
+	sc, err := Builtin(scenario, rate, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return RunConfig{
+		World: Config{Start: t0, Scenario: sc, Service: Service{Mean: 200 * time.Millisecond}, Concurrency: 1,
+			StartDelay: time.Minute, Min: 1, Max: 200, Workers: int(math.Ceil(rate * 0.2 / 0.8)), LatencyTarget: 10 * time.Second, Seed: 1},
+		Duration: d,
+		Interval: 5 * time.Second,
+	}
+}
+
+// Every policy, the checker's through the controller, runs on the same
+// arrivals and leaves a series point per interval plus the end.
+func TestRunEveryPolicy(t *testing.T) {
+	t.Parallel()
+	rc := runConfig(t, ScenarioSpike, 10, 30*time.Minute)
+	var progressed time.Duration
+	rc.Progress = func(d time.Duration) { progressed += d }
+	res, err := Run(context.Background(), rc, Policies)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != len(Policies) {
+		t.Fatalf("%d results, want %d", len(res), len(Policies))
+	}
+	if want := time.Duration(len(Policies)) * rc.Duration; progressed != want {
+		t.Errorf("progress reported %v, want %v", progressed, want)
+	}
+	for i, r := range res {
+		if r.Policy != Policies[i] {
+			t.Errorf("result %d: %q, want %q", i, r.Policy, Policies[i])
+		}
+		if r.Messages != res[0].Messages {
+			t.Errorf("%s: %d messages, %s had %d: the arrivals must not depend on the policy", r.Policy, r.Messages, res[0].Policy, res[0].Messages)
+		}
+		if n := len(r.Series); n != 360+1 || r.Series[n-1].T != 1800 {
+			t.Errorf("%s: %d points ending at %v s, want 361 ending at 1800 s", r.Policy, n, r.Series[n-1].T)
+		}
+		// The cost is the area under the workers series (sampled every 5 s,
+		// so within the changes' slop).
+		area := 0.0
+		for j := 1; j < len(r.Series); j++ {
+			area += float64(r.Series[j-1].Workers) * (r.Series[j].T - r.Series[j-1].T)
+		}
+		if math.Abs(area-r.WorkerSeconds) > 0.05*r.WorkerSeconds+float64(r.ScalingActions)*5*200 {
+			t.Errorf("%s: worker seconds %v, series area %v", r.Policy, r.WorkerSeconds, area)
+		}
+	}
+	fixed := res[5]
+	if fixed.Policy != PolicyFixed || fixed.ScalingActions != 0 || math.Abs(fixed.WorkerSeconds-3*1800) > 1e-6 {
+		t.Errorf("fixed: %+v, want 3 workers for 1800 s and no action", fixed.Scores)
+	}
+}
+
+// The checker's model policy on a steady queue holds the promise at no more
+// than the fixed fleet sized for it (18 msg/s at 200 ms under 80 %
+// utilisation: 5 workers, not on the edge of 4 or 6), and the oracle is no
+// dearer than either.
+func TestModelHoldsASteadyPromise(t *testing.T) {
+	t.Parallel()
+	res, err := Run(context.Background(), runConfig(t, ScenarioSteady, 18, 30*time.Minute), []string{PolicyModel, PolicyFixed, PolicyOracle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model, fixed, oracle := res[0], res[1], res[2]
+	if model.SLOAttainment < 0.999 || oracle.SLOAttainment < 0.999 {
+		t.Errorf("slo: model %v, oracle %v; want both >= 0.999", model.SLOAttainment, oracle.SLOAttainment)
+	}
+	if model.WorkerSeconds > fixed.WorkerSeconds*1.001 || oracle.WorkerSeconds > model.WorkerSeconds {
+		t.Errorf("worker seconds: model %v, fixed %v, oracle %v", model.WorkerSeconds, fixed.WorkerSeconds, oracle.WorkerSeconds)
+	}
+}
+
+func TestRunRejects(t *testing.T) {
+	t.Parallel()
+	rc := runConfig(t, ScenarioSteady, 50, time.Minute)
+	tests := []struct {
+		name   string
+		change func(*RunConfig)
+		policy string
+	}{
+		{"unknown policy", func(*RunConfig) {}, "hpa"},
+		{"no interval", func(rc *RunConfig) { rc.Interval = 0 }, PolicyFixed},
+		{"no duration", func(rc *RunConfig) { rc.Duration = 0 }, PolicyFixed},
+		{"bad world", func(rc *RunConfig) { rc.World.Workers = 500 }, PolicyFixed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := rc
+			tt.change(&c)
+			if _, err := Run(context.Background(), c, []string{tt.policy}); err == nil {
+				t.Error("Run succeeded")
+			}
+		})
+	}
+}
+
+func TestRunStopsWhenCancelled(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Run(ctx, runConfig(t, ScenarioSteady, 50, time.Hour), []string{PolicyFixed}); err == nil {
+		t.Error("a cancelled run succeeded")
+	}
+}
+
+// BenchmarkSimulatedHours is the simulator's speed at 100 msg/s on a fixed
+// fleet of 25 (80 % utilisation): simulated hours per wall-clock second.
+func BenchmarkSimulatedHours(b *testing.B) {
+	sc, err := Builtin(ScenarioSteady, 100, time.Hour)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	start := time.Now()
+	for i := 0; b.Loop(); i++ {
+		w, err := NewWorld(Config{Start: t0, Scenario: sc, Service: Service{Mean: 200 * time.Millisecond},
+			Min: 25, Max: 25, Workers: 25, LatencyTarget: 10 * time.Second, Seed: uint64(i)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for s := 5.0; s <= 3600; s += 5 {
+			w.Snapshot(at(s))
+		}
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "sim-hours/s")
+}
+
+// BenchmarkModelPolicyHour is one simulated hour at 100 msg/s driven by the
+// checker's model policy through the controller every 5 s.
+func BenchmarkModelPolicyHour(b *testing.B) {
+	sc, err := Builtin(ScenarioDiurnal, 100, time.Hour)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rc := RunConfig{World: Config{Start: t0, Scenario: sc, Service: Service{Mean: 200 * time.Millisecond},
+		StartDelay: time.Minute, Min: 1, Max: 200, Workers: 25, LatencyTarget: 10 * time.Second, Seed: 1},
+		Duration: time.Hour, Interval: 5 * time.Second}
+	b.ReportAllocs()
+	start := time.Now()
+	for b.Loop() {
+		if _, err := RunPolicy(context.Background(), rc, PolicyModel); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "sim-hours/s")
+}
