@@ -23,6 +23,9 @@ const (
 	DefaultDeadband             = policy.DefaultDeadband
 	DefaultArrivalSmoothing     = policy.DefaultArrivalSmoothing
 	DefaultScaleInStabilization = policy.DefaultScaleInStabilization
+	DefaultLatencyQuantile      = policy.DefaultLatencyQuantile
+	DefaultPeakWindow           = policy.DefaultPeakWindow
+	DefaultMetricStaleAfter     = policy.DefaultMetricStaleAfter
 	// DefaultStaleAfterIntervals is target.stale_after, in intervals, when
 	// the key is absent or 0.
 	DefaultStaleAfterIntervals = 3
@@ -52,14 +55,17 @@ func Default() Config {
 // because the interval is not known here.
 func DefaultGroup() Group {
 	return Group{
-		Count:   Count{InFlight: true},
-		Workers: Workers{Concurrency: DefaultConcurrency},
+		Count:     Count{InFlight: true},
+		OldestAge: OldestAge{StaleAfter: DefaultMetricStaleAfter},
+		Workers:   Workers{Concurrency: DefaultConcurrency},
 		Target: Target{
 			Policy:           DefaultPolicy,
 			DrainTime:        DefaultDrainTime,
 			Utilization:      DefaultUtilization,
 			Deadband:         DefaultDeadband,
 			ArrivalSmoothing: DefaultArrivalSmoothing,
+			LatencyQuantile:  DefaultLatencyQuantile,
+			PeakWindow:       DefaultPeakWindow,
 		},
 		Fleet: Fleet{ScaleInStabilization: DefaultScaleInStabilization},
 	}

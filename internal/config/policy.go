@@ -35,5 +35,8 @@ func (g Group) PolicySettings(interval time.Duration) policy.Settings {
 		MaxStepOut:           g.Target.MaxStepOut,
 		StaleAfter:           g.Target.StaleAfterFor(interval),
 		ArrivalSmoothing:     g.Target.ArrivalSmoothing,
+		LatencyQuantile:      g.Target.LatencyQuantile,
+		PeakWindow:           g.Target.PeakWindow,
+		MetricStaleAfter:     g.OldestAge.StaleAfter,
 	}
 }

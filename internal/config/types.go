@@ -66,6 +66,9 @@ type Count struct {
 // deleted counts) from CloudWatch, once a minute.
 type OldestAge struct {
 	CloudWatch bool `yaml:"cloudwatch"`
+	// StaleAfter is how old a CloudWatch reading may be, from the start of
+	// its 1-minute period, and still be used; default 5m.
+	StaleAfter time.Duration `yaml:"stale_after"`
 }
 
 // Workers describes one worker's throughput: ServiceTime and Concurrency, or
@@ -89,6 +92,8 @@ type Target struct {
 	MaxStepOut       int           `yaml:"max_step_out"`      // workers added per decision; 0 = no limit
 	StaleAfter       time.Duration `yaml:"stale_after"`       // default 3 × interval
 	ArrivalSmoothing time.Duration `yaml:"arrival_smoothing"` // EWMA time constant, default 1m
+	LatencyQuantile  float64       `yaml:"latency_quantile"`  // share of messages that start within Latency, default 0.99
+	PeakWindow       time.Duration `yaml:"peak_window"`       // floors size for the highest arrival rate within it, default 15m
 }
 
 // Fleet is where the workers live and the bounds on their number.

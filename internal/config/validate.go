@@ -119,6 +119,7 @@ func (g Group) validate(p *problems, path string, c Config) {
 	}
 
 	g.validateQueues(p, path, c.AWS.Region)
+	g.OldestAge.validate(p, joinPath(path, "oldest_age"))
 	g.Workers.validate(p, joinPath(path, "workers"))
 	g.Target.validate(p, joinPath(path, "target"), c.Interval)
 	g.Fleet.validate(p, joinPath(path, "fleet"))
@@ -227,6 +228,18 @@ func (t Target) validate(p *problems, path string, interval time.Duration) {
 	}
 	if t.ArrivalSmoothing <= 0 {
 		p.add(joinPath(path, "arrival_smoothing"), "must be > 0 (the time constant of the arrival-rate average), got %s", t.ArrivalSmoothing)
+	}
+	if !(t.LatencyQuantile > 0 && t.LatencyQuantile < 1) {
+		p.add(joinPath(path, "latency_quantile"), "must be a ratio in (0, 1), such as 0.99; got %v", t.LatencyQuantile)
+	}
+	if t.PeakWindow < interval {
+		p.add(joinPath(path, "peak_window"), "must be at least interval (%s), which sizes for the latest arrival rate; got %s", interval, t.PeakWindow)
+	}
+}
+
+func (o OldestAge) validate(p *problems, path string) {
+	if o.StaleAfter < time.Minute {
+		p.add(joinPath(path, "stale_after"), "must be at least 1m, the period of a CloudWatch reading; got %s", o.StaleAfter)
 	}
 }
 

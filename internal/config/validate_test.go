@@ -117,6 +117,15 @@ func TestValidateRules(t *testing.T) {
 		{"stale after 0 means the default", func(_ *Config, g *Group) { g.Target.StaleAfter = 0 }, nil},
 		{"stale after negative", func(_ *Config, g *Group) { g.Target.StaleAfter = -time.Second },
 			[]string{"groups[0].target.stale_after: must be at least interval (5s), got -1s"}},
+		{"latency quantile 1", func(_ *Config, g *Group) { g.Target.LatencyQuantile = 1 },
+			[]string{"groups[0].target.latency_quantile: must be a ratio in (0, 1), such as 0.99; got 1"}},
+		{"latency quantile 0.5", func(_ *Config, g *Group) { g.Target.LatencyQuantile = 0.5 }, nil},
+		{"peak window equal to interval", func(c *Config, g *Group) { g.Target.PeakWindow = c.Interval }, nil},
+		{"peak window under interval", func(_ *Config, g *Group) { g.Target.PeakWindow = time.Second },
+			[]string{"groups[0].target.peak_window: must be at least interval (5s), which sizes for the latest arrival rate; got 1s"}},
+		{"CloudWatch readings stale after 1m", func(_ *Config, g *Group) { g.OldestAge.StaleAfter = time.Minute }, nil},
+		{"CloudWatch readings stale under 1m", func(_ *Config, g *Group) { g.OldestAge.StaleAfter = 59 * time.Second },
+			[]string{"groups[0].oldest_age.stale_after: must be at least 1m, the period of a CloudWatch reading; got 59s"}},
 		{"max equal to min", func(_ *Config, g *Group) { g.Fleet.Min, g.Fleet.Max = 4, 4 }, nil},
 		{"max below min", func(_ *Config, g *Group) { g.Fleet.Min, g.Fleet.Max = 3, 2 },
 			[]string{"groups[0].fleet.max: must be >= min (3)"}},
@@ -189,7 +198,9 @@ func TestDefaults(t *testing.T) {
 	check(t, "target", g.Target, Target{
 		Policy: "model", DrainTime: 15 * time.Minute, Utilization: 0.8,
 		Deadband: 0.1, ArrivalSmoothing: time.Minute,
+		LatencyQuantile: 0.99, PeakWindow: 15 * time.Minute,
 	})
+	check(t, "oldest_age", g.OldestAge, OldestAge{CloudWatch: false, StaleAfter: 5 * time.Minute})
 	check(t, "fleet.scale_in_stabilization", g.Fleet.ScaleInStabilization, 5*time.Minute)
 	check(t, "fleet.max", g.Fleet.Max, 0)
 	check(t, "actions.set_desired_capacity", g.Actions.SetDesiredCapacity, false)
@@ -212,12 +223,14 @@ func TestCloudWatchProtocolsMatchAWSClient(t *testing.T) {
 func TestPolicySettings(t *testing.T) {
 	t.Parallel()
 	g := Group{
-		Name:    "jobs",
-		Workers: Workers{ServiceTime: 250 * time.Millisecond, Concurrency: 3, Throughput: 7.5},
+		Name:      "jobs",
+		OldestAge: OldestAge{CloudWatch: true, StaleAfter: 3 * time.Minute},
+		Workers:   Workers{ServiceTime: 250 * time.Millisecond, Concurrency: 3, Throughput: 7.5},
 		Target: Target{
 			Policy: "backlog_per_worker", Latency: 45 * time.Second, DrainTime: 20 * time.Minute,
 			Utilization: 0.75, BurstReserve: 25, OverheadReserve: 10, SafetyWorkers: 2,
 			Deadband: 0.05, MaxStepOut: 8, StaleAfter: 40 * time.Second, ArrivalSmoothing: 90 * time.Second,
+			LatencyQuantile: 0.95, PeakWindow: 30 * time.Minute,
 		},
 		Fleet: Fleet{Min: 1, Max: 60, Cap: 40, StartDelay: 90 * time.Second, ScaleInStabilization: 7 * time.Minute},
 	}
@@ -229,9 +242,18 @@ func TestPolicySettings(t *testing.T) {
 		Min: 1, Max: 60, Cap: 40,
 		StartDelay: 90 * time.Second, ScaleInStabilization: 7 * time.Minute,
 		Deadband: 0.05, MaxStepOut: 8, StaleAfter: 40 * time.Second, ArrivalSmoothing: 90 * time.Second,
+		LatencyQuantile: 0.95, PeakWindow: 30 * time.Minute, MetricStaleAfter: 3 * time.Minute,
 	}
-	if got := g.PolicySettings(5 * time.Second); !reflect.DeepEqual(got, want) {
+	got := g.PolicySettings(5 * time.Second)
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
+	}
+	// Every setting has a key: a field the policy gains must be mapped.
+	v := reflect.ValueOf(got)
+	for i := range v.NumField() {
+		if v.Field(i).IsZero() {
+			t.Errorf("policy.Settings.%s is not set from the configuration", v.Type().Field(i).Name)
+		}
 	}
 	g.Target.StaleAfter = 0
 	check(t, "stale_after 0 at a 4s interval", g.PolicySettings(4*time.Second).StaleAfter, 12*time.Second)
