@@ -67,7 +67,7 @@ func cmdSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.DurationVar(&f.latencyTarget, "latency-target", 10*time.Second, "the promise: how long a message may wait in the queue")
 	fs.IntVar(&f.min, "min", 1, "fewest workers")
 	fs.IntVar(&f.max, "max", 200, "most workers")
-	fs.IntVar(&f.workers, "workers", 0, "the fixed fleet and every policy's starting size; 0: what the base rate needs (80 % utilisation and the Erlang C wait floor)")
+	fs.IntVar(&f.workers, "workers", 0, "the fixed fleet and every policy's starting size; 0: what the base rate (a CSV file's mean rate) needs at 80 % utilisation and by the Erlang C wait floor")
 	fs.StringVar(&f.policy, "policy", "all", "policy to run: "+strings.Join(sim.Policies, ", ")+", or all")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed; the same seed gives the same run")
 	fs.StringVar(&f.output, "output", "table", "output format: table or json")
@@ -185,7 +185,11 @@ func (f simFlags) runConfig() (sim.RunConfig, []string, error) {
 	}
 	workers := f.workers
 	if workers == 0 {
-		workers = baseFleet(sc.MeanRate(f.duration), f.serviceTime, f.concurrency, f.latencyTarget)
+		base := f.rate // the built-in scenarios' base rate; a CSV file's mean
+		if !slices.Contains(sim.BuiltinScenarios, f.scenario) {
+			base = sc.MeanRate(f.duration)
+		}
+		workers = baseFleet(base, f.serviceTime, f.concurrency, f.latencyTarget)
 		workers = min(max(workers, f.min), f.max)
 	}
 	rc := sim.RunConfig{
