@@ -314,7 +314,7 @@ func TestObserveUnderFaults(t *testing.T) {
 		Fleet: config.Fleet{AutoScalingGroup: &config.AutoScalingGroup{Name: asg}},
 	}}
 	cfg := baseConfig(groups...)
-	cfg.AWS.CallTimeout = 3 * time.Second
+	cfg.AWS.CallTimeout = 5 * time.Second
 
 	proxy := awstest.NewProxy(t, moto.URL)
 	core, logs := observer.New(zapcore.InfoLevel)

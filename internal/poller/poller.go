@@ -9,6 +9,12 @@
 // NumberOfMessagesDeleted from CloudWatch at most once a minute per region.
 // What failed is recorded as failed, with its error class: a count that was
 // not read is never reported as zero.
+//
+// Pending workers and when they started: ECS gives each deployment's
+// creation time, used for its pending tasks. Auto Scaling gives no launch
+// time for a group's instances, so for each instance in a pending state
+// (Pending, Pending:Wait, Pending:Proceed, Warmed:*) the poller uses the
+// time it first saw it pending; the real launch is at or before that time.
 package poller
 
 import (

@@ -350,7 +350,7 @@ func TestDeadlineAndConcurrencyBound(t *testing.T) {
 	}
 	queues = append(queues, config.Queue{URL: queueURL(east, "stuck")})
 	cfg := baseConfig(config.Group{Name: "g", Queues: queues})
-	cfg.AWS.CallTimeout, cfg.AWS.ConcurrencyPerRegion = 300*time.Millisecond, limit
+	cfg.AWS.CallTimeout, cfg.AWS.ConcurrencyPerRegion = 2*time.Second, limit
 	p, err := newPoller(cfg, c, prometheus.NewRegistry(), zaptest.NewLogger(t))
 	if err != nil {
 		t.Fatal(err)
