@@ -19,6 +19,7 @@ type FieldError struct {
 	Line int
 }
 
+// Error is "PATH: MESSAGE", with " (line N)" when the line is known.
 func (e *FieldError) Error() string {
 	path := e.Path
 	if path == "" {
