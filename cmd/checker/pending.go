@@ -10,6 +10,5 @@ import (
 // as it lands.
 var errNotBuilt = errors.New("this command is not built yet")
 
-func cmdRun(context.Context, []string, io.Writer, io.Writer) error    { return errNotBuilt }
-func cmdOnce(context.Context, []string, io.Writer, io.Writer) error   { return errNotBuilt }
-func cmdHealth(context.Context, []string, io.Writer, io.Writer) error { return errNotBuilt }
+func cmdRun(context.Context, []string, io.Writer, io.Writer) error  { return errNotBuilt }
+func cmdOnce(context.Context, []string, io.Writer, io.Writer) error { return errNotBuilt }
