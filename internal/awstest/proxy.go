@@ -40,6 +40,7 @@ const (
 	FaultReset
 )
 
+// String names the fault kind.
 func (k FaultKind) String() string {
 	switch k {
 	case FaultServerError:

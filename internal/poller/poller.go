@@ -49,7 +49,6 @@ const (
 // controller.Observer. Observe calls do not overlap: a second one waits
 // for the first.
 type Poller struct {
-	log         *zap.Logger
 	callTimeout time.Duration
 	limit       int
 	metrics     *metrics
@@ -96,7 +95,6 @@ func newPoller(cfg config.Config, clients clientSource, reg prometheus.Registere
 		return nil, err
 	}
 	p := &Poller{
-		log:         log,
 		callTimeout: cfg.AWS.CallTimeout,
 		limit:       cfg.AWS.ConcurrencyPerRegion,
 		metrics:     m,
