@@ -52,4 +52,3 @@ func assemble(ctx context.Context, cfg config.Config, log *zap.Logger) (*assembl
 	}
 	return &assembly{groups: groups, observer: p, actuator: pub, registry: reg}, nil
 }
-

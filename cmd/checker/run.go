@@ -205,4 +205,3 @@ func printDecisions(w io.Writer, format string, ds []model.Decision) error {
 	}
 	return nil
 }
-
