@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -80,7 +81,11 @@ func cmdRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 	g.Go(func() error {
 		return ctrl.Run(gctx, controller.RunOptions{Interval: cfg.Interval})
 	})
-	g.Go(func() error { return web.Serve(gctx, cfg.Listen, handler, nil) })
+	g.Go(func() error {
+		return web.Serve(gctx, cfg.Listen, handler, func(a net.Addr) {
+			log.Info("listening", zap.String("addr", a.String()), zap.String("status_page", "http://"+a.String()+"/"))
+		})
+	})
 	g.Go(func() error { return reloadOnHangup(gctx, *path, ctrl, gatherer, log) })
 	err = g.Wait()
 	log.Info("stopped")
