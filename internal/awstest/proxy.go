@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -179,11 +180,17 @@ type Proxy struct {
 	closing chan struct{}
 	once    sync.Once
 
-	mu       sync.Mutex
-	rules    []*rule
-	nextID   int
-	calls    map[string]int
-	injected map[FaultKind]int
+	mu        sync.Mutex
+	rules     []*rule
+	nextID    int
+	observers []observer
+	calls     map[string]int
+	injected  map[FaultKind]int
+}
+
+type observer struct {
+	id int
+	f  func(*Request, time.Time)
 }
 
 // NewProxy starts a proxy to target (for example Shared(t).URL) and stops
@@ -248,6 +255,23 @@ func (p *Proxy) Inject(m Match, f Fault) (remove func()) {
 	}
 }
 
+// Observe calls f with every request the proxy receives from now on, and
+// the time it arrived, before any fault applies; it returns a function that
+// stops the calls. f runs on the request's goroutine, possibly on several at
+// once; it must not block nor modify the request.
+func (p *Proxy) Observe(f func(req *Request, at time.Time)) (remove func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.nextID++
+	id := p.nextID
+	p.observers = append(p.observers, observer{id: id, f: f})
+	return func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.observers = slices.DeleteFunc(p.observers, func(o observer) bool { return o.id == id })
+	}
+}
+
 // Clear removes every fault: from now on requests pass through.
 func (p *Proxy) Clear() {
 	p.mu.Lock()
@@ -285,8 +309,15 @@ func (p *Proxy) ResetCounts() {
 	clear(p.injected)
 }
 
-// pick records the request and returns the fault to apply, if any.
-func (p *Proxy) pick(req *Request) (Fault, bool) {
+// pick records the request, tells the observers, and returns the fault to
+// apply, if any.
+func (p *Proxy) pick(req *Request, at time.Time) (Fault, bool) {
+	p.mu.Lock()
+	observers := slices.Clone(p.observers)
+	p.mu.Unlock()
+	for _, o := range observers {
+		o.f(req, at)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.calls[req.Operation()]++
@@ -305,6 +336,7 @@ func (p *Proxy) pick(req *Request) (Fault, bool) {
 
 // ServeHTTP applies the first matching fault, or forwards the request.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	at := time.Now()
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		http.Error(w, "read request body: "+err.Error(), http.StatusBadRequest)
@@ -314,7 +346,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	req := &Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Header: r.Header, Body: body}
 
-	f, ok := p.pick(req)
+	f, ok := p.pick(req, at)
 	if !ok {
 		p.forward.ServeHTTP(w, r)
 		return

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -300,6 +301,57 @@ func TestProxySelectsAndSwitches(t *testing.T) {
 	p.ResetCounts()
 	if got := p.Calls(""); got != 0 {
 		t.Errorf("Calls after ResetCounts = %d, want 0", got)
+	}
+}
+
+func TestProxyObserve(t *testing.T) {
+	t.Parallel()
+	b := newBackend(t)
+	p := NewProxy(t, b.srv.URL)
+	client := &http.Client{}
+
+	type seen struct {
+		op    string
+		queue string
+		at    time.Time
+	}
+	var mu sync.Mutex
+	var got []seen
+	remove := p.Observe(func(r *Request, at time.Time) {
+		var in struct{ QueueUrl string }
+		_ = json.Unmarshal(r.Body, &in)
+		mu.Lock()
+		got = append(got, seen{op: r.Operation(), queue: in.QueueUrl, at: at})
+		mu.Unlock()
+	})
+
+	// Observers see faulted requests as well as forwarded ones.
+	p.Inject(MatchQueue(queueA), Fault{Kind: FaultServerError})
+	before := time.Now()
+	if c := sqsCall(t, client, p.URL, queueA); c.status != 500 {
+		t.Fatalf("queue A: status %d, want 500", c.status)
+	}
+	if c := sqsCall(t, client, p.URL, queueB); c.status != 200 {
+		t.Fatalf("queue B: status %d, want 200", c.status)
+	}
+	after := time.Now()
+	remove()
+	if c := sqsCall(t, client, p.URL, queueB); c.status != 200 {
+		t.Fatalf("queue B after remove: status %d, want 200", c.status)
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 2 {
+		t.Fatalf("observed %d requests, want 2 (none after remove): %+v", len(got), got)
+	}
+	for i, want := range []string{queueA, queueB} {
+		if got[i].op != "GetQueueAttributes" || got[i].queue != want {
+			t.Errorf("request %d: %s of %q, want GetQueueAttributes of %q", i, got[i].op, got[i].queue, want)
+		}
+		if got[i].at.Before(before) || got[i].at.After(after) {
+			t.Errorf("request %d: seen at %s, outside the calls (%s to %s)", i, got[i].at, before, after)
+		}
 	}
 }
 
