@@ -1,0 +1,218 @@
+package web
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/queuechecker/queue-checker/internal/controller"
+	"github.com/queuechecker/queue-checker/internal/model"
+	"github.com/queuechecker/queue-checker/internal/policy"
+)
+
+// groupsDoc is the JSON of GET /api/v1/groups, and the data the status page
+// is rendered from: the page and the endpoint always agree.
+type groupsDoc struct {
+	Groups      []groupDoc `json:"groups"`
+	GeneratedAt time.Time  `json:"generated_at"`
+	// RefreshSeconds is how often the status page asks again.
+	RefreshSeconds float64 `json:"refresh_seconds"`
+}
+
+// groupDoc is one group: its settings, its last decision and what the
+// checker saw and did.
+type groupDoc struct {
+	Name        string               `json:"name"`
+	Settings    settingsDoc          `json:"settings"`
+	Decision    *model.Decision      `json:"decision"` // null before the first cycle
+	Queues      queuesDoc            `json:"queues"`
+	Fleet       fleetDoc             `json:"fleet"`
+	Failures    []model.QueueFailure `json:"failures"`
+	LastAction  *model.Action        `json:"last_action"`
+	ActionError string               `json:"action_error"`
+	History     []controller.Point   `json:"history"`
+	Changes     []controller.Change  `json:"changes"` // most recent last
+}
+
+// settingsDoc is policy.Settings with durations in seconds and percents as
+// percent numbers.
+type settingsDoc struct {
+	Policy string `json:"policy"`
+	Min    int    `json:"min"`
+	Max    int    `json:"max"`
+	Cap    int    `json:"cap"` // 0: none
+
+	LatencySeconds   float64 `json:"latency_seconds"` // 0: no promise
+	DrainTimeSeconds float64 `json:"drain_time_seconds"`
+	Utilization      float64 `json:"utilization"`
+
+	ServiceTimeSeconds float64 `json:"service_time_seconds"`
+	Concurrency        int     `json:"concurrency"`
+	Throughput         float64 `json:"throughput"` // measured msg/s per worker; 0: from the service time
+	// PerWorker is the throughput the policy sizes with: Throughput when
+	// set, else Concurrency / ServiceTime; 0 when neither is known.
+	PerWorker float64 `json:"per_worker"`
+
+	BurstReservePercent    float64 `json:"burst_reserve_percent"`
+	OverheadReservePercent float64 `json:"overhead_reserve_percent"`
+	SafetyWorkers          int     `json:"safety_workers"`
+
+	StartDelaySeconds           float64 `json:"start_delay_seconds"`
+	ScaleInStabilizationSeconds float64 `json:"scale_in_stabilization_seconds"`
+	Deadband                    float64 `json:"deadband"`
+	MaxStepOut                  int     `json:"max_step_out"`
+	StaleAfterSeconds           float64 `json:"stale_after_seconds"`
+	ArrivalSmoothingSeconds     float64 `json:"arrival_smoothing_seconds"`
+}
+
+// queuesDoc says how many of the group's queues answered the last sample.
+type queuesDoc struct {
+	Configured int        `json:"configured"`
+	Answered   int        `json:"answered"`
+	SampledAt  *time.Time `json:"sampled_at"` // null before the first sample
+}
+
+// fleetDoc is the worker fleet as read back from Auto Scaling or ECS.
+type fleetDoc struct {
+	Kind         string      `json:"kind"` // "autoscaling", "ecs" or "" (no fleet to read)
+	Name         string      `json:"name"`
+	At           *time.Time  `json:"at"`
+	Known        bool        `json:"known"`
+	Error        string      `json:"error"`
+	Desired      int         `json:"desired"`
+	Min          int         `json:"min"`
+	Max          int         `json:"max"`
+	InService    int         `json:"in_service"`
+	Pending      int         `json:"pending"`
+	PendingSince []time.Time `json:"pending_since"`
+}
+
+func settingsOf(s policy.Settings) settingsDoc {
+	s = s.WithDefaults()
+	d := settingsDoc{
+		Policy: s.Policy, Min: s.Min, Max: s.Max, Cap: s.Cap,
+		LatencySeconds:              s.Latency.Seconds(),
+		DrainTimeSeconds:            s.DrainTime.Seconds(),
+		Utilization:                 s.Utilization,
+		ServiceTimeSeconds:          s.ServiceTime.Seconds(),
+		Concurrency:                 s.Concurrency,
+		Throughput:                  s.Throughput,
+		BurstReservePercent:         s.BurstReserve,
+		OverheadReservePercent:      s.OverheadReserve,
+		SafetyWorkers:               s.SafetyWorkers,
+		StartDelaySeconds:           s.StartDelay.Seconds(),
+		ScaleInStabilizationSeconds: s.ScaleInStabilization.Seconds(),
+		Deadband:                    s.Deadband,
+		MaxStepOut:                  s.MaxStepOut,
+		StaleAfterSeconds:           s.StaleAfter.Seconds(),
+		ArrivalSmoothingSeconds:     s.ArrivalSmoothing.Seconds(),
+	}
+	d.PerWorker = s.PerWorker()
+	return d
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+func fleetOf(f model.Fleet) fleetDoc {
+	d := fleetDoc{
+		Kind: f.Kind, Name: f.Name, At: timePtr(f.At), Known: f.Known,
+		Desired: f.Desired, Min: f.Min, Max: f.Max, InService: f.InService, Pending: f.Pending,
+		PendingSince: f.PendingSince,
+	}
+	if f.Err != nil {
+		d.Error = f.Err.Error()
+	}
+	if d.PendingSince == nil {
+		d.PendingSince = []time.Time{}
+	}
+	return d
+}
+
+// groupOf turns a controller view into its JSON document.
+func groupOf(v controller.GroupView) groupDoc {
+	g := groupDoc{
+		Name:        v.Settings.Group,
+		Settings:    settingsOf(v.Settings),
+		Decision:    v.Decision,
+		Queues:      queuesDoc{Configured: v.Sample.Queues, Answered: v.Sample.Answered, SampledAt: timePtr(v.Sample.At)},
+		Fleet:       fleetOf(v.Fleet),
+		Failures:    v.Sample.Failures,
+		LastAction:  v.LastAction,
+		ActionError: v.ActionError,
+		History:     v.History,
+		Changes:     v.Changes,
+	}
+	// Lists are always arrays in the JSON, never null.
+	if g.Failures == nil {
+		g.Failures = []model.QueueFailure{}
+	}
+	if g.History == nil {
+		g.History = []controller.Point{}
+	}
+	if g.Changes == nil {
+		g.Changes = []controller.Change{}
+	}
+	for i, c := range g.Changes {
+		if c.Reasons == nil {
+			g.Changes[i].Reasons = []string{}
+		}
+	}
+	if g.Decision != nil && g.Decision.Reasons == nil {
+		d := *g.Decision
+		d.Reasons = []string{}
+		g.Decision = &d
+	}
+	return g
+}
+
+// refreshEvery is how often the status page refreshes: the cycle interval,
+// within 1 to 10 seconds.
+func refreshEvery(interval time.Duration) time.Duration {
+	switch {
+	case interval <= 0:
+		return 5 * time.Second
+	case interval < time.Second:
+		return time.Second
+	case interval > 10*time.Second:
+		return 10 * time.Second
+	}
+	return interval
+}
+
+// groupsOf builds the document of every group from the controller's views.
+func groupsOf(o Options) groupsDoc {
+	views := o.Controller.Groups()
+	doc := groupsDoc{
+		Groups:         make([]groupDoc, 0, len(views)),
+		GeneratedAt:    o.Now(),
+		RefreshSeconds: refreshEvery(o.Interval).Seconds(),
+	}
+	for _, v := range views {
+		doc.Groups = append(doc.Groups, groupOf(v))
+	}
+	return doc
+}
+
+// serveGroups is GET /api/v1/groups.
+func serveGroups(o Options) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, groupsOf(o))
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		http.Error(w, "encode JSON: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}

@@ -1,0 +1,225 @@
+package web
+
+import (
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/queuechecker/queue-checker/internal/controller"
+)
+
+// decodeAPI gets /api/v1/groups as generic JSON.
+func decodeAPI(t *testing.T, h http.Handler) map[string]any {
+	t.Helper()
+	rec := get(t, h, "/api/v1/groups")
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET /api/v1/groups: %d %s", rec.Code, rec.Body)
+	}
+	if ct := rec.Header().Get("Content-Type"); ct != "application/json; charset=utf-8" {
+		t.Errorf("Content-Type %q", ct)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	return doc
+}
+
+// asJSON is v through encoding/json and back, for comparing with the
+// generic form of the endpoint.
+func asJSON(t *testing.T, v any) any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("encode: %v", err)
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	return out
+}
+
+func keysOf(m map[string]any) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+func TestGroupsAPI(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		cycles int
+	}{
+		{name: "before the first cycle", cycles: 0},
+		{name: "after one cycle", cycles: 1},
+		{name: "after twenty cycles", cycles: 20},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, now := newTestController(t, tt.cycles, 10*time.Second)
+			now = now.Add(3 * time.Second)
+			doc := decodeAPI(t, newTestHandler(c, now))
+
+			if got, want := keysOf(doc), []string{"generated_at", "groups", "refresh_seconds"}; !slices.Equal(got, want) {
+				t.Errorf("top-level keys %v, want %v", got, want)
+			}
+			if doc["generated_at"] != now.Format(time.RFC3339Nano) {
+				t.Errorf("generated_at %v, want %v", doc["generated_at"], now.Format(time.RFC3339Nano))
+			}
+			if doc["refresh_seconds"] != 5.0 {
+				t.Errorf("refresh_seconds %v, want 5", doc["refresh_seconds"])
+			}
+			groups, _ := doc["groups"].([]any)
+			views := c.Groups()
+			if len(groups) != len(views) {
+				t.Fatalf("%d groups, want %d", len(groups), len(views))
+			}
+			for i, v := range views {
+				g := groups[i].(map[string]any)
+				checkGroupJSON(t, g, v)
+			}
+		})
+	}
+}
+
+// checkGroupJSON holds one group of the endpoint to the controller's view.
+func checkGroupJSON(t *testing.T, g map[string]any, v controller.GroupView) {
+	t.Helper()
+	wantKeys := []string{"action_error", "changes", "decision", "failures", "fleet", "history", "last_action",
+		"name", "queues", "settings"}
+	if got := keysOf(g); !slices.Equal(got, wantKeys) {
+		t.Errorf("group keys %v, want %v", got, wantKeys)
+	}
+	if g["name"] != v.Settings.Group {
+		t.Errorf("name %v, want %q", g["name"], v.Settings.Group)
+	}
+
+	s := g["settings"].(map[string]any)
+	st := v.Settings.WithDefaults()
+	for key, want := range map[string]float64{
+		"min": float64(st.Min), "max": float64(st.Max), "cap": float64(st.Cap),
+		"latency_seconds":      st.Latency.Seconds(),
+		"drain_time_seconds":   st.DrainTime.Seconds(),
+		"utilization":          st.Utilization,
+		"service_time_seconds": st.ServiceTime.Seconds(),
+		"throughput":           st.Throughput,
+		"per_worker":           st.PerWorker(),
+		"start_delay_seconds":  st.StartDelay.Seconds(),
+		"safety_workers":       float64(st.SafetyWorkers),
+	} {
+		if s[key] != want {
+			t.Errorf("%s: settings.%s = %v, want %v", v.Settings.Group, key, s[key], want)
+		}
+	}
+
+	// The decision is model.Decision's own JSON, null before the first cycle.
+	if v.Decision == nil {
+		if g["decision"] != nil {
+			t.Errorf("%s: decision %v before the first cycle, want null", v.Settings.Group, g["decision"])
+		}
+	} else {
+		want := asJSON(t, v.Decision).(map[string]any)
+		if want["reasons"] == nil {
+			want["reasons"] = []any{}
+		}
+		if !reflect.DeepEqual(g["decision"], want) {
+			t.Errorf("%s: decision\n%v\nwant\n%v", v.Settings.Group, g["decision"], want)
+		}
+	}
+
+	f := g["fleet"].(map[string]any)
+	wantErr := ""
+	if v.Fleet.Err != nil {
+		wantErr = v.Fleet.Err.Error()
+	}
+	for key, want := range map[string]any{
+		"kind": v.Fleet.Kind, "name": v.Fleet.Name, "known": v.Fleet.Known, "error": wantErr,
+		"desired": float64(v.Fleet.Desired), "in_service": float64(v.Fleet.InService),
+		"pending": float64(v.Fleet.Pending), "min": float64(v.Fleet.Min), "max": float64(v.Fleet.Max),
+	} {
+		if f[key] != want {
+			t.Errorf("%s: fleet.%s = %v, want %v", v.Settings.Group, key, f[key], want)
+		}
+	}
+
+	q := g["queues"].(map[string]any)
+	if q["configured"] != float64(v.Sample.Queues) || q["answered"] != float64(v.Sample.Answered) {
+		t.Errorf("%s: queues %v, want %d of %d", v.Settings.Group, q, v.Sample.Answered, v.Sample.Queues)
+	}
+
+	// Lists are arrays, never null, and equal to the view's.
+	for key, want := range map[string]any{
+		"failures": v.Sample.Failures, "history": v.History, "changes": v.Changes,
+	} {
+		got, ok := g[key].([]any)
+		if !ok {
+			t.Errorf("%s: %s is %T, want an array", v.Settings.Group, key, g[key])
+			continue
+		}
+		w, _ := asJSON(t, want).([]any)
+		if w == nil {
+			w = []any{}
+		}
+		if !reflect.DeepEqual(got, w) {
+			t.Errorf("%s: %s\n%v\nwant\n%v", v.Settings.Group, key, got, w)
+		}
+	}
+	if !reflect.DeepEqual(g["last_action"], asJSON(t, v.LastAction)) {
+		t.Errorf("%s: last_action %v, want %v", v.Settings.Group, g["last_action"], v.LastAction)
+	}
+	if g["action_error"] != v.ActionError {
+		t.Errorf("%s: action_error %v, want %q", v.Settings.Group, g["action_error"], v.ActionError)
+	}
+}
+
+func TestGroupsAPIHistoryFollowsTheCycles(t *testing.T) {
+	t.Parallel()
+	c, now := newTestController(t, 30, 10*time.Second)
+	doc := decodeAPI(t, newTestHandler(c, now))
+	g := doc["groups"].([]any)[0].(map[string]any)
+	history := g["history"].([]any)
+	if len(history) != 30 {
+		t.Fatalf("%d points of history, want one per cycle: 30", len(history))
+	}
+	last := history[len(history)-1].(map[string]any)
+	d := g["decision"].(map[string]any)
+	for _, key := range []string{"backlog", "current_workers", "desired_workers", "recommended_workers", "oldest_age_seconds"} {
+		if last[key] != d[key] {
+			t.Errorf("newest point %s = %v, the decision says %v", key, last[key], d[key])
+		}
+	}
+	if last["at"] != now.Format(time.RFC3339Nano) {
+		t.Errorf("newest point at %v, want %v", last["at"], now)
+	}
+}
+
+func TestRefreshEvery(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		interval time.Duration
+		want     time.Duration
+	}{
+		{"unset", 0, 5 * time.Second},
+		{"fast cycles", 100 * time.Millisecond, time.Second},
+		{"the cycle interval", 3 * time.Second, 3 * time.Second},
+		{"slow cycles", time.Minute, 10 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := refreshEvery(tt.interval); got != tt.want {
+				t.Errorf("refreshEvery(%v) = %v, want %v", tt.interval, got, tt.want)
+			}
+		})
+	}
+}
