@@ -1,0 +1,800 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	cdpruntime "github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// The browser test: the checker's demo in headless Chromium, as an on-call
+// engineer would open it. It needs Debian's chromium package; CI installs
+// it. Screenshots go to $CHECKER_ARTIFACTS (a temporary directory when
+// unset).
+
+const chromiumPath = "/usr/bin/chromium"
+
+func TestBrowser(t *testing.T) {
+	if _, err := os.Stat(chromiumPath); err != nil {
+		if os.Getenv("CHECKER_SKIP_BROWSER") != "" {
+			t.Skipf("no Chromium at %s and CHECKER_SKIP_BROWSER is set", chromiumPath)
+		}
+		t.Fatalf("the browser test needs headless Chromium at %s: apt-get install chromium "+
+			"(set CHECKER_SKIP_BROWSER=1 to skip this test)", chromiumPath)
+	}
+	artifacts := os.Getenv("CHECKER_ARTIFACTS")
+	if artifacts == "" {
+		artifacts = t.TempDir()
+	} else if err := os.MkdirAll(artifacts, 0o755); err != nil {
+		t.Fatalf("artifacts directory: %v", err)
+	}
+
+	base := startDemo(t)
+	ctx := newBrowser(t)
+	watch := watchTab(t, ctx, base)
+
+	t.Run("status page shows the API's numbers", func(t *testing.T) {
+		testStatusPage(t, ctx, base)
+	})
+	t.Run("formatting in the page matches the server's", func(t *testing.T) {
+		testFormatParity(t, ctx)
+	})
+	t.Run("status page without JavaScript", func(t *testing.T) {
+		testNoScript(t, ctx, base)
+	})
+	t.Run("planner computes seed 001's example", func(t *testing.T) {
+		watch.expectError("utilization=1.5")
+		testPlanner(t, ctx, base)
+	})
+	t.Run("screenshots", func(t *testing.T) {
+		for _, s := range []struct {
+			name, path string
+			width      int64
+			phone      bool
+		}{
+			{"status-desktop", "/", 1280, false},
+			{"status-phone", "/", 390, true},
+			{"plan-desktop", "/plan?" + exampleQuery, 1280, false},
+			{"plan-phone", "/plan?" + exampleQuery, 390, true},
+		} {
+			file := filepath.Join(artifacts, s.name+".png")
+			screenshot(t, ctx, base+s.path, s.width, s.phone, file)
+			t.Logf("screenshot: %s", file)
+		}
+	})
+	watch.check(t)
+}
+
+// ---- The checker under test.
+
+// startDemo builds the checker, starts `checker demo` on a free port and
+// returns its base URL; the demo is stopped when the test ends. Until the
+// demo command exists, it serves the pages from a controller driven by the
+// fake observer of these tests instead, and says so.
+func startDemo(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "checker")
+	build := exec.Command(goTool(), "build", "-o", bin, "github.com/queuechecker/queue-checker/cmd/checker")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build the checker: %v\n%s", err, out)
+	}
+
+	cmd := exec.Command(bin, "demo", "--listen", "127.0.0.1:0", "--speed", "10")
+	setParentDeathSignal(cmd)
+	logs := &lineLog{addr: make(chan string, 1)}
+	cmd.Stderr = logs
+	cmd.Stdout = logs
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start the demo: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	stop := func() error {
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			return fmt.Errorf("signal the demo: %w", err)
+		}
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+			return errors.New("the demo did not stop within 15 s of SIGTERM")
+		}
+	}
+
+	select {
+	case addr := <-logs.addr:
+		t.Cleanup(func() {
+			if err := stop(); err != nil {
+				t.Errorf("stop the demo: %v\n%s", err, logs.tail())
+			}
+		})
+		t.Logf("checker demo listens on %s", addr)
+		return "http://" + addr
+	case err := <-done:
+		if strings.Contains(logs.tail(), "not built yet") {
+			t.Logf("checker demo is not built yet: serving the pages from a controller with a fake observer")
+			return startFakeDemo(t)
+		}
+		t.Fatalf("the demo exited before listening: %v\n%s", err, logs.tail())
+	case <-time.After(90 * time.Second):
+		_ = stop()
+		t.Fatalf("the demo logged no \"listening\" line within 90 s\n%s", logs.tail())
+	}
+	return ""
+}
+
+// startFakeDemo serves the pages of a controller whose fake observer's
+// queue changes every cycle, with a cycle every 200 ms of a clock that runs
+// ten times faster than the wall clock.
+func startFakeDemo(t *testing.T) string {
+	t.Helper()
+	c, last := newTestController(t, 60, 5*time.Second)
+	var mu sync.Mutex
+	now := last
+	clock := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return now
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			mu.Lock()
+			now = now.Add(2 * time.Second)
+			at := now
+			mu.Unlock()
+			_, _ = c.RunOnce(ctx, at)
+		}
+	}()
+	srv := httptest.NewServer(Handler(Options{Controller: c, Gatherer: prometheus.NewRegistry(), Interval: time.Second, Now: clock}))
+	t.Cleanup(func() {
+		srv.Close()
+		cancel()
+		<-done
+	})
+	return srv.URL
+}
+
+// goTool is the go command that runs this test.
+func goTool() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return filepath.Join(runtime.GOROOT(), "bin", "go")
+}
+
+// lineLog keeps the last lines a process writes and reports the address of
+// its JSON "listening" line.
+type lineLog struct {
+	mu    sync.Mutex
+	buf   []byte
+	lines []string
+	addr  chan string
+	found bool
+}
+
+func (l *lineLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, p...)
+	for {
+		i := bytes.IndexByte(l.buf, '\n')
+		if i < 0 {
+			break
+		}
+		line := string(l.buf[:i])
+		l.buf = l.buf[i+1:]
+		l.lines = append(l.lines, line)
+		if len(l.lines) > 40 {
+			l.lines = l.lines[1:]
+		}
+		var entry struct {
+			Msg  string `json:"msg"`
+			Addr string `json:"addr"`
+		}
+		if !l.found && json.Unmarshal([]byte(line), &entry) == nil && entry.Msg == "listening" && entry.Addr != "" {
+			l.found = true
+			l.addr <- entry.Addr
+		}
+	}
+	return len(p), nil
+}
+
+func (l *lineLog) tail() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(append(l.lines, string(l.buf)), "\n")
+}
+
+// ---- The browser.
+
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(func() {
+		cancel()
+		cancelAlloc()
+	})
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start Chromium: %v", err)
+	}
+	return ctx
+}
+
+// within runs actions with a deadline, on the tab of ctx.
+func within[T any](t *testing.T, ctx context.Context, d time.Duration, a chromedp.Action[T]) T {
+	t.Helper()
+	tctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	v, err := chromedp.Run(tctx, a)
+	if err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+	return v
+}
+
+// tabWatch records what a tab must never do: throw, log an error, or load
+// anything from outside the checker.
+type tabWatch struct {
+	mu       sync.Mutex
+	problems []string
+	expected []string // URLs that are meant to answer with an error
+}
+
+// expectError allows a failed load of a URL containing part: a page the
+// test sends bad input to on purpose.
+func (w *tabWatch) expectError(part string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.expected = append(w.expected, part)
+}
+
+func (w *tabWatch) isExpected(url string) bool {
+	for _, e := range w.expected {
+		if strings.Contains(url, e) {
+			return true
+		}
+	}
+	return false
+}
+
+func watchTab(t *testing.T, ctx context.Context, base string) *tabWatch {
+	t.Helper()
+	w := &tabWatch{}
+	add := func(s string) {
+		w.mu.Lock()
+		w.problems = append(w.problems, s)
+		w.mu.Unlock()
+	}
+	expected := func(url string) bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.isExpected(url)
+	}
+	err := chromedp.Listen(ctx, func(ev any) {
+		switch e := ev.(type) {
+		case *cdpruntime.EventExceptionThrown:
+			add("JavaScript exception: " + e.ExceptionDetails.Text + describeException(e.ExceptionDetails))
+		case *cdpruntime.EventConsoleAPICalled:
+			if e.Type == cdpruntime.ConsoleAPICalledTypeError {
+				add("console error")
+			}
+		case *cdplog.EventEntryAdded:
+			if e.Entry != nil && e.Entry.Level == cdplog.EntryLevelError && !expected(e.Entry.URL) {
+				add("browser log error: " + e.Entry.Text + " " + e.Entry.URL)
+			}
+		case *network.EventRequestWillBeSent:
+			if u := e.Request.URL; !strings.HasPrefix(u, base+"/") && u != base {
+				add("request outside the checker: " + u)
+			}
+		}
+	})
+	if err != nil {
+		t.Fatalf("listen to the tab: %v", err)
+	}
+	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
+		t.Fatalf("enable the network domain: %v", err)
+	}
+	if _, err := chromedp.Call(ctx, cdplog.Enable, struct{}{}); err != nil {
+		t.Fatalf("enable the log domain: %v", err)
+	}
+	return w
+}
+
+func describeException(d *cdpruntime.ExceptionDetails) string {
+	if d.Exception != nil && d.Exception.Description != "" {
+		return ": " + d.Exception.Description
+	}
+	return fmt.Sprintf(" at %s:%d:%d", d.URL, d.LineNumber, d.ColumnNumber)
+}
+
+func (w *tabWatch) check(t *testing.T) {
+	t.Helper()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, p := range w.problems {
+		t.Errorf("%s", p)
+	}
+}
+
+// ---- The status page.
+
+// pageSnapshot is what the page shows, read in one go.
+type pageSnapshot struct {
+	Applied int `json:"applied"`
+	Fields  []struct {
+		Group, Field, Fmt, Null, Text string
+	} `json:"fields"`
+	DocFields []struct {
+		Field, Text string
+	} `json:"docFields"`
+	Charts []struct {
+		Group, Chart     string
+		Paths            map[string]string
+		YLabels, XLabels []string
+		Desc             string
+		RefHidden        bool
+		RefY             string
+		RefLabel         string
+	} `json:"charts"`
+	Lists []struct {
+		Group, List string
+		Rows        []string
+	} `json:"lists"`
+	Last json.RawMessage `json:"last"`
+}
+
+// snapshotJS reads every hook of the page: the fields, the charts and the
+// lists, with the document the page's script rendered them from.
+const snapshotJS = `(() => {
+  const groupOf = (e) => e.closest("[data-group]")?.getAttribute("data-group") ?? null;
+  const out = { applied: window.checker ? window.checker.applied : 0, fields: [], docFields: [], charts: [], lists: [],
+    last: window.checker && window.checker.last ? window.checker.last : null };
+  document.querySelectorAll("[data-group] [data-field]").forEach((e) => out.fields.push({
+    Group: groupOf(e), Field: e.getAttribute("data-field"), Fmt: e.getAttribute("data-fmt"),
+    Null: e.getAttribute("data-null") || "", Text: e.textContent }));
+  document.querySelectorAll("[data-doc-field]").forEach((e) => out.docFields.push({
+    Field: e.getAttribute("data-doc-field"), Text: e.textContent }));
+  document.querySelectorAll("[data-group] [data-chart]").forEach((f) => {
+    const paths = {};
+    f.querySelectorAll("[data-series]").forEach((p) => { paths[p.getAttribute("data-series")] = p.getAttribute("d") || ""; });
+    const ref = f.querySelector("[data-ref]");
+    out.charts.push({ Group: groupOf(f), Chart: f.getAttribute("data-chart"), Paths: paths,
+      YLabels: [...f.querySelectorAll("[data-ylabel]")].map((x) => x.textContent),
+      XLabels: [...f.querySelectorAll("[data-xlabel]")].map((x) => x.textContent),
+      Desc: f.querySelector("[data-desc]").textContent,
+      RefHidden: ref.hasAttribute("hidden"), RefY: ref.getAttribute("y1"),
+      RefLabel: f.querySelector("[data-ref-label]").textContent });
+  });
+  document.querySelectorAll("[data-group] [data-list]").forEach((l) => out.lists.push({
+    Group: groupOf(l), List: l.getAttribute("data-list"),
+    Rows: [...l.children].map((r) => r.children.length
+      ? [...r.children].map((c) => c.textContent.replace(/\s+/g, " ").trim()).join(" | ")
+      : r.textContent.replace(/\s+/g, " ").trim()) }));
+  return out;
+})()`
+
+// apiDoc is /api/v1/groups in both its typed and its generic JSON forms.
+type apiDoc struct {
+	typed   groupsDoc
+	generic []map[string]any
+	raw     []byte
+}
+
+func parseDoc(b []byte) (apiDoc, error) {
+	d := apiDoc{raw: b}
+	if err := json.Unmarshal(b, &d.typed); err != nil {
+		return d, fmt.Errorf("decode groups: %w", err)
+	}
+	var g struct {
+		Groups []map[string]any `json:"groups"`
+	}
+	if err := json.Unmarshal(b, &g); err != nil {
+		return d, fmt.Errorf("decode groups: %w", err)
+	}
+	d.generic = g.Groups
+	return d, nil
+}
+
+func fetchDoc(t *testing.T, base string) apiDoc {
+	t.Helper()
+	resp, err := http.Get(base + "/api/v1/groups")
+	if err != nil {
+		t.Fatalf("get /api/v1/groups: %v", err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("get /api/v1/groups: %d %v", resp.StatusCode, err)
+	}
+	d, err := parseDoc(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func (d apiDoc) group(name string) (map[string]any, groupDoc, bool) {
+	for i, g := range d.typed.Groups {
+		if g.Name == name {
+			return d.generic[i], g, true
+		}
+	}
+	return nil, groupDoc{}, false
+}
+
+// fieldMismatches lists the page's fields that do not read as the server
+// writes the same fields of doc.
+func fieldMismatches(s pageSnapshot, doc apiDoc) []string {
+	var out []string
+	for _, f := range s.Fields {
+		g, _, ok := doc.group(f.Group)
+		if !ok {
+			out = append(out, fmt.Sprintf("group %q is on the page but not in the document", f.Group))
+			continue
+		}
+		if want := formatField(g, f.Field, f.Fmt, f.Null); f.Text != want {
+			out = append(out, fmt.Sprintf("%s %s: page shows %q, the document says %q", f.Group, f.Field, f.Text, want))
+		}
+	}
+	return out
+}
+
+func testStatusPage(t *testing.T, ctx context.Context, base string) {
+	within(t, ctx, 30*time.Second, chromedp.Navigate(base+"/"))
+	// Wait for the charts: every group's backlog chart has a line, and the
+	// script has refreshed the page at least once.
+	within(t, ctx, 90*time.Second, chromedp.Poll[bool](`(() => {
+	  const groups = document.querySelectorAll("section.group").length;
+	  const drawn = [...document.querySelectorAll('section.group [data-chart="backlog"] path[data-series]')]
+	    .filter((p) => /[LH]/.test(p.getAttribute("d") || "")).length;
+	  return groups > 0 && drawn === groups && !!window.checker && window.checker.applied > 0;
+	})()`, chromedp.WithPollingInterval(200*time.Millisecond), chromedp.WithPollingTimeout(90*time.Second)))
+
+	var lastProblems []string
+	matched := false
+	for attempt := 0; attempt < 8 && !matched; attempt++ {
+		before := fetchDoc(t, base)
+		// The page refreshes now from /api/v1/groups; the snapshot is taken
+		// when that refresh is applied.
+		raw := within(t, ctx, 30*time.Second, chromedp.Evaluate[json.RawMessage](
+			`window.checker.refresh().then(() => `+snapshotJS+`)`, chromedp.EvalAwaitPromise))
+		after := fetchDoc(t, base)
+		var snap pageSnapshot
+		if err := json.Unmarshal(raw, &snap); err != nil {
+			t.Fatalf("decode the page snapshot: %v", err)
+		}
+		if len(snap.Fields) == 0 || len(snap.Charts) == 0 {
+			t.Fatalf("the page has %d fields and %d charts", len(snap.Fields), len(snap.Charts))
+		}
+		rendered, err := parseDoc(snap.Last)
+		if err != nil {
+			t.Fatalf("the page's last document: %v", err)
+		}
+		// The page's script draws exactly what the server draws from the
+		// same document.
+		checkAgainstRendered(t, snap, rendered)
+		if len(rendered.typed.Groups) != len(before.typed.Groups) {
+			t.Fatalf("the page shows %d groups, the API %d", len(rendered.typed.Groups), len(before.typed.Groups))
+		}
+		// And the numbers are the API's, fetched in the same moment: the
+		// document just before the page's refresh, or the one just after.
+		a, b := fieldMismatches(snap, before), fieldMismatches(snap, after)
+		switch {
+		case len(a) == 0 || len(b) == 0:
+			matched = true
+			t.Logf("the %d numbers on the page match /api/v1/groups (attempt %d)", len(snap.Fields), attempt+1)
+		default:
+			lastProblems = b
+		}
+	}
+	if !matched {
+		t.Errorf("the page's numbers never matched /api/v1/groups fetched around a refresh:\n%s",
+			strings.Join(lastProblems, "\n"))
+	}
+}
+
+// checkAgainstRendered holds every hook of the page to what the server
+// writes from the document the page's script rendered.
+func checkAgainstRendered(t *testing.T, snap pageSnapshot, doc apiDoc) {
+	t.Helper()
+	for _, m := range fieldMismatches(snap, doc) {
+		t.Errorf("script and server disagree: %s", m)
+	}
+	for _, f := range snap.DocFields {
+		if want := formatClock(doc.typed.GeneratedAt); f.Field != "generated_at" || f.Text != want {
+			t.Errorf("page field %s shows %q, want %q", f.Field, f.Text, want)
+		}
+	}
+	for _, c := range snap.Charts {
+		g, typed, ok := doc.group(c.Group)
+		if !ok {
+			t.Errorf("chart of unknown group %q", c.Group)
+			continue
+		}
+		var spec *chartSpec
+		for i := range charts {
+			if charts[i].ID == c.Chart {
+				spec = &charts[i]
+			}
+		}
+		if spec == nil {
+			t.Errorf("unknown chart %q", c.Chart)
+			continue
+		}
+		want := renderChart(*spec, g, typed.History, doc.typed.GeneratedAt)
+		for _, p := range want.Paths {
+			if got := c.Paths[p.Key]; got != p.D {
+				t.Errorf("%s chart %s, series %s: the script drew\n%q\nthe server draws\n%q", c.Group, c.Chart, p.Key, got, p.D)
+			}
+		}
+		if strings.Join(c.YLabels, "|") != strings.Join(want.YLabels[:], "|") ||
+			strings.Join(c.XLabels, "|") != strings.Join(want.XLabels[:], "|") {
+			t.Errorf("%s chart %s: axis labels %v %v, want %v %v", c.Group, c.Chart, c.YLabels, c.XLabels, want.YLabels, want.XLabels)
+		}
+		if c.Desc != want.Desc {
+			t.Errorf("%s chart %s: text alternative %q, want %q", c.Group, c.Chart, c.Desc, want.Desc)
+		}
+		if c.RefHidden != (want.Ref == nil) || (want.Ref != nil && (c.RefLabel != want.Ref.Label || c.RefY != fmt.Sprint(want.RefY))) {
+			t.Errorf("%s chart %s: reference line hidden=%v at %s %q, want %+v at %v", c.Group, c.Chart, c.RefHidden, c.RefY, c.RefLabel, want.Ref, want.RefY)
+		}
+	}
+	for _, l := range snap.Lists {
+		_, typed, ok := doc.group(l.Group)
+		if !ok {
+			continue
+		}
+		n := -1
+		switch l.List {
+		case "failures":
+			n = len(typed.Failures)
+		case "changes":
+			n = len(typed.Changes)
+		case "decision.reasons":
+			if typed.Decision != nil {
+				n = len(typed.Decision.Reasons)
+			}
+		}
+		if n > 0 && len(l.Rows) != n {
+			t.Errorf("%s list %s has %d rows, the document %d", l.Group, l.List, len(l.Rows), n)
+		}
+		if l.List == "changes" && n > 0 {
+			c := typed.Changes[len(typed.Changes)-1]
+			want := formatClock(c.At) + " | " + formatNumber(float64(c.From)) + " → " + formatNumber(float64(c.To)) +
+				" | " + strings.Join(c.Reasons, "; ")
+			if l.Rows[0] != want {
+				t.Errorf("%s: the newest change reads %q, want %q", l.Group, l.Rows[0], want)
+			}
+		}
+	}
+}
+
+// testFormatParity holds the script's number formats to the server's on
+// values that exercise every branch and rounding tie.
+func testFormatParity(t *testing.T, ctx context.Context) {
+	values := []float64{0, 1, -1, 0.5, 0.125, 0.0625, 0.03125, 0.333333, 0.00012345, 0.0000123, 2.4, 12.25,
+		12.35, 99.995, 100.25, 1234.55, 9999.95, 10000, 18000, 123456.5, 1e15, 1.2345e16, -2500.5, 0.000049,
+		0.00005, 0.0625e-3, 59.94, 59.95, 59.96, 60, 89.5, 2500, 3599.5, 86399.5, 86400, 86430, 90061,
+		1000 * 86400, 2e9, 1.005, 0.8, 0.625, 1.2, 0.0005, 0.00049}
+	in, err := json.Marshal(values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := within(t, ctx, 10*time.Second, chromedp.Evaluate[[][3]string](
+		`(`+string(in)+`).map((v) => [window.checker.fmt.number(v), window.checker.fmt.seconds(v), window.checker.fmt.percent(v)])`))
+	for i, v := range values {
+		want := [3]string{formatNumber(v), formatSeconds(v), formatPercent(v)}
+		if raw[i] != want {
+			t.Errorf("formats of %v: the script writes %q, the server %q", v, raw[i], want)
+		}
+	}
+	times := []string{"2025-03-14T09:00:00Z", "2025-03-14T09:00:00.1239999Z", "2025-03-14T23:59:59.999999999Z",
+		"2025-03-14T10:30:00.5+02:00"}
+	ms := within(t, ctx, 10*time.Second, chromedp.Evaluate[[]int64](
+		`(`+mustJSON(t, times)+`).map((s) => window.checker.fmt.parseMs(s))`))
+	for i, s := range times {
+		at, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ms[i] != at.UnixMilli() {
+			t.Errorf("time %s: the script reads %d ms, the server %d", s, ms[i], at.UnixMilli())
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// testNoScript loads the status page in a tab with JavaScript disabled:
+// every number and chart is there all the same.
+func testNoScript(t *testing.T, parent context.Context, base string) {
+	ctx, cancel := chromedp.NewContext(parent)
+	defer cancel()
+	if _, err := chromedp.Call(ctx, emulation.SetScriptExecutionDisabled,
+		emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
+		t.Fatalf("disable JavaScript: %v", err)
+	}
+	within(t, ctx, 30*time.Second, chromedp.Navigate(base+"/"))
+	type page struct {
+		Script bool     `json:"script"`
+		Fields []string `json:"fields"`
+		Lines  int      `json:"lines"`
+		Charts int      `json:"charts"`
+	}
+	p := within(t, ctx, 10*time.Second, chromedp.EvaluateAsDevTools[page](`({
+	  script: typeof window.checker !== "undefined",
+	  fields: [...document.querySelectorAll("[data-group] [data-field]")].map((e) => e.textContent),
+	  lines: [...document.querySelectorAll('[data-chart="backlog"] path[data-series]')].filter((p) => (p.getAttribute("d") || "").startsWith("M")).length,
+	  charts: document.querySelectorAll("[data-chart] svg").length
+	})`))
+	if p.Script {
+		t.Fatalf("the page's script ran in a tab with JavaScript disabled")
+	}
+	if len(p.Fields) == 0 || p.Charts == 0 || p.Lines == 0 {
+		t.Fatalf("without JavaScript: %d numbers, %d charts, %d drawn backlog lines", len(p.Fields), p.Charts, p.Lines)
+	}
+	for i, f := range p.Fields {
+		if strings.TrimSpace(f) == "" {
+			t.Errorf("field %d is empty without JavaScript", i)
+		}
+	}
+}
+
+// ---- The planner.
+
+func testPlanner(t *testing.T, ctx context.Context, base string) {
+	within(t, ctx, 30*time.Second, chromedp.Navigate(base+"/plan"))
+	fill := func(values map[string]string) chromedp.Action[chromedp.Void] {
+		var steps []chromedp.Action[chromedp.Void]
+		for id, v := range values {
+			if v == "" {
+				steps = append(steps, chromedp.Evaluate[chromedp.Void](
+					`document.getElementById(`+mustJSON(t, id)+`).value = ""`))
+				continue
+			}
+			steps = append(steps, chromedp.SetValue(chromedp.ID(id), v))
+		}
+		return chromedp.Steps(steps...)
+	}
+	// Seed 001: 12 msg/s, 8 workers at 2.4 msg/s, 18,000 messages, 30 min,
+	// utilization 0.8: 10 workers.
+	within(t, ctx, 30*time.Second, chromedp.Steps(
+		fill(map[string]string{"queue": "seed 001", "arrival_rate": "12", "workers": "8", "per_worker": "2.4",
+			"service_time": "", "backlog": "18000", "drain_target": "30", "utilization": "0.8"}),
+		chromedp.Click(chromedp.CSS(`form.plan-form button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-plan="recommended_workers"]`)),
+	))
+	got := within(t, ctx, 10*time.Second, chromedp.Text(chromedp.CSS(`[data-plan="recommended_workers"]`)))
+	if strings.TrimSpace(got) != "10 workers" {
+		t.Errorf("the planner recommends %q, want 10 workers", got)
+	}
+	loc := within(t, ctx, 10*time.Second, chromedp.Location())
+	if !strings.Contains(loc, "arrival_rate=12") || !strings.Contains(loc, "per_worker=2.4") {
+		t.Errorf("the form is not a GET of its fields: %s", loc)
+	}
+
+	// The export links carry the same query.
+	href := within(t, ctx, 10*time.Second, chromedp.AttributeValue(chromedp.CSS(`[data-export="json"]`), "href"))
+	resp, err := http.Get(base + "/" + href.Value)
+	if err != nil {
+		t.Fatalf("get %s: %v", href.Value, err)
+	}
+	defer resp.Body.Close()
+	var plan struct {
+		Recommended int `json:"recommended_workers"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&plan); err != nil || resp.StatusCode != http.StatusOK || plan.Recommended != 10 {
+		t.Errorf("%s: status %d, recommended_workers %d, err %v; want 200 and 10", href.Value, resp.StatusCode, plan.Recommended, err)
+	}
+
+	// A bad value is named next to its field.
+	within(t, ctx, 30*time.Second, chromedp.Steps(
+		fill(map[string]string{"utilization": "1.5"}),
+		chromedp.Click(chromedp.CSS(`form.plan-form button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-error-for="utilization"]`)),
+	))
+	msg := within(t, ctx, 10*time.Second, chromedp.Text(chromedp.CSS(`[data-error-for="utilization"]`)))
+	if !strings.Contains(msg, "(0, 1]") {
+		t.Errorf("the utilization error reads %q", msg)
+	}
+	invalid := within(t, ctx, 10*time.Second, chromedp.AttributeValue(chromedp.ID("utilization"), "aria-invalid"))
+	if invalid.Value != "true" {
+		t.Errorf("the utilization input is not marked invalid: %+v", invalid)
+	}
+}
+
+// ---- Screenshots.
+
+// screenshot saves a full-page PNG of url at a width, as a phone (a mobile
+// viewport at twice the pixel density) or a desktop, and checks that the
+// page does not scroll sideways.
+func screenshot(t *testing.T, ctx context.Context, url string, width int64, phone bool, file string) {
+	t.Helper()
+	var opts []chromedp.EmulateViewportOption
+	height := int64(900)
+	if phone {
+		opts = append(opts, chromedp.EmulateScale(2), chromedp.EmulateMobile)
+		height = 844
+	}
+	png := within(t, ctx, 60*time.Second, func(ctx context.Context, tg *chromedp.Target) ([]byte, error) {
+		if _, err := chromedp.EmulateViewport(width, height, opts...)(ctx, tg); err != nil {
+			return nil, err
+		}
+		if _, err := chromedp.Navigate(url)(ctx, tg); err != nil {
+			return nil, err
+		}
+		if strings.HasSuffix(url, "/") {
+			// Wait for the first refresh, so the picture shows the script's
+			// work too.
+			if _, err := chromedp.Poll[bool](`!!window.checker && window.checker.applied > 0`,
+				chromedp.WithPollingTimeout(30*time.Second))(ctx, tg); err != nil {
+				return nil, err
+			}
+		}
+		wide, err := chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth`)(ctx, tg)
+		if err != nil {
+			return nil, err
+		}
+		if wide {
+			return nil, errors.New("the page scrolls sideways at this width")
+		}
+		return chromedp.FullScreenshot(100)(ctx, tg)
+	})
+	within(t, ctx, 10*time.Second, chromedp.ResetViewport())
+	if err := os.WriteFile(file, png, 0o644); err != nil {
+		t.Fatalf("save the screenshot: %v", err)
+	}
+}

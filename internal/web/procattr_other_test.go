@@ -1,0 +1,7 @@
+//go:build !linux
+
+package web
+
+import "os/exec"
+
+func setParentDeathSignal(*exec.Cmd) {}
