@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"math"
+	"runtime"
 	"testing"
 	"time"
 
@@ -42,24 +44,39 @@ func BenchmarkDecide(b *testing.B) {
 }
 
 // BenchmarkDecide10000Groups is one interval of 10,000 groups, each with its
-// own State: one op is 10,000 decisions.
+// own State: one op is 10,000 decisions. It also reports the heap the
+// States hold once their windows are full (20 simulated minutes of falling
+// arrivals, the case that keeps most window entries), per group.
 func BenchmarkDecide10000Groups(b *testing.B) {
 	const groups = 10_000
 	s := benchSettings()
-	states := make([]State, groups)
 	fleets := make([]model.Fleet, groups)
-	samples := make([]model.GroupSample, groups)
 	for g := range fleets {
 		fleets[g] = asg(10+g%50, 10+g%50, 0)
 	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	states := make([]State, groups)
 	now := t0
-	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
+	round := func(i int) {
 		now = now.Add(5 * time.Second)
 		for g := range groups {
-			samples[g] = benchSample(i+g, now)
-			d := Decide(s, samples[g], fleets[g], &states[g], now)
+			smp := benchSample(i+g, now)
+			smp.Deleted.Value = 300 * math.Exp(-float64(i)/200) // falling
+			d := Decide(s, smp, fleets[g], &states[g], now)
 			fleets[g].Desired, fleets[g].InService = d.DesiredWorkers, d.DesiredWorkers
 		}
 	}
+	for i := range 240 {
+		round(i)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	held := float64(after.HeapAlloc-before.HeapAlloc) / groups
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		round(240 + i)
+	}
+	b.ReportMetric(held, "state-B/group")
 }

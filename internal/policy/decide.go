@@ -288,7 +288,7 @@ func (c *call) observe() {
 		// The peak of the estimate over the window, from the samples
 		// that updated it.
 		if st.est.updatedAt.Equal(c.at) {
-			st.peaks.push(c.at, c.lambdaEff, s.PeakWindow)
+			st.peaks.push(c.at, c.lambdaEff, s.PeakWindow, peakSlots)
 		}
 		c.peakEff = c.lambdaEff
 		if p, ok := st.peaks.highest(c.at, s.PeakWindow); ok && p > c.peakEff {
@@ -338,9 +338,9 @@ func (c *call) guard() {
 	window := s.ScaleInStabilization
 	if st.lastRecAt.IsZero() || c.now.Sub(st.lastRecAt) > window {
 		st.win.reset()
-		st.win.push(c.now, c.current, window)
+		st.win.push(c.now, c.current, window, stabilizationSlots)
 	}
-	st.win.push(c.now, c.rec, window)
+	st.win.push(c.now, c.rec, window, stabilizationSlots)
 	st.lastRecAt = c.now
 
 	switch c.diag {

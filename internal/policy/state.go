@@ -164,11 +164,18 @@ type timed[T int | float64] struct {
 	v  T
 }
 
-// maxWindowEntries bounds the queue; when it is full the newest value is
-// merged into the last entry, keeping the larger value and the later time,
-// which can only make the window's maximum higher and longer-lived, never
-// lower.
-const maxWindowEntries = 1024
+// Slots per window of the two sliding maxima. Time is cut into slots of
+// window ÷ slots; a value pushed in the slot of the last entry (which, after
+// the pops, is larger) is merged into it, and the merged entry takes the
+// later time. So a queue holds at most about slots + 1 entries however often
+// it is pushed, and the window's maximum can only be higher and longer-lived
+// than the exact one, by less than one slot, never lower. Against the
+// default windows a slot is 5 s for the stabilisation (the usual sampling
+// interval: nothing is merged) and 1 minute for the peak arrival rate.
+const (
+	stabilizationSlots = 60
+	peakSlots          = 15
+)
 
 // reset empties the queue, keeping its storage.
 func (r *slidingMax[T]) reset() { r.e = r.e[:0] }
@@ -186,14 +193,14 @@ func (r *slidingMax[T]) expire(now time.Time, window time.Duration) {
 	}
 }
 
-// push records v at now.
-func (r *slidingMax[T]) push(now time.Time, v T, window time.Duration) {
+// push records v at now, in a window cut into slots.
+func (r *slidingMax[T]) push(now time.Time, v T, window time.Duration, slots int) {
 	r.expire(now, window)
 	for len(r.e) > 0 && r.e[len(r.e)-1].v <= v {
 		r.e = r.e[:len(r.e)-1]
 	}
-	if len(r.e) >= maxWindowEntries {
-		r.e[len(r.e)-1].at = now
+	if n, slot := len(r.e), window/time.Duration(slots); n > 0 && slot > 0 && now.Truncate(slot).Equal(r.e[n-1].at.Truncate(slot)) {
+		r.e[n-1].at = now
 		return
 	}
 	r.e = append(r.e, timed[T]{at: now, v: v})
