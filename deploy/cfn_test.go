@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"fmt"
+	"net"
 	"regexp"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/queuechecker/queue-checker/internal/config"
 	"github.com/queuechecker/queue-checker/internal/publisher"
 )
 
@@ -477,5 +479,61 @@ func TestWorkerTargetTrackingTemplate(t *testing.T) {
 	}
 	if want := regexp.MustCompile(`^` + visible + ` / ` + inService + ` / \$\{\w+\}$`); !want.MatchString(expr) {
 		t.Errorf("expression %q, want %s / %s / ${acceptable backlog per instance}", expr, visible, inService)
+	}
+}
+
+// TestDefaultsAgreeWithTheDaemon keeps the port and the namespace written
+// into the deployment files equal to the daemon's defaults.
+func TestDefaultsAgreeWithTheDaemon(t *testing.T) {
+	t.Parallel()
+	_, port, err := net.SplitHostPort(config.DefaultListen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	asg := loadTemplate(t, "deploy/cloudformation/checker-asg.yaml")
+	tracking := loadTemplate(t, "deploy/cloudformation/worker-target-tracking.yaml")
+	var policy iamPolicy
+	readJSON(t, "deploy/iam/policy.json", &policy)
+	var namespace string
+	for _, st := range policy.Statement {
+		if v := st.Condition["StringEquals"]["cloudwatch:namespace"]; v != "" {
+			namespace = v
+		}
+	}
+	var task struct {
+		Containers []ecsContainer `json:"containerDefinitions"`
+	}
+	readJSON(t, "deploy/ecs/task-definition.json", &task)
+	var ecsPort, ecsProbe string
+	for _, c := range task.Containers {
+		if c.Name == "checker" && len(c.PortMappings) > 0 && c.HealthCheck != nil {
+			ecsPort = fmt.Sprint(c.PortMappings[0].ContainerPort)
+			ecsProbe = strings.Join(c.HealthCheck.Command, " ")
+		}
+	}
+	dockerfile := string(readFile(t, "Dockerfile"))
+	tests := []struct {
+		name      string
+		got, want string
+	}{
+		{"CloudFormation MetricsPort default", fmt.Sprint(at(asg, "Parameters", "MetricsPort", "Default")), port},
+		{"ECS container port", ecsPort, port},
+		{"policy namespace condition", namespace, config.DefaultNamespace},
+		{"checker-asg MetricsNamespace default", fmt.Sprint(at(asg, "Parameters", "MetricsNamespace", "Default")), config.DefaultNamespace},
+		{"worker-target-tracking MetricsNamespace default", fmt.Sprint(at(tracking, "Parameters", "MetricsNamespace", "Default")), config.DefaultNamespace},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("%s: %q, the daemon's default is %q", tt.name, tt.got, tt.want)
+		}
+	}
+	probe := "http://127.0.0.1:" + port + "/healthz"
+	for name, text := range map[string]string{"Dockerfile": dockerfile, "ECS health check": ecsProbe} {
+		if !strings.Contains(text, probe) {
+			t.Errorf("%s does not probe %s", name, probe)
+		}
+	}
+	if !strings.Contains(dockerfile, "EXPOSE "+port) {
+		t.Errorf("Dockerfile does not expose %s", port)
 	}
 }
