@@ -318,10 +318,12 @@ func TestProxyObserve(t *testing.T) {
 	var mu sync.Mutex
 	var got []seen
 	remove := p.Observe(func(r *Request, at time.Time) {
-		var in struct{ QueueUrl string }
+		var in struct {
+			QueueURL string `json:"QueueUrl"`
+		}
 		_ = json.Unmarshal(r.Body, &in)
 		mu.Lock()
-		got = append(got, seen{op: r.Operation(), queue: in.QueueUrl, at: at})
+		got = append(got, seen{op: r.Operation(), queue: in.QueueURL, at: at})
 		mu.Unlock()
 	})
 
