@@ -28,9 +28,13 @@ const (
 	// stuckCompletionShare: completions below this share of what the
 	// in-service workers would complete read as "near zero".
 	stuckCompletionShare = 0.05
-	// stuckServiceTimes: a stuck fleet has been at capacity for at least this
-	// many service times, so a quiet minute of slow work is not "stuck".
+	// stuckServiceTimes and stuckMinStreak: a stuck fleet has been at
+	// capacity for at least this many service times, so a quiet minute of
+	// slow work is not "stuck", and for at least two CloudWatch periods, so
+	// the deleted count covers a minute inside the streak whether its time
+	// marks the start of its period (as CloudWatch's does) or the end.
 	stuckServiceTimes = 3
+	stuckMinStreak    = 2 * time.Minute
 	// maxWaitServers bounds the Erlang C walk. Beyond a million busy slots
 	// the square-root staffing margin Erlang C adds (a few √a) is under
 	// 0.5 % of the load, far below any utilisation ceiling's margin, so the

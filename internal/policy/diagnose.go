@@ -14,12 +14,13 @@ import (
 //     samples spanning at least the start delay (workers just in service may
 //     still be starting), with no completions measured: a crash loop or a
 //     permissions error, which more workers will not fix;
-//   - stuck: in-flight at the fleet's capacity for streakSamples samples and
-//     at least stuckServiceTimes service times, while NumberOfMessagesDeleted,
-//     over a period that began inside that streak, is near zero. It needs the
-//     deleted count: without it, in-flight at capacity with a growing depth
-//     reads the same as too few workers, and Little's law, which assumes the
-//     messages complete, cannot tell them apart;
+//   - stuck: in-flight at the fleet's capacity for streakSamples samples,
+//     two minutes and stuckServiceTimes service times, while
+//     NumberOfMessagesDeleted, over a period that began inside that streak,
+//     is near zero. It needs the deleted count: without it, in-flight at
+//     capacity with a growing depth reads the same as too few workers, and
+//     Little's law, which assumes the messages complete, cannot tell them
+//     apart;
 //   - capped (set after the clamp, ranking below the two above);
 //   - idle: nothing visible or delayed, little in flight;
 //   - under_provisioned: messages visible and in-flight at capacity, with the
@@ -91,7 +92,8 @@ func (c *call) stuck(serving float64) bool {
 	if st.atCapacity < streakSamples || !c.deletedOK || c.sample.Deleted.At.Before(st.atCapSince) {
 		return false
 	}
-	if c.now.Sub(st.atCapSince).Seconds() < stuckServiceTimes*c.s.ServiceSeconds() {
+	streak := c.now.Sub(st.atCapSince)
+	if streak < stuckMinStreak || streak.Seconds() < stuckServiceTimes*c.s.ServiceSeconds() {
 		return false
 	}
 	return c.deleted <= stuckCompletionShare*serving
