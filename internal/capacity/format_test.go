@@ -2,6 +2,8 @@ package capacity
 
 import (
 	"math"
+	"math/rand/v2"
+	"strconv"
 	"testing"
 )
 
@@ -82,6 +84,39 @@ func TestNiceStep(t *testing.T) {
 	for _, tt := range tests {
 		if got := niceStep(tt.x); got != tt.want {
 			t.Errorf("niceStep(%v) = %v, want %v", tt.x, got, tt.want)
+		}
+	}
+}
+
+// TestSig12 checks the fast rounding against the decimal text it stands for.
+func TestSig12(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		x, want float64
+	}{
+		{18000 / (8*2.4 - 12), 2500},
+		{8*2.4 - 12, 7.2},
+		{8 * 2.4, 19.2},
+		{0.1 + 0.2, 0.3},
+		{1.0 / 3, 0.333333333333},
+		{-2.0 / 3, -0.666666666667},
+		{123456789012345, 123456789012000},
+		{1e-300 / 3, 3.33333333333e-301},
+		{5e40 / 3, 1.66666666667e40},
+		{0, 0},
+	}
+	for _, tt := range tests {
+		if got := sig12(tt.x); got != tt.want {
+			t.Errorf("sig12(%v) = %v, want %v", tt.x, got, tt.want)
+		}
+	}
+	// Against the decimal text over many magnitudes.
+	r := rand.New(rand.NewPCG(7, 7))
+	for range 100_000 {
+		x := math.Ldexp(r.Float64()+0.5, r.IntN(200)-100)
+		want, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 12, 64), 64)
+		if got := sig12(x); got != want {
+			t.Fatalf("sig12(%v) = %v, the 12-digit decimal is %v", x, got, want)
 		}
 	}
 }

@@ -111,12 +111,12 @@ func (in PlanInput) Validate() error {
 	bad := func(field, format string, a ...any) {
 		errs = append(errs, &FieldError{Field: field, Message: fmt.Sprintf(format, a...)})
 	}
-	rangeCheck := func(field string, x, lo, hi float64, what string) {
+	rangeCheck := func(field string, x, lo, hi float64, format string, a ...any) {
 		if !(x >= lo && x <= hi) {
-			bad(field, "must be %s (got %v)", what, x)
+			bad(field, "must be %s (got %v)", fmt.Sprintf(format, a...), x)
 		}
 	}
-	rangeCheck(FieldArrivalRate, in.ArrivalRate, 0, MaxRate, fmt.Sprintf("between 0 and %g msg/s", float64(MaxRate)))
+	rangeCheck(FieldArrivalRate, in.ArrivalRate, 0, MaxRate, "between 0 and %g msg/s", float64(MaxRate))
 	if in.Workers < 0 || in.Workers > MaxWorkers {
 		bad(FieldWorkers, "must be between 0 and %d (got %d)", MaxWorkers, in.Workers)
 	}
@@ -129,10 +129,10 @@ func (in PlanInput) Validate() error {
 		bad(FieldPerWorker, "must be > 0: a per-worker throughput (or a service time) is required")
 	case hasPerWorker:
 		rangeCheck(FieldPerWorker, in.PerWorker, MinPerWorker, MaxRate,
-			fmt.Sprintf("> 0, between %g and %g msg/s", MinPerWorker, float64(MaxRate)))
+			"> 0, between %g and %g msg/s", MinPerWorker, float64(MaxRate))
 	default:
 		rangeCheck(FieldServiceTime, in.ServiceTime, MinServiceTime, MaxServiceTime,
-			fmt.Sprintf("> 0, between %g and %g seconds", MinServiceTime, float64(MaxServiceTime)))
+			"> 0, between %g and %g seconds", MinServiceTime, float64(MaxServiceTime))
 	}
 	switch {
 	case in.Concurrency < 0 || in.Concurrency > MaxConcurrency:
@@ -141,17 +141,17 @@ func (in PlanInput) Validate() error {
 		bad(FieldConcurrency, "applies only with a service time: a per-worker throughput already counts every message a worker handles at once")
 	}
 
-	rangeCheck(FieldBacklog, in.Backlog, 0, MaxBacklog, fmt.Sprintf("between 0 and %g messages", float64(MaxBacklog)))
+	rangeCheck(FieldBacklog, in.Backlog, 0, MaxBacklog, "between 0 and %g messages", float64(MaxBacklog))
 	rangeCheck(FieldDrainTarget, in.DrainTarget, MinDrainTarget, MaxSeconds,
-		fmt.Sprintf("between %v and %g seconds", MinDrainTarget, float64(MaxSeconds)))
+		"between %v and %g seconds", MinDrainTarget, float64(MaxSeconds))
 	if !(in.Utilization > 0 && in.Utilization <= 1) {
 		bad(FieldUtilization, "must be in (0, 1], a ratio such as 0.8 (got %v)", in.Utilization)
 	}
-	rangeCheck(FieldBurstPercent, in.BurstPercent, 0, MaxBurst, fmt.Sprintf("a percentage between 0 and %d", MaxBurst))
+	rangeCheck(FieldBurstPercent, in.BurstPercent, 0, MaxBurst, "a percentage between 0 and %d", MaxBurst)
 	if !(in.OverheadPercent >= 0 && in.OverheadPercent < 100) {
 		bad(FieldOverheadPercent, "must be a percentage in [0, 100) (got %v)", in.OverheadPercent)
 	}
-	rangeCheck(FieldStartDelay, in.StartDelay, 0, MaxSeconds, fmt.Sprintf("between 0 and %g seconds", float64(MaxSeconds)))
+	rangeCheck(FieldStartDelay, in.StartDelay, 0, MaxSeconds, "between 0 and %g seconds", float64(MaxSeconds))
 	if in.SafetyWorkers < 0 || in.SafetyWorkers > MaxWorkers {
 		bad(FieldSafetyWorkers, "must be between 0 and %d (got %d)", MaxWorkers, in.SafetyWorkers)
 	}
@@ -160,11 +160,11 @@ func (in PlanInput) Validate() error {
 	}
 	if in.LatencyTarget != 0 {
 		rangeCheck(FieldLatencyTarget, in.LatencyTarget, math.SmallestNonzeroFloat64, MaxSeconds,
-			fmt.Sprintf("> 0 and at most %g seconds, or 0 for none", float64(MaxSeconds)))
+			"> 0 and at most %g seconds, or 0 for none", float64(MaxSeconds))
 	}
 	if in.Horizon != 0 {
 		rangeCheck(FieldHorizon, in.Horizon, MinHorizon, MaxSeconds,
-			fmt.Sprintf("between %v and %g seconds, or 0 for the default", MinHorizon, float64(MaxSeconds)))
+			"between %v and %g seconds, or 0 for the default", MinHorizon, float64(MaxSeconds))
 	}
 	return errors.Join(errs...)
 }

@@ -252,8 +252,25 @@ func (p *Plan) tidy() {
 	}
 }
 
-// sig12 rounds x to 12 significant digits.
+// sig12 rounds x to 12 significant digits, ties to even. Where the power of
+// ten that scales x to a 12-digit integer is exact in float64 (10^0 …
+// 10^22), the integer is rounded and scaled back with one correctly rounded
+// operation, which gives the float64 of the 12-digit decimal (scaling may
+// move x across a tie only when it lies within an ulp of one); otherwise
+// (|x| below 1e-11 or from 1e34 up) it goes through the decimal text.
 func sig12(x float64) float64 {
+	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return x
+	}
+	p := 11 - int(math.Floor(math.Log10(math.Abs(x))))
+	switch {
+	case p >= 0 && p <= 22:
+		scale := math.Pow10(p)
+		return math.RoundToEven(x*scale) / scale
+	case p < 0 && p >= -22:
+		scale := math.Pow10(-p)
+		return math.RoundToEven(x/scale) * scale
+	}
 	r, err := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 12, 64), 64)
 	if err != nil {
 		return x
