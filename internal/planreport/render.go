@@ -284,6 +284,7 @@ func visible(cols []Column) []int {
 	return idx
 }
 
-func mdEscape(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ").Replace(s)
-}
+// mdEscaper keeps a cell inside its Markdown table cell.
+var mdEscaper = strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ")
+
+func mdEscape(s string) string { return mdEscaper.Replace(s) }
