@@ -71,14 +71,16 @@ func TestBrowser(t *testing.T) {
 			name, path string
 			width      int64
 			phone      bool
+			dark       bool
 		}{
-			{"status-desktop", "/", 1280, false},
-			{"status-phone", "/", 390, true},
-			{"plan-desktop", "/plan?" + exampleQuery, 1280, false},
-			{"plan-phone", "/plan?" + exampleQuery, 390, true},
+			{"status-desktop", "/", 1280, false, false},
+			{"status-phone", "/", 390, true, false},
+			{"status-desktop-dark", "/", 1280, false, true},
+			{"plan-desktop", "/plan?" + exampleQuery, 1280, false, false},
+			{"plan-phone", "/plan?" + exampleQuery, 390, true, false},
 		} {
 			file := filepath.Join(artifacts, s.name+".png")
-			screenshot(t, ctx, base+s.path, s.width, s.phone, file)
+			screenshot(t, ctx, base+s.path, s.width, s.phone, s.dark, file)
 			t.Logf("screenshot: %s", file)
 		}
 	})
@@ -499,7 +501,7 @@ func testStatusPage(t *testing.T, ctx context.Context, base string) {
 
 	var lastProblems []string
 	matched := false
-	for attempt := 0; attempt < 8 && !matched; attempt++ {
+	for attempt := 0; attempt < 20 && !matched; attempt++ {
 		before := fetchDoc(t, base)
 		// The page refreshes now from /api/v1/groups; the snapshot is taken
 		// when that refresh is applied.
@@ -759,10 +761,18 @@ func testPlanner(t *testing.T, ctx context.Context, base string) {
 // ---- Screenshots.
 
 // screenshot saves a full-page PNG of url at a width, as a phone (a mobile
-// viewport at twice the pixel density) or a desktop, and checks that the
-// page does not scroll sideways.
-func screenshot(t *testing.T, ctx context.Context, url string, width int64, phone bool, file string) {
+// viewport at twice the pixel density) or a desktop, in the light or dark
+// colour scheme, and checks that the page does not scroll sideways.
+func screenshot(t *testing.T, ctx context.Context, url string, width int64, phone, dark bool, file string) {
 	t.Helper()
+	scheme := "light"
+	if dark {
+		scheme = "dark"
+	}
+	if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+		Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}}); err != nil {
+		t.Fatalf("emulate the %s colour scheme: %v", scheme, err)
+	}
 	var opts []chromedp.EmulateViewportOption
 	height := int64(900)
 	if phone {

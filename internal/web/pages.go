@@ -44,14 +44,10 @@ func registerPages(mux *http.ServeMux, o Options) {
 }
 
 var templateFuncs = template.FuncMap{
-	"field":  fieldHTML,
-	"meter":  meterHTML,
-	"shown":  truthy,
-	"diag":   diagnosisOf,
-	"clock":  formatClock,
-	"number": formatNumber,
-	"secs":   formatSeconds,
-	"pct":    formatPercent,
+	"field": fieldHTML,
+	"meter": meterHTML,
+	"shown": truthy,
+	"clock": formatClock,
 	"isoTime": func(t time.Time) string {
 		return t.UTC().Format(time.RFC3339)
 	},

@@ -50,7 +50,7 @@ func planFields() []planField {
 			Hint: "Use measured completion rate per worker from logs or queue metrics. Or leave it empty and give a service time and a concurrency below."},
 		{Name: "service_time", Field: capacity.FieldServiceTime, Label: "Service time", Unit: "s", Kind: "float",
 			Hint: "Instead of a throughput: the time one message takes from pick-up to delete. Use a high percentile, not the median."},
-		{Name: "concurrency", Field: capacity.FieldConcurrency, Label: "Concurrency", Unit: "messages at once", Kind: "int", Default: "1",
+		{Name: "concurrency", Field: capacity.FieldConcurrency, Label: "Concurrency", Unit: "at once", Kind: "int", Default: "1",
 			Hint: "With a service time: the messages one worker handles at once."},
 
 		{Name: "backlog", Field: capacity.FieldBacklog, Label: "Current backlog", Unit: "messages", Kind: "float", Required: true, Section: 1,

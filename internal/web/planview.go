@@ -185,7 +185,7 @@ type mark struct {
 }
 
 func newBurnDown(p capacity.Plan) burnDownChart {
-	c := burnDownChart{W: 640, H: 220, Left: 64, Right: 16, Top: 24, Bottom: 26}
+	c := burnDownChart{W: 640, H: 240, Left: 76, Right: 20, Top: 30, Bottom: 30}
 	c.PlotRight, c.PlotBottom = c.W-c.Right, c.H-c.Bottom
 	pw, ph := float64(c.W-c.Left-c.Right), float64(c.H-c.Top-c.Bottom)
 	pts := p.BurnDown
@@ -268,6 +268,7 @@ type sensChart struct {
 	Bars                   []bar
 	TargetX                float64
 	TargetLabel            string
+	TargetAnchor           string
 	ShowTarget             bool
 	Desc                   string
 }
@@ -282,7 +283,7 @@ type bar struct {
 
 func newSensChart(p capacity.Plan) sensChart {
 	const rowH, barH = 30.0, 18.0
-	c := sensChart{W: 640, Left: 110, Right: 90, Top: 8}
+	c := sensChart{W: 640, Left: 120, Right: 100, Top: 30}
 	c.H = c.Top + int(rowH)*len(p.Sensitivity) + 8
 	pw := float64(c.W - c.Left - c.Right)
 	target := p.Inputs.DrainTarget
@@ -320,6 +321,10 @@ func newSensChart(p capacity.Plan) sensChart {
 		c.ShowTarget = true
 		c.TargetX = float64(c.Left) + scale(target)
 		c.TargetLabel = "target " + formatSeconds(target)
+		c.TargetAnchor = "middle"
+		if c.TargetX > float64(c.W-c.Right)-40 {
+			c.TargetAnchor = "end"
+		}
 	}
 	c.Desc = "Drain time of the backlog at start by pool size, against the " + formatSeconds(target) + " target: " +
 		strings.Join(desc, "; ") + "."

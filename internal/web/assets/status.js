@@ -549,5 +549,6 @@
     renderChart: renderChart
   };
   window.checker = api;
+  setLive("Refreshes every " + formatSeconds(cfg.refresh_ms / 1000) + ".", false);
   schedule();
 })();
