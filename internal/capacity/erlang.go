@@ -59,23 +59,31 @@ func erlangCFromB(b, rho float64) float64 {
 // result with Stable false and no wait figures; otherwise OfferedLoad and
 // Utilization are always filled in, and the wait figures only when ρ < 1.
 func ErlangC(servers int, arrivalRate, perServer float64) Queueing {
+	q, waits := newQueueing(servers, arrivalRate, perServer)
+	if !waits {
+		return q
+	}
+	return q.withC(erlangCFromB(ErlangB(servers, q.OfferedLoad), q.Utilization))
+}
+
+// newQueueing fills in the load of an M/M/c queue and whether it is stable,
+// and reports whether its wait figures need C(c, a): only a stable pool with
+// arrivals has any.
+func newQueueing(servers int, arrivalRate, perServer float64) (Queueing, bool) {
 	q := Queueing{Servers: servers, arrival: arrivalRate, rate: perServer}
 	if servers <= 0 || !(perServer > 0) || !(arrivalRate >= 0) ||
 		math.IsInf(arrivalRate, 0) || math.IsInf(perServer, 0) {
-		return q
+		return q, false
 	}
 	a := arrivalRate / perServer
 	q.OfferedLoad = a
 	q.Utilization = a / float64(servers)
 	spare := float64(servers)*perServer - arrivalRate
 	if servers > MaxServers || !(q.Utilization < 1) || !(spare > 0) {
-		return q
+		return q, false
 	}
 	q.Stable = true
-	if arrivalRate == 0 {
-		return q
-	}
-	return q.withC(erlangCFromB(ErlangB(servers, a), q.Utilization))
+	return q, arrivalRate > 0
 }
 
 func (q Queueing) withC(c float64) Queueing {

@@ -376,23 +376,20 @@ func (m *model) prepareErlang(workers []int) {
 	}
 }
 
-// erlang is the Erlang C estimate for w workers, from the prepared B values.
+// erlang is the Erlang C estimate for w workers, from the prepared B
+// values; false when the pool is empty or beyond MaxServers.
 func (m *model) erlang(w int) (Queueing, bool) {
-	servers := w * m.k
-	b, ok := m.erlangB[servers]
-	if w <= 0 || w > MaxServers/m.k || !ok {
+	if w <= 0 || w > MaxServers/m.k {
 		return Queueing{}, false
 	}
-	q := Queueing{Servers: servers, arrival: m.lam, rate: m.perServer}
-	a := m.lam / m.perServer
-	q.OfferedLoad = a
-	q.Utilization = a / float64(servers)
-	if !(q.Utilization < 1) || !(float64(servers)*m.perServer-m.lam > 0) {
+	servers := w * m.k
+	q, waits := newQueueing(servers, m.lam, m.perServer)
+	if !waits {
 		return q, true
 	}
-	q.Stable = true
-	if m.lam == 0 {
-		return q, true
+	b, ok := m.erlangB[servers]
+	if !ok {
+		b = ErlangB(servers, q.OfferedLoad)
 	}
 	return q.withC(erlangCFromB(b, q.Utilization)), true
 }
