@@ -30,8 +30,8 @@ func (g Group) PolicySettings(interval time.Duration) policy.Settings {
 		Cap: g.Fleet.Cap,
 
 		StartDelay:           g.Fleet.StartDelay,
-		ScaleInStabilization: g.Fleet.ScaleInStabilization,
-		Deadband:             g.Target.Deadband,
+		ScaleInStabilization: orOff(g.Fleet.ScaleInStabilization),
+		Deadband:             orOff(g.Target.Deadband),
 		MaxStepOut:           g.Target.MaxStepOut,
 		StaleAfter:           g.Target.StaleAfterFor(interval),
 		ArrivalSmoothing:     g.Target.ArrivalSmoothing,
@@ -39,4 +39,14 @@ func (g Group) PolicySettings(interval time.Duration) policy.Settings {
 		PeakWindow:           g.Target.PeakWindow,
 		MetricStaleAfter:     g.OldestAge.StaleAfter,
 	}
+}
+
+// orOff maps an explicit 0 of the configuration (defaults are already filled
+// in) to the policy's "off", a negative value: the policy reads 0 as "use
+// the default".
+func orOff[T time.Duration | float64](v T) T {
+	if v == 0 {
+		return -1
+	}
+	return v
 }

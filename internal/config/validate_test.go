@@ -360,3 +360,28 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// An explicit 0 for the deadband or the stabilisation window turns the guard
+// off in the policy, whose own zero would mean "the default".
+func TestExplicitZeroTurnsGuardsOff(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse([]byte(`
+groups:
+  - name: jobs
+    queues: [{url: "https://sqs.us-east-1.amazonaws.com/123456789012/jobs"}]
+    workers: {service_time: 1s}
+    target: {latency: 30s, deadband: 0}
+    fleet: {max: 10, scale_in_stabilization: 0s}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := cfg.Groups[0].PolicySettings(cfg.Interval).WithDefaults()
+	if s.Deadband >= 0 || s.ScaleInStabilization >= 0 {
+		t.Fatalf("deadband %v, window %v: want both off (negative)", s.Deadband, s.ScaleInStabilization)
+	}
+	d := DefaultGroup()
+	if got := (Group{Target: d.Target, Fleet: d.Fleet}).PolicySettings(cfg.Interval); got.Deadband != DefaultDeadband || got.ScaleInStabilization != DefaultScaleInStabilization {
+		t.Fatalf("defaults map to %v and %v", got.Deadband, got.ScaleInStabilization)
+	}
+}

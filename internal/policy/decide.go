@@ -359,7 +359,7 @@ func (c *call) guard() {
 	}
 
 	target := c.rec
-	if target < c.current {
+	if target < c.current && window > 0 {
 		if high, ok := st.win.highest(c.now, window); ok && high > target {
 			target = min(high, c.current)
 			c.reason("scale-in stabilised: the highest recommendation over the last %s is %d", window, high)
@@ -373,7 +373,7 @@ func (c *call) guard() {
 		c.reason("only %d of %d queues answered: scaling out on the counts that are known", c.sample.Answered, c.sample.Queues)
 	}
 
-	if target != c.current && c.current > 0 {
+	if target != c.current && c.current > 0 && s.Deadband > 0 {
 		change := math.Abs(float64(target - c.current))
 		if change <= s.Deadband*float64(c.current) {
 			unstable := c.lambdaKnown && float64(c.current)*c.muEff <= c.lambdaEff

@@ -40,12 +40,16 @@ type Settings struct {
 	Min, Max int
 	Cap      int // downstream ceiling; 0 = none. Below Min, Min wins.
 
-	StartDelay           time.Duration // launch until a new worker takes its first message
-	ScaleInStabilization time.Duration // scale in to the highest recommendation over this window
-	Deadband             float64       // relative change ignored, against flapping
-	MaxStepOut           int           // workers added per decision; 0 = no limit
-	StaleAfter           time.Duration // a sample older than this is stale: hold; 0 = no check
-	ArrivalSmoothing     time.Duration // time constant of the arrival-rate EWMA
+	StartDelay time.Duration // launch until a new worker takes its first message
+	// ScaleInStabilization: scale in only to the highest recommendation over
+	// this window; 0 means the default, a negative value turns it off.
+	ScaleInStabilization time.Duration
+	// Deadband: a relative change this small is ignored, against flapping;
+	// 0 means the default, a negative value turns it off.
+	Deadband         float64
+	MaxStepOut       int           // workers added per decision; 0 = no limit
+	StaleAfter       time.Duration // a sample older than this is stale: hold; 0 = no check
+	ArrivalSmoothing time.Duration // time constant of the arrival-rate EWMA
 
 	// LatencyQuantile is the share of messages that must start within
 	// Latency; the model policy's Erlang C wait floor sizes for it.
@@ -98,10 +102,10 @@ func (s Settings) WithDefaults() Settings {
 	if s.Utilization > 1 {
 		s.Utilization = 1
 	}
-	if s.ScaleInStabilization <= 0 {
+	if s.ScaleInStabilization == 0 {
 		s.ScaleInStabilization = DefaultScaleInStabilization
 	}
-	if !(s.Deadband > 0) || math.IsInf(s.Deadband, 0) {
+	if s.Deadband == 0 || math.IsNaN(s.Deadband) || math.IsInf(s.Deadband, 0) {
 		s.Deadband = DefaultDeadband
 	}
 	if s.ArrivalSmoothing <= 0 {

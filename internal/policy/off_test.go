@@ -1,0 +1,65 @@
+package policy
+
+import (
+	"testing"
+	"time"
+)
+
+// A negative deadband or stabilisation window turns the guard off; zero
+// means the default. The configuration maps an explicit 0 to "off".
+func TestGuardsTurnedOff(t *testing.T) {
+	t.Parallel()
+	t.Run("no deadband: +2 of 20 is applied", func(t *testing.T) {
+		t.Parallel()
+		s := base()
+		s.Utilization = 0.75
+		s.Deadband = -1
+		h := newHarness(t, s, asg(20, 20, 0))
+		var last int
+		for range 80 {
+			last = h.step(tick, q(0, 16)).DesiredWorkers
+		}
+		// 16 msg/s at 1 s per message and a 0.75 ceiling: ceil(16/0.75) = 22.
+		if last != 22 {
+			t.Fatalf("desired %d, want 22 with the deadband off", last)
+		}
+	})
+	t.Run("no stabilisation: scale in at once", func(t *testing.T) {
+		t.Parallel()
+		s := base()
+		s.ScaleInStabilization = -time.Second
+		s.PeakWindow = tick // size for the latest rate, not the last 15 minutes'
+		h := newHarness(t, s, asg(40, 40, 0))
+		for range 30 {
+			h.step(tick, q(0, 30))
+		}
+		// The stream drops from 30 to 8 msg/s: ceil(8/0.8) = 10. With
+		// no window the fleet follows the smoothed estimate down within
+		// minutes instead of holding the old peak for five.
+		var d = h.log[len(h.log)-1]
+		for range 36 { // 3 minutes
+			d = h.step(tick, q(0, 8))
+		}
+		if d.DesiredWorkers > 12 {
+			t.Fatalf("3 minutes after the drop: desired %d, want near 10 with stabilisation off; reasons %q", d.DesiredWorkers, d.Reasons)
+		}
+		for _, d := range h.log {
+			if hasReason(d, "scale-in stabilised") {
+				t.Fatalf("a decision was stabilised with the window off: %q", d.Reasons)
+			}
+		}
+	})
+	t.Run("zero means the default", func(t *testing.T) {
+		t.Parallel()
+		s := base().WithDefaults()
+		if s.Deadband != DefaultDeadband || s.ScaleInStabilization != DefaultScaleInStabilization {
+			t.Fatalf("defaults: deadband %v, window %v", s.Deadband, s.ScaleInStabilization)
+		}
+		off := base()
+		off.Deadband, off.ScaleInStabilization = -1, -1
+		off = off.WithDefaults().WithDefaults()
+		if off.Deadband >= 0 || off.ScaleInStabilization >= 0 {
+			t.Fatalf("off did not survive WithDefaults twice: %v, %v", off.Deadband, off.ScaleInStabilization)
+		}
+	})
+}
