@@ -135,8 +135,7 @@ func newPoller(cfg config.Config, clients clientSource, reg prometheus.Registere
 				return nil, fmt.Errorf("groups[%d].queues[%d]: the URL %q names no region and no region is set", gi, qi, qc.URL)
 			}
 			q := &queue{
-				group: gc.Name, name: name, url: qc.URL, region: rn,
-				log: log.With(zap.String("group", gc.Name), zap.String("queue", name), zap.String("region", rn)),
+				group: gc.Name, name: name, url: qc.URL, region: rn, log: log,
 			}
 			g.queues = append(g.queues, q)
 			r := regions[rn]

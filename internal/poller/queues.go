@@ -81,7 +81,7 @@ type queue struct {
 	name   string // the last element of the URL
 	url    string
 	region string
-	log    *zap.Logger
+	log    *zap.Logger // the poller's; the queue's fields are added when it logs
 
 	// Learned from the first answer and kept.
 	metaKnown bool
@@ -151,20 +151,30 @@ func (q *queue) settle(now time.Time, m *metrics) {
 	if r.ok {
 		if r.meta {
 			q.metaKnown, q.arn, q.fifo = true, r.arn, r.fifo
-			q.log = q.log.With(zap.String("queue_arn", q.arn), zap.Bool("fifo", q.fifo))
 		}
 		if q.failing {
-			q.log.Info("queue answers again", zap.Duration("failed_for", now.Sub(q.failSince)))
+			q.logger().Info("queue answers again", zap.Duration("failed_for", now.Sub(q.failSince)))
 			q.failing = false
 		}
 		q.everGood, q.lastGood = true, now
 		q.gauges.set(r.counts)
 	} else if !q.failing {
 		q.failing, q.failSince = true, now
-		q.log.Warn("queue sample failed; its last good counts are kept and age",
+		q.logger().Warn("queue sample failed; its last good counts are kept and age",
 			zap.String("class", r.class), zap.Error(r.err))
 	}
 	q.gauges.age(now, q.everGood, q.lastGood)
+}
+
+// logger is the poller's logger with the queue's fields. It is made when
+// needed, not kept: a logger with fields holds its own encoder, about a
+// kilobyte each for thousands of queues that rarely log.
+func (q *queue) logger() *zap.Logger {
+	fields := []zap.Field{zap.String("group", q.group), zap.String("queue", q.name), zap.String("region", q.region)}
+	if q.metaKnown {
+		fields = append(fields, zap.String("queue_arn", q.arn), zap.Bool("fifo", q.fifo))
+	}
+	return q.log.With(fields...)
 }
 
 // queueGauges are one queue's series, made on first use. The message
@@ -173,7 +183,7 @@ func (q *queue) settle(now time.Time, m *metrics) {
 type queueGauges struct {
 	made                       bool
 	m                          *metrics
-	labels                     prometheus.Labels
+	group, queue, region       string
 	visible, inFlight, delayed prometheus.Gauge
 	sampleAge                  prometheus.Gauge
 	oldest                     prometheus.Gauge
@@ -184,15 +194,15 @@ func (g *queueGauges) init(m *metrics, q *queue) {
 		return
 	}
 	g.made, g.m = true, m
-	g.labels = prometheus.Labels{"group": q.group, "queue": q.name, "region": q.region}
-	g.sampleAge = m.sampleAge.With(g.labels)
+	g.group, g.queue, g.region = q.group, q.name, q.region
+	g.sampleAge = m.sampleAge.WithLabelValues(g.group, g.queue, g.region)
 }
 
 func (g *queueGauges) set(c counts) {
 	if g.visible == nil {
-		g.visible = g.m.messages.WithLabelValues(g.labels["group"], g.labels["queue"], g.labels["region"], "visible")
-		g.inFlight = g.m.messages.WithLabelValues(g.labels["group"], g.labels["queue"], g.labels["region"], "in_flight")
-		g.delayed = g.m.messages.WithLabelValues(g.labels["group"], g.labels["queue"], g.labels["region"], "delayed")
+		g.visible = g.m.messages.WithLabelValues(g.group, g.queue, g.region, "visible")
+		g.inFlight = g.m.messages.WithLabelValues(g.group, g.queue, g.region, "in_flight")
+		g.delayed = g.m.messages.WithLabelValues(g.group, g.queue, g.region, "delayed")
 	}
 	g.visible.Set(float64(c.Visible))
 	g.inFlight.Set(float64(c.InFlight))
@@ -212,13 +222,13 @@ func (g *queueGauges) oldestAge(r *model.Reading) {
 		// CloudWatch holds no recent datapoint: drop the series rather than
 		// show an old age as current.
 		if g.oldest != nil {
-			g.m.oldest.Delete(g.labels)
+			g.m.oldest.DeleteLabelValues(g.group, g.queue, g.region)
 			g.oldest = nil
 		}
 		return
 	}
 	if g.oldest == nil {
-		g.oldest = g.m.oldest.With(g.labels)
+		g.oldest = g.m.oldest.WithLabelValues(g.group, g.queue, g.region)
 	}
 	g.oldest.Set(r.Value)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/queuechecker/queue-checker/internal/awsclient"
 	"github.com/queuechecker/queue-checker/internal/config"
@@ -206,10 +207,13 @@ func BenchmarkObserve10kQueues(b *testing.B) {
 	f := scaleFactory(b, srv.srv.URL, reg)
 	ctx := context.Background()
 
+	// A JSON logger as in production, writing nowhere.
+	log := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(io.Discard), zap.InfoLevel))
+
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	p, err := New(cfg, f, reg, zap.NewNop())
+	p, err := New(cfg, f, reg, log)
 	if err != nil {
 		b.Fatal(err)
 	}
