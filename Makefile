@@ -25,6 +25,9 @@ lint:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
+validate-example:
+	$(GO) run ./cmd/checker validate --config config.example.yaml
+
 tidy-check:
 	$(GO) mod tidy -diff
 
