@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -188,12 +187,15 @@ func startFakeDemo(t *testing.T) string {
 	return srv.URL
 }
 
-// goTool is the go command that runs this test.
+// goTool is the go command: the one on PATH, else the one in GOROOT.
 func goTool() string {
 	if p, err := exec.LookPath("go"); err == nil {
 		return p
 	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
+	if root := os.Getenv("GOROOT"); root != "" {
+		return filepath.Join(root, "bin", "go")
+	}
+	return "go"
 }
 
 // lineLog keeps the last lines a process writes and reports the address of

@@ -28,19 +28,6 @@ func (f fakeObserver) Observe(ctx context.Context, now time.Time) ([]model.Obser
 
 var _ controller.Observer = fakeObserver{}
 
-// fakeActuator records nothing and answers with action, or err.
-type fakeActuator struct {
-	err error
-}
-
-func (f fakeActuator) Apply(_ context.Context, d model.Decision, fl model.Fleet) (model.Action, error) {
-	if f.err != nil {
-		return model.Action{}, f.err
-	}
-	return model.Action{Group: d.Group, MetricsPublished: 6, Scaled: d.DesiredWorkers != fl.Desired,
-		From: fl.Desired, To: d.DesiredWorkers}, nil
-}
-
 // The groups of the tests: one that is short of workers, and one whose name
 // needs escaping and whose queue does not answer.
 const (

@@ -87,15 +87,6 @@ type planForm struct {
 	Group     string   // the group the form was prefilled from
 }
 
-func (f *planForm) field(name string) *planField {
-	for i := range f.Fields {
-		if f.Fields[i].Name == name {
-			return &f.Fields[i]
-		}
-	}
-	return nil
-}
-
 // HasErrors reports whether any field or the form has a problem.
 func (f planForm) HasErrors() bool {
 	if len(f.Errors) > 0 {

@@ -502,9 +502,11 @@
 
   var live = document.querySelector("[data-live]");
 
+  // setLive says how fresh the page is; it changes the text only when the
+  // news changes, so screen readers do not repeat it every refresh.
   function setLive(text, stale) {
     if (!live) { return; }
-    live.textContent = text;
+    if (live.textContent !== text) { live.textContent = text; }
     live.classList.toggle("stale", stale);
   }
 
