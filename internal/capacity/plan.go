@@ -199,6 +199,14 @@ func NewPlan(in PlanInput) (Plan, error) {
 		p.PlannedWorkers = in.Cap
 	}
 
+	// Every pool the plan evaluates with Erlang C, in one walk of the recursion.
+	pools := slices.Concat(sensitivityWorkers(p.RecommendedWorkers), m.erlangTableWorkers(p.PlannedWorkers),
+		[]int{p.PlannedWorkers})
+	if p.WaitFloor != nil {
+		pools = append(pools, *p.WaitFloor)
+	}
+	m.prepareErlang(pools)
+
 	p.Current = m.pool(in.Workers, in.Backlog)
 	p.Sensitivity = m.sensitivity(p.RecommendedWorkers)
 	p.ErlangTable = m.erlangTable(p.PlannedWorkers)
@@ -349,8 +357,8 @@ func (m *model) pool(w int, backlog float64) PoolState {
 	return s
 }
 
-// prepareErlang computes B(servers, a) for every given worker count's pool
-// within MaxServers, walking the recursion once up to the largest.
+// prepareErlang computes B(servers, a) for the pool of every given worker
+// count within MaxServers, walking the recursion once, up to the largest.
 func (m *model) prepareErlang(workers []int) {
 	a := m.lam / m.perServer
 	var servers []int
@@ -361,14 +369,9 @@ func (m *model) prepareErlang(workers []int) {
 	}
 	slices.Sort(servers)
 	servers = slices.Compact(servers)
-	if m.erlangB == nil {
-		m.erlangB = make(map[int]float64, len(servers))
-	}
+	m.erlangB = make(map[int]float64, len(servers))
 	b, at := 1.0, 0
 	for _, c := range servers {
-		if _, done := m.erlangB[c]; done {
-			continue
-		}
 		for ; at < c; at++ {
 			b = a * b / (float64(at+1) + a*b)
 		}
@@ -395,7 +398,6 @@ func (m *model) erlang(w int) (Queueing, bool) {
 }
 
 func (m *model) queueing(w int) PoolQueueing {
-	m.prepareErlang([]int{w})
 	out := PoolQueueing{Workers: w, Servers: w * m.k, Utilization: m.utilization(w)}
 	if w == 0 && m.lam == 0 {
 		out.Stable = true
@@ -416,13 +418,7 @@ func (m *model) queueing(w int) PoolQueueing {
 // sensitivity evaluates six whole-worker counts, target−2 to target+3,
 // shifted up to start at one worker, draining the backlog at start.
 func (m *model) sensitivity(target int) []SensitivityRow {
-	lo := max(1, target-sensitivityBelow)
-	hi := lo + sensitivityBelow + sensitivityAbove
-	ws := make([]int, 0, hi-lo+1)
-	for w := lo; w <= hi; w++ {
-		ws = append(ws, w)
-	}
-	m.prepareErlang(ws)
+	ws := sensitivityWorkers(target)
 	rows := make([]SensitivityRow, 0, len(ws))
 	for _, w := range ws {
 		s := m.pool(w, m.qStart)
@@ -439,21 +435,7 @@ func (m *model) sensitivity(target int) []SensitivityRow {
 // from three below it (but no lower than the smallest stable pool), eight
 // sizes in all.
 func (m *model) erlangTable(planned int) []ErlangRow {
-	offered := m.lam / m.mu // in workers
-	if !(offered < float64(MaxServers/m.k)) {
-		return []ErlangRow{}
-	}
-	stableMin := int(math.Floor(offered)) + 1
-	lo := max(stableMin, planned-erlangRowsBelow, 1)
-	if lo > MaxServers/m.k {
-		return []ErlangRow{}
-	}
-	hi := min(lo+erlangRows-1, MaxServers/m.k)
-	ws := make([]int, 0, hi-lo+1)
-	for w := lo; w <= hi; w++ {
-		ws = append(ws, w)
-	}
-	m.prepareErlang(ws)
+	ws := m.erlangTableWorkers(planned)
 	rows := make([]ErlangRow, 0, len(ws))
 	for _, w := range ws {
 		q, ok := m.erlang(w)
@@ -471,6 +453,37 @@ func (m *model) erlangTable(planned int) []ErlangRow {
 		})
 	}
 	return rows
+}
+
+// sensitivityWorkers are target−2 … target+3, shifted up to start at one.
+func sensitivityWorkers(target int) []int {
+	lo := max(1, target-sensitivityBelow)
+	ws := make([]int, 0, sensitivityBelow+sensitivityAbove+1)
+	for w := lo; w <= lo+sensitivityBelow+sensitivityAbove; w++ {
+		ws = append(ws, w)
+	}
+	return ws
+}
+
+// erlangTableWorkers are the pool sizes of the Erlang table: from three
+// below the planned pool, but no lower than the smallest stable pool, eight
+// in all; none when the pools are beyond MaxServers.
+func (m *model) erlangTableWorkers(planned int) []int {
+	offered := m.lam / m.mu // in workers
+	if !(offered < float64(MaxServers/m.k)) {
+		return nil
+	}
+	stableMin := int(math.Floor(offered)) + 1
+	lo := max(stableMin, planned-erlangRowsBelow, 1)
+	if lo > MaxServers/m.k {
+		return nil
+	}
+	hi := min(lo+erlangRows-1, MaxServers/m.k)
+	ws := make([]int, 0, hi-lo+1)
+	for w := lo; w <= hi; w++ {
+		ws = append(ws, w)
+	}
+	return ws
 }
 
 // backlogAt is the modeled backlog t seconds from now: the current pool
