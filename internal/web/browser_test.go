@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,7 +22,6 @@ import (
 	"github.com/chromedp/cdproto/network"
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // The browser test: the checker's demo in headless Chromium, as an on-call
@@ -89,9 +87,8 @@ func TestBrowser(t *testing.T) {
 // ---- The checker under test.
 
 // startDemo builds the checker, starts `checker demo` on a free port and
-// returns its base URL; the demo is stopped when the test ends. Until the
-// demo command exists, it serves the pages from a controller driven by the
-// fake observer of these tests instead, and says so.
+// returns its base URL; the demo is stopped with SIGTERM when the test
+// ends, and must exit cleanly.
 func startDemo(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "checker")
@@ -134,57 +131,12 @@ func startDemo(t *testing.T) string {
 		t.Logf("checker demo listens on %s", addr)
 		return "http://" + addr
 	case err := <-done:
-		if strings.Contains(logs.tail(), "not built yet") {
-			t.Logf("checker demo is not built yet: serving the pages from a controller with a fake observer")
-			return startFakeDemo(t)
-		}
 		t.Fatalf("the demo exited before listening: %v\n%s", err, logs.tail())
 	case <-time.After(90 * time.Second):
 		_ = stop()
 		t.Fatalf("the demo logged no \"listening\" line within 90 s\n%s", logs.tail())
 	}
 	return ""
-}
-
-// startFakeDemo serves the pages of a controller whose fake observer's
-// queue changes every cycle, with a cycle every 200 ms of a clock that runs
-// ten times faster than the wall clock.
-func startFakeDemo(t *testing.T) string {
-	t.Helper()
-	c, last := newTestController(t, 60, 5*time.Second)
-	var mu sync.Mutex
-	now := last
-	clock := func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		return now
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(200 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			mu.Lock()
-			now = now.Add(2 * time.Second)
-			at := now
-			mu.Unlock()
-			_, _ = c.RunOnce(ctx, at)
-		}
-	}()
-	srv := httptest.NewServer(Handler(Options{Controller: c, Gatherer: prometheus.NewRegistry(), Interval: time.Second, Now: clock}))
-	t.Cleanup(func() {
-		srv.Close()
-		cancel()
-		<-done
-	})
-	return srv.URL
 }
 
 // goTool is the go command: the one on PATH, else the one in GOROOT.
