@@ -31,6 +31,9 @@ import (
 
 const chromiumPath = "/usr/bin/chromium"
 
+// httpClient fetches from the demo beside the browser, never for long.
+var httpClient = &http.Client{Timeout: 15 * time.Second}
+
 func TestBrowser(t *testing.T) {
 	if _, err := os.Stat(chromiumPath); err != nil {
 		if os.Getenv("CHECKER_SKIP_BROWSER") != "" {
@@ -400,7 +403,7 @@ func parseDoc(b []byte) (apiDoc, error) {
 
 func fetchDoc(t *testing.T, base string) apiDoc {
 	t.Helper()
-	resp, err := http.Get(base + "/api/v1/groups")
+	resp, err := httpClient.Get(base + "/api/v1/groups")
 	if err != nil {
 		t.Fatalf("get /api/v1/groups: %v", err)
 	}
@@ -684,7 +687,7 @@ func testPlanner(t *testing.T, ctx context.Context, base string) {
 
 	// The export links carry the same query.
 	href := within(t, ctx, 10*time.Second, chromedp.AttributeValue(chromedp.CSS(`[data-export="json"]`), "href"))
-	resp, err := http.Get(base + "/" + href.Value)
+	resp, err := httpClient.Get(base + "/" + href.Value)
 	if err != nil {
 		t.Fatalf("get %s: %v", href.Value, err)
 	}
