@@ -735,12 +735,14 @@ func TestE2EBacklogToScaleLatency(t *testing.T) {
 			mu.Unlock()
 		}
 	})
-	firstPoll := func(after time.Time) (time.Time, bool) {
+	// lastPoll is the latest GetQueueAttributes request before t: for a
+	// SetDesiredCapacity call, the sample of the cycle that made it.
+	lastPoll := func(before time.Time) (time.Time, bool) {
 		mu.Lock()
 		defer mu.Unlock()
-		for _, p := range polls {
-			if !p.Before(after) {
-				return p, true
+		for i := len(polls) - 1; i >= 0; i-- {
+			if polls[i].Before(before) {
+				return polls[i], true
 			}
 		}
 		return time.Time{}, false
@@ -755,6 +757,13 @@ func TestE2EBacklogToScaleLatency(t *testing.T) {
 		asg: asg, min: 1, max: 20, scaleInStabilization: 2 * interval,
 	}}})
 	d := startDaemon(t, path)
+	// Past the first cycles, so that every jump meets a settled arrival
+	// estimate.
+	eventually(t, 30*time.Second, "/readyz 200", func() bool {
+		code, _ := d.get(t, "/readyz")
+		return code == http.StatusOK
+	})
+	time.Sleep(3 * interval)
 
 	const jumps = 7
 	var total, toPoll, pollToCall []time.Duration
@@ -779,19 +788,21 @@ func TestE2EBacklogToScaleLatency(t *testing.T) {
 		if call.group != asg || call.desired < 2 {
 			t.Errorf("jump %d: SetDesiredCapacity of %q to %d, want %q to 2 or more", i, call.group, call.desired, asg)
 		}
-		poll, ok := firstPoll(jumped)
-		if !ok || poll.After(call.at) {
-			poll = call.at
+		poll, ok := lastPoll(call.at)
+		if !ok {
+			t.Fatalf("jump %d: no GetQueueAttributes request before the SetDesiredCapacity call", i)
 		}
 		total = append(total, call.at.Sub(jumped))
 		toPoll = append(toPoll, poll.Sub(jumped))
 		pollToCall = append(pollToCall, call.at.Sub(poll))
-		t.Logf("jump %d: SetDesiredCapacity(%d) %s after the messages were sent (next poll after %s, then %s to the call; the send took %s)",
+		// The sample that saw the jump can come while the send's answer is
+		// still on its way back: then it is "before" the jump by a little.
+		t.Logf("jump %d: SetDesiredCapacity(%d) %s after the messages were sent (its cycle's poll after %s, then %s to the call; the send took %s)",
 			i, call.desired, total[i].Round(time.Millisecond), toPoll[i].Round(time.Millisecond),
 			pollToCall[i].Round(time.Millisecond), jumped.Sub(start).Round(time.Millisecond))
 		purge(t, f, q)
 	}
-	t.Logf("backlog jump to SetDesiredCapacity at a %s interval, %d jumps: median %s (max %s); wait for the next poll median %s, poll to call median %s",
+	t.Logf("backlog jump to SetDesiredCapacity at a %s interval, %d jumps: median %s (max %s); jump to the poll that saw it, median %s; poll to call, median %s",
 		interval, jumps, median(total).Round(time.Millisecond), slices.Max(total).Round(time.Millisecond),
 		median(toPoll).Round(time.Millisecond), median(pollToCall).Round(time.Millisecond))
 	if code := d.stop(t); code != 0 {
