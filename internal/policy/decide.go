@@ -40,6 +40,9 @@ const (
 	// 0.5 % of the load, far below any utilisation ceiling's margin, so the
 	// utilisation floor decides and the wait floor is not computed.
 	maxWaitServers = 1_000_000
+	// surgeSigmas: a surge must stand this many standard deviations of
+	// counting noise above the smoothed estimate (see arrivalEstimator).
+	surgeSigmas = 3
 	// quietMessages: an arrival estimate that expects fewer messages than
 	// this over one smoothing time constant reads as 0. The EWMA of a queue
 	// that has gone quiet decays towards 0 without reaching it, and any
@@ -133,6 +136,7 @@ type call struct {
 	perServer   float64 // μ_eff per slot
 	lambda      float64
 	lambdaKnown bool
+	surging     bool    // lambda is a surge measured over saturated intervals
 	lambdaEff   float64 // λ with the burst reserve
 	peakEff     float64 // the highest lambdaEff within the peak window
 	deleted     float64
@@ -282,6 +286,9 @@ func (c *call) observe() {
 	})
 	if st.est.known && !math.IsNaN(st.est.rate) && !math.IsInf(st.est.rate, 0) {
 		c.lambda, c.lambdaKnown = math.Max(st.est.rate, 0), true
+		if st.est.surgeAt.Equal(c.at) && st.est.surge > c.lambda {
+			c.lambda, c.surging = st.est.surge, true
+		}
 		if c.lambda*s.ArrivalSmoothing.Seconds() < quietMessages {
 			c.lambda = 0
 		}

@@ -33,8 +33,9 @@ import (
 //     wait is within the promise can still keep a third of its messages
 //     waiting longer;
 //
-// plus SafetyWorkers. λ_eff is the smoothed arrival estimate with the burst
-// reserve added; μ_eff is the per-worker throughput with the overhead reserve
+// plus SafetyWorkers. λ_eff is the arrival estimate (the smoothed one, or a
+// surge measured over saturated intervals: see arrivalEstimator) with the
+// burst reserve added; μ_eff is the per-worker throughput with the overhead reserve
 // taken off. Until the arrival rate is known (the first sample), λ = 0 in the
 // drain floors and no start-delay draining is assumed; the utilisation and
 // wait floors wait for an estimate.
@@ -74,6 +75,10 @@ func (c *call) sizeModel() {
 	s := c.s
 	lam := c.lambdaEff
 	latency := c.latency()
+	if c.surging {
+		c.reason("arrivals surging: %s msg/s measured over the last two intervals, with every slot busy (the smoothed estimate is %s)",
+			number(c.lambda), number(c.st.est.rate))
+	}
 	switch {
 	case c.lambdaKnown && (s.BurstReserve > 0 || s.OverheadReserve > 0):
 		c.reason("arrivals %s msg/s, %s with the burst reserve; %s msg/s per worker, %s after the overhead reserve",

@@ -67,6 +67,25 @@ type State struct {
 // first observation sets the estimate. Samples over different sets of
 // queues (a partial sample, then a complete one) are never subtracted: the
 // baseline restarts and the estimate is kept.
+//
+// Surges. The EWMA takes minutes to follow a jump in arrivals, and the
+// deleted count, a one-minute aggregate, lags the completions of workers
+// that have just started; while the queue is saturated neither is needed.
+// Each interval measures
+//
+//	m = Δ(visible + in-flight + delayed) / Δt + min(in-flight at its start, at its end, slots) × per-slot rate
+//
+// (Little's law, the in-flight minimum never overstating completions). An
+// interval is saturated when the visible messages at its start are at least
+// what the in-service slots complete within it (slots × per-slot rate × Δt):
+// every slot is then busy throughout and m is exact but for counting noise.
+// When the last interval is saturated, the lower of its m and the previous
+// interval's m (so that a one-off dump of messages in one interval is never
+// read as a rate) is a surge if it exceeds the estimate both before and
+// after this update by more than surgeSigmas standard deviations of its
+// Poisson counting noise, σ = √((m + completions) / Δt). A surge is the
+// arrival rate of the decision at that sample; the EWMA goes on unchanged,
+// so the surge lasts as long as the saturated measurements keep showing it.
 type arrivalEstimator struct {
 	have bool // a baseline is stored
 	base counts
@@ -75,6 +94,11 @@ type arrivalEstimator struct {
 	rate      float64
 	known     bool
 	updatedAt time.Time // the sample that last changed rate
+
+	lastM   float64 // m of the last interval, when lastMOK
+	lastMOK bool
+	surge   float64 // the surge measured at surgeAt
+	surgeAt time.Time
 }
 
 // counts are one sample's numbers as the estimator and the diagnosis use
@@ -107,6 +131,7 @@ func (e *arrivalEstimator) update(c counts, key uint64, f flow) (counts, bool) {
 		// No baseline over these queues: start one. A direct measurement
 		// of arrivals can still give a first estimate.
 		e.have, e.base, e.key = true, c, key
+		e.lastMOK = false
 		if f.sentOK && !e.known {
 			e.rate, e.known, e.updatedAt = f.sent, true, c.at
 		}
@@ -137,16 +162,44 @@ func (e *arrivalEstimator) update(c counts, key uint64, f flow) (counts, bool) {
 	}
 	obs = math.Max(obs, 0)
 	if math.IsNaN(obs) || math.IsInf(obs, 0) {
+		e.lastMOK = false
 		return prev, true
 	}
 	e.updatedAt = c.at
+	before := e.rate
 	if !e.known {
 		e.rate, e.known = obs, true
-		return prev, true
+	} else {
+		alpha := 1 - math.Exp(-dt/f.tau.Seconds())
+		e.rate += alpha * (obs - e.rate)
 	}
-	alpha := 1 - math.Exp(-dt/f.tau.Seconds())
-	e.rate += alpha * (obs - e.rate)
+	e.measureSurge(prev, c, dt, f, before)
 	return prev, true
+}
+
+// measureSurge computes the interval's m and, when the interval is saturated
+// and m and the previous interval's m both stand above the estimate, records
+// a surge (see arrivalEstimator).
+func (e *arrivalEstimator) measureSurge(prev, c counts, dt float64, f flow, before float64) {
+	if f.servers < 0 || !(f.perServer > 0) {
+		e.lastMOK = false
+		return
+	}
+	completions := math.Min(math.Min(prev.inFlight, c.inFlight), f.servers) * f.perServer
+	m := (c.total()-prev.total())/dt + completions
+	if math.IsNaN(m) || math.IsInf(m, 0) {
+		e.lastMOK = false
+		return
+	}
+	saturated := f.servers > 0 && prev.visible >= f.servers*f.perServer*dt && c.visible > 0
+	if saturated && e.lastMOK {
+		low := math.Min(m, e.lastM)
+		sigma := math.Sqrt(math.Max(low+completions, 0) / dt)
+		if low-surgeSigmas*sigma > math.Max(before, e.rate) {
+			e.surge, e.surgeAt = low, c.at
+		}
+	}
+	e.lastM, e.lastMOK = m, true
 }
 
 // slidingMax keeps the recent values of a series as a monotone queue:
