@@ -22,9 +22,11 @@ func steadyThenSpike(h *harness) (model.Decision, float64) {
 		h.t.Fatalf("steady arrival rate %v, want 10", d.ArrivalRate)
 	}
 	spike := h.step(tick, q(3000, 15))
-	// Δtotal 3005 over 5 s, plus completions of min((10+15)/2, 15 slots) × 1/s.
-	obs := 3005.0/5 + 12.5
-	return spike, ewma(10, obs, 5, 60)
+	// Δtotal 3005 over 5 s, plus completions of min((10+15)/2, 15 slots) ×
+	// 1/s: 613.5 msg/s, far above the last observation and the estimate (10
+	// both). Until another interval shows the same rate it is a dump, a
+	// backlog: it enters the EWMA at 10 + 3σ, σ = √((10 + 12.5)/5).
+	return spike, ewma(10, dumpBound(10, 12.5, 5), 5, 60)
 }
 
 func TestSpikeScalesOutInOneDecision(t *testing.T) {
@@ -59,9 +61,10 @@ func TestSpikeScalesOutInOneDecision(t *testing.T) {
 	if d.BacklogPerWorker != 3015.0/15 || d.TargetBacklogPerWorker != 30 {
 		t.Errorf("backlog per worker %v target %v, want 201 and 30", d.BacklogPerWorker, d.TargetBacklogPerWorker)
 	}
-	// 15 workers at 1 msg/s against λ > 15 never drain.
-	if d.DrainSeconds != nil {
-		t.Errorf("drain seconds %v, want nil (never drains)", *d.DrainSeconds)
+	// 15 workers at 1 msg/s against λ drain the 3,015 messages in
+	// 3015/(15 − λ) s.
+	if d.DrainSeconds == nil || math.Abs(*d.DrainSeconds-3015/(15-lambda)) > 1e-6 {
+		t.Errorf("drain seconds %v, want %v", d.DrainSeconds, 3015/(15-lambda))
 	}
 	if u := *d.Utilization; math.Abs(u-lambda/15) > 1e-12 {
 		t.Errorf("utilisation %v, want %v", u, lambda/15)
@@ -391,7 +394,8 @@ func TestStartingWorkersAreNotDoubled(t *testing.T) {
 		t.Fatalf("steady desired %d", d.DesiredWorkers)
 	}
 	spike := h.step(tick, q(3000, 15))
-	lambda := ewma(10, 3005.0/5+12.5, 5, 60)
+	// 613.5 msg/s observed, a dump: it enters the EWMA at 10 + 3σ.
+	lambda := ewma(10, math.Min(3005.0/5+12.5, dumpBound(10, 12.5, 5)), 5, 60)
 	// While the new workers start, the 15 in service shrink the visible
 	// backlog by (15 − λ)/s for 90 s (it grows: λ > 15).
 	vStart := 3000 - (15-lambda)*90
@@ -405,8 +409,11 @@ func TestStartingWorkersAreNotDoubled(t *testing.T) {
 	for i := range pending {
 		h.fleet.PendingSince = append(h.fleet.PendingSince, h.now.Add(time.Duration(i%3)*time.Second))
 	}
-	for i := 0; i < 12; i++ { // a minute of samples while they start
-		d = h.step(tick, q(3000+int64(i+1)*40, 15))
+	// A minute of samples while they start, arrivals going on at about the
+	// estimate: 15 busy slots shrink the visible count by 20 every 5 s
+	// (11 msg/s arriving).
+	for i := 0; i < 12; i++ {
+		d = h.step(tick, q(3000-int64(i+1)*20, 15))
 		if d.DesiredWorkers != want {
 			t.Fatalf("sample %d while workers start: desired %d, want %d (current %d, pending %d); reasons %q",
 				i, d.DesiredWorkers, want, d.CurrentWorkers, d.PendingWorkers, d.Reasons)

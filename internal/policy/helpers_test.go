@@ -145,6 +145,13 @@ func ewma(prev, obs, dt, tau float64) float64 {
 	return prev + (1-math.Exp(-dt/tau))*(obs-prev)
 }
 
+// dumpBound is the documented bound an observation may enter the EWMA at:
+// the reference (the larger of the last observation and the estimate) plus
+// three standard deviations of counting noise, √((reference + completions)/Δt).
+func dumpBound(ref, completions, dt float64) float64 {
+	return ref + 3*math.Sqrt((ref+completions)/dt)
+}
+
 func reading(v float64, at time.Time) *model.Reading { return &model.Reading{Value: v, At: at} }
 
 func intp(p *int) any {

@@ -75,6 +75,10 @@ func (c *call) sizeModel() {
 	s := c.s
 	lam := c.lambdaEff
 	latency := c.latency()
+	if st := c.st; st.est.dumpAt.Equal(c.at) && st.est.updatedAt.Equal(c.at) {
+		c.reason("%s messages arrived in the last interval beyond what the previous one and the estimate explain: sized as a backlog, not a rate, unless the next interval shows the same rate",
+			number(math.Round(st.est.dumped)))
+	}
 	if c.surging {
 		c.reason("arrivals surging: %s msg/s measured over the last two intervals, with every slot busy (the smoothed estimate is %s)",
 			number(c.lambda), number(c.st.est.rate))

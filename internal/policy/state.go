@@ -68,6 +68,16 @@ type State struct {
 // queues (a partial sample, then a complete one) are never subtracted: the
 // baseline restarts and the estimate is kept.
 //
+// Dumps. A one-off dump of messages (a batch job, a replay) lands within one
+// interval and would raise the EWMA for minutes, and with it every floor
+// sized on the arrival rate, while the dump itself is a backlog that the
+// drain and latency floors size for already. So an observation more than
+// surgeSigmas standard deviations above both the last observation and the
+// estimate, σ = √((reference + completions) / Δt), enters the EWMA at that
+// bound; the messages above it are counted as dumped. A real rise shows
+// again in the next interval, which is then within the bound of the last
+// observation and enters in full: a rise costs the EWMA one interval.
+//
 // Surges. The EWMA takes minutes to follow a jump in arrivals, and the
 // deleted count, a one-minute aggregate, lags the completions of workers
 // that have just started; while the queue is saturated neither is needed.
@@ -94,6 +104,11 @@ type arrivalEstimator struct {
 	rate      float64
 	known     bool
 	updatedAt time.Time // the sample that last changed rate
+
+	lastObs   float64 // the last observation, before any dump was held back
+	lastObsOK bool
+	dumped    float64   // messages held back as dumps at dumpAt
+	dumpAt    time.Time // the sample of the last dump
 
 	lastM   float64 // m of the last interval, when lastMOK
 	lastMOK bool
@@ -131,7 +146,7 @@ func (e *arrivalEstimator) update(c counts, key uint64, f flow) (counts, bool) {
 		// No baseline over these queues: start one. A direct measurement
 		// of arrivals can still give a first estimate.
 		e.have, e.base, e.key = true, c, key
-		e.lastMOK = false
+		e.lastMOK, e.lastObsOK = false, false
 		if f.sentOK && !e.known {
 			e.rate, e.known, e.updatedAt = f.sent, true, c.at
 		}
@@ -162,7 +177,7 @@ func (e *arrivalEstimator) update(c counts, key uint64, f flow) (counts, bool) {
 	}
 	obs = math.Max(obs, 0)
 	if math.IsNaN(obs) || math.IsInf(obs, 0) {
-		e.lastMOK = false
+		e.lastMOK, e.lastObsOK = false, false
 		return prev, true
 	}
 	e.updatedAt = c.at
@@ -170,9 +185,19 @@ func (e *arrivalEstimator) update(c counts, key uint64, f flow) (counts, bool) {
 	if !e.known {
 		e.rate, e.known = obs, true
 	} else {
+		use := obs
+		ref := e.rate
+		if e.lastObsOK {
+			ref = math.Max(ref, e.lastObs)
+		}
+		if bound := ref + surgeSigmas*math.Sqrt(math.Max(ref+completions, 0)/dt); obs > bound {
+			use = bound
+			e.dumped, e.dumpAt = (obs-bound)*dt, c.at
+		}
 		alpha := 1 - math.Exp(-dt/f.tau.Seconds())
-		e.rate += alpha * (obs - e.rate)
+		e.rate += alpha * (use - e.rate)
 	}
+	e.lastObs, e.lastObsOK = obs, true
 	e.measureSurge(prev, c, dt, f, before)
 	return prev, true
 }
