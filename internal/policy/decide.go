@@ -138,7 +138,7 @@ type call struct {
 	lambdaKnown bool
 	surging     bool    // lambda is a surge measured over saturated intervals
 	lambdaEff   float64 // λ with the burst reserve
-	peakEff     float64 // the highest lambdaEff within the peak window
+	peakEff     float64 // the highest arrivals within the peak window, at least lambdaEff
 	deleted     float64
 	deletedOK   bool
 	age         float64
@@ -278,8 +278,13 @@ func (c *call) observe() {
 		servers = float64(c.inService) * float64(s.Concurrency)
 	}
 	now := counts{at: c.at, visible: c.visible, inFlight: float64(sample.InFlight), delayed: float64(sample.Delayed)}
+	var deletedAt time.Time
+	if c.deletedOK {
+		deletedAt = sample.Deleted.At
+	}
 	c.prev, c.prevOK = st.est.update(now, queueKey(sample), flow{
-		deleted: c.deleted, deletedOK: c.deletedOK,
+		deleted: c.deleted, deletedAt: deletedAt, deletedOK: c.deletedOK,
+		keep: s.MetricStaleAfter + 2*time.Minute,
 		sent: sent, sentOK: sentOK,
 		perServer: c.mu / float64(s.Concurrency), servers: servers,
 		tau: s.ArrivalSmoothing,
@@ -296,10 +301,17 @@ func (c *call) observe() {
 		if math.IsInf(c.lambdaEff, 0) {
 			c.lambdaEff = math.MaxFloat64
 		}
-		// The peak of the estimate over the window, from the samples
-		// that updated it.
+		// The peak over the window of the minutes' measured arrivals, or,
+		// without them, of the estimate; a surge counts as measured.
 		if st.est.updatedAt.Equal(c.at) {
-			st.peaks.push(c.at, c.lambdaEff, s.PeakWindow, peakSlots)
+			v := c.lambdaEff
+			if st.est.minuteAt.Equal(c.at) && !c.surging {
+				v = capacity.EffectiveArrival(st.est.minute, s.BurstReserve)
+				if math.IsInf(v, 0) {
+					v = math.MaxFloat64
+				}
+			}
+			st.peaks.push(c.at, v, s.PeakWindow, peakSlots)
 		}
 		c.peakEff = c.lambdaEff
 		if p, ok := st.peaks.highest(c.at, s.PeakWindow); ok && p > c.peakEff {

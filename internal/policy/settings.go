@@ -55,13 +55,14 @@ type Settings struct {
 	// Latency; the model policy's Erlang C wait floor sizes for it.
 	// Default 0.99.
 	LatencyQuantile float64
-	// PeakWindow is the busy period the utilisation and wait floors size
-	// for: they use the highest smoothed arrival rate within it, not the
-	// latest, because a fleet sized from averages falls behind exactly when
-	// load returns (seeds 000 and 001: size from the sustained peak).
-	// Traffic that comes back within the window (periodic bursts) meets the
-	// workers it needs already running instead of waiting out a start delay.
-	// Default 15m.
+	// PeakWindow is the busy period the wait floor sizes for: it uses the
+	// highest arrival rate measured within it, not the latest, because a
+	// fleet sized from averages falls behind exactly when load returns
+	// (seeds 000 and 001: size from the sustained peak). Traffic that comes
+	// back within the window (periodic bursts) meets the workers that keep
+	// the promise already running instead of waiting out a start delay. The
+	// utilisation floor sizes for the current arrivals, or for the peak when
+	// there is no latency promise and so no wait floor. Default 15m.
 	PeakWindow time.Duration
 	// MetricStaleAfter is how old a CloudWatch reading (oldest age, sent,
 	// deleted) may be, from the start of its period, and still be used.

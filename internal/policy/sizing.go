@@ -24,14 +24,21 @@ import (
 //     waiting behind V others starts after about V ÷ (c·μ) seconds; and, when
 //     the oldest message is known to be older than the promise, the whole
 //     backlog drained within the latency;
-//   - the utilisation floor, ceil(λ_peak ÷ (μ_eff × u)), where λ_peak is the
-//     highest λ_eff within PeakWindow (the sustained peak, not the latest);
-//   - the Erlang C wait floor for λ_peak: the fewest workers, at Concurrency slots each
-//     completing μ_eff/Concurrency msg/s, for which a share LatencyQuantile
-//     (default 99 %) of messages starts within the latency. A quantile, not
-//     the mean: the promise is made to every message, and a pool whose mean
-//     wait is within the promise can still keep a third of its messages
-//     waiting longer;
+//   - the utilisation floor, ceil(λ_eff ÷ (μ_eff × u)): the steady
+//     utilisation at or under the ceiling for the arrivals now;
+//   - the Erlang C wait floor for λ_peak: the fewest workers, at Concurrency
+//     slots each completing μ_eff/Concurrency msg/s, for which a share
+//     LatencyQuantile (default 99 %) of messages starts within the latency. A
+//     quantile, not the mean: the promise is made to every message, and a
+//     pool whose mean wait is within the promise can still keep a third of
+//     its messages waiting longer. λ_peak is the highest arrival rate within
+//     PeakWindow (the sustained peak, not the latest: each minute's measured
+//     arrivals, see arrivalEstimator, or the estimate where there are none),
+//     so that load which returns within the window finds the workers that
+//     keep the promise already running while the utilisation floor's
+//     headroom, for the load that stays, is added after it returns. Without
+//     a wait floor (no latency promise) the utilisation floor sizes for
+//     λ_peak instead;
 //
 // plus SafetyWorkers. λ_eff is the arrival estimate (the smoothed one, or a
 // surge measured over saturated intervals: see arrivalEstimator) with the
@@ -120,20 +127,29 @@ func (c *call) sizeModel() {
 
 	if c.lambdaKnown {
 		peak := c.peakEff
-		if peak > lam {
+		wait, waitOK := 0, false
+		if latency > 0 {
+			wait, waitOK = c.waitFloor(peak, latency)
+		}
+		// The wait floor holds the promise for the peak; without one, the
+		// utilisation floor sizes for the peak itself.
+		utilFor := lam
+		switch {
+		case peak > lam && waitOK:
+			c.reason("the wait floor sizes for the peak arrivals of the last %s, %s msg/s; the utilisation floor for the current ones", s.PeakWindow, number(peak))
+		case peak > lam:
+			utilFor = peak
 			c.reason("sizing for the peak arrivals of the last %s: %s msg/s", s.PeakWindow, number(peak))
 		}
-		c.b.util = capacity.UtilizationFloor(peak, c.muEff, s.Utilization)
+		c.b.util = capacity.UtilizationFloor(utilFor, c.muEff, s.Utilization)
 		c.d.Floors.Utilization = &c.b.util
 		rec = max(rec, c.b.util)
 		c.reason("utilisation floor %d at the %s ceiling", c.b.util, percent(s.Utilization))
-		if latency > 0 {
-			if n, ok := c.waitFloor(peak, latency); ok {
-				c.b.wait = n
-				c.d.Floors.Wait = &c.b.wait
-				rec = max(rec, n)
-				c.reason("wait floor %d: %s of messages start within %s (Erlang C)", n, percent(s.LatencyQuantile), s.Latency)
-			}
+		if waitOK {
+			c.b.wait = wait
+			c.d.Floors.Wait = &c.b.wait
+			rec = max(rec, wait)
+			c.reason("wait floor %d: %s of messages start within %s (Erlang C)", wait, percent(s.LatencyQuantile), s.Latency)
 		}
 	}
 	if s.SafetyWorkers > 0 {

@@ -72,11 +72,33 @@ type State struct {
 // interval and would raise the EWMA for minutes, and with it every floor
 // sized on the arrival rate, while the dump itself is a backlog that the
 // drain and latency floors size for already. So an observation more than
-// surgeSigmas standard deviations above both the last observation and the
-// estimate, σ = √((reference + completions) / Δt), enters the EWMA at that
-// bound; the messages above it are counted as dumped. A real rise shows
-// again in the next interval, which is then within the bound of the last
-// observation and enters in full: a rise costs the EWMA one interval.
+// surgeSigmas standard deviations above the reference, the largest of the
+// estimate, the last observation and the arrivals measured over the minute
+// before the last sample (see Minutes: a deleted count lagging a drained
+// backlog is no dump), σ = √((reference + completions) / Δt), enters the
+// EWMA at that bound; the messages above it are counted as dumped. A real
+// rise shows again in the next interval, which is then within the bound of
+// the last observation and enters in full: a rise costs the EWMA one
+// interval.
+//
+// Minutes. The observation above adds a deleted count that covers a whole
+// minute to a change of counts over one interval, so while completions move
+// (workers starting, a backlog draining) it is wrong by their change within
+// the minute, both ways. The arrivals of the very minute a deleted count
+// covers are exact:
+//
+//	minute = (total at its end − total at its start − dumps within it) / 60 s + deleted
+//
+// where a dump counts as far as the queue's total grew in its interval (a
+// deleted count lagging the completions can push an observation over the
+// dump bound too, but adds nothing to the queue)
+// with the totals read, by linear interpolation, from the samples of the
+// last MetricStaleAfter and two minutes. A deleted count covers the minute
+// that starts at its time stamp (CloudWatch stamps a period by its start and
+// publishes it minutes late) when that minute is over by the sample, and
+// otherwise the minute that ends at its time stamp (a count of the last
+// minute stamped when it was read). The peak window keeps these
+// measurements; the EWMA still follows the faster, noisier observations.
 //
 // Surges. The EWMA takes minutes to follow a jump in arrivals, and the
 // deleted count, a one-minute aggregate, lags the completions of workers
@@ -110,6 +132,12 @@ type arrivalEstimator struct {
 	dumped    float64   // messages held back as dumps at dumpAt
 	dumpAt    time.Time // the sample of the last dump
 
+	dumpedAll float64 // every message held back as a dump so far
+
+	marks    []mark  // the samples of the last keep, at least keep/markSlots apart
+	minute   float64 // arrivals over the deleted count's minute, measured at minuteAt
+	minuteAt time.Time
+
 	lastM   float64 // m of the last interval, when lastMOK
 	lastMOK bool
 	surge   float64 // the surge measured at surgeAt
@@ -125,11 +153,31 @@ type counts struct {
 
 func (c counts) total() float64 { return c.visible + c.inFlight + c.delayed }
 
+// mark is one sample's total and the messages held back as dumps up to it,
+// for measuring a minute's arrivals. Times are Unix nanoseconds, to keep a
+// group's history small.
+type mark struct {
+	at            int64
+	total, dumped float64
+}
+
+// markSlots bounds the history: a mark is added only when the last but one
+// is at least keep/markSlots older, so at most markSlots + 2 are kept (5 s
+// apart with the default MetricStaleAfter); the newest sample always
+// replaces the last mark otherwise.
+const markSlots = 84
+
+// deletedPeriod is the period of the NumberOfMessagesDeleted reading, the
+// one CloudWatch's SQS metrics are asked for at.
+const deletedPeriod = time.Minute
+
 // flow are the other inputs of one estimator update.
 type flow struct {
 	deleted   float64 // NumberOfMessagesDeleted, msg/s, when deletedOK
+	deletedAt time.Time
 	deletedOK bool
-	sent      float64 // NumberOfMessagesSent, msg/s, when sentOK
+	keep      time.Duration // how far back the marks reach
+	sent      float64       // NumberOfMessagesSent, msg/s, when sentOK
 	sentOK    bool
 	perServer float64 // completions per second of one busy slot; 0 unknown
 	servers   float64 // slots in service; negative when unknown
@@ -147,6 +195,8 @@ func (e *arrivalEstimator) update(c counts, key uint64, f flow) (counts, bool) {
 		// of arrivals can still give a first estimate.
 		e.have, e.base, e.key = true, c, key
 		e.lastMOK, e.lastObsOK = false, false
+		e.marks = e.marks[:0]
+		e.addMark(c, f.keep)
 		if f.sentOK && !e.known {
 			e.rate, e.known, e.updatedAt = f.sent, true, c.at
 		}
@@ -190,16 +240,87 @@ func (e *arrivalEstimator) update(c counts, key uint64, f flow) (counts, bool) {
 		if e.lastObsOK {
 			ref = math.Max(ref, e.lastObs)
 		}
+		if e.minuteAt.Equal(prev.at) {
+			ref = math.Max(ref, e.minute)
+		}
 		if bound := ref + surgeSigmas*math.Sqrt(math.Max(ref+completions, 0)/dt); obs > bound {
 			use = bound
 			e.dumped, e.dumpAt = (obs-bound)*dt, c.at
+			// Left out of the minutes as far as the total grew: a dump is
+			// in the queue, a deleted count lagging completions is not.
+			e.dumpedAll += math.Min(e.dumped, math.Max(c.total()-prev.total(), 0))
 		}
 		alpha := 1 - math.Exp(-dt/f.tau.Seconds())
 		e.rate += alpha * (use - e.rate)
 	}
 	e.lastObs, e.lastObsOK = obs, true
+	e.addMark(c, f.keep)
+	e.measureMinute(c.at, f)
 	e.measureSurge(prev, c, dt, f, before)
 	return prev, true
+}
+
+// addMark records the sample c in the history and drops marks older than
+// keep, but for the newest one before it (interpolation needs a mark on each
+// side).
+func (e *arrivalEstimator) addMark(c counts, keep time.Duration) {
+	m := mark{at: c.at.UnixNano(), total: c.total(), dumped: e.dumpedAll}
+	slot := int64(keep / markSlots)
+	if n := len(e.marks); n >= 2 && m.at-e.marks[n-2].at < slot {
+		e.marks[n-1] = m
+	} else {
+		e.marks = append(e.marks, m)
+	}
+	cut := c.at.Add(-keep).UnixNano()
+	i := 0
+	for i+1 < len(e.marks) && e.marks[i+1].at <= cut {
+		i++
+	}
+	if i > 0 {
+		n := copy(e.marks, e.marks[i:])
+		e.marks = e.marks[:n]
+	}
+}
+
+// markAt interpolates the history at t; false when t is outside it.
+func (e *arrivalEstimator) markAt(t time.Time) (mark, bool) {
+	ns := t.UnixNano()
+	n := len(e.marks)
+	if n == 0 || ns < e.marks[0].at || ns > e.marks[n-1].at {
+		return mark{}, false
+	}
+	i := 1
+	for i < n && e.marks[i].at < ns {
+		i++
+	}
+	if i == n || e.marks[i].at == ns {
+		return e.marks[min(i, n-1)], true
+	}
+	a, b := e.marks[i-1], e.marks[i]
+	w := float64(ns-a.at) / float64(b.at-a.at)
+	return mark{at: ns, total: a.total + w*(b.total-a.total), dumped: a.dumped + w*(b.dumped-a.dumped)}, true
+}
+
+// measureMinute measures the arrivals of the minute the deleted count covers,
+// when the history spans it (see arrivalEstimator).
+func (e *arrivalEstimator) measureMinute(now time.Time, f flow) {
+	if !f.deletedOK {
+		return
+	}
+	start := f.deletedAt
+	if start.Add(deletedPeriod).After(now) {
+		start = start.Add(-deletedPeriod)
+	}
+	a, okA := e.markAt(start)
+	b, okB := e.markAt(start.Add(deletedPeriod))
+	if !okA || !okB {
+		return
+	}
+	v := (b.total-a.total-(b.dumped-a.dumped))/deletedPeriod.Seconds() + f.deleted
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return
+	}
+	e.minute, e.minuteAt = math.Max(v, 0), now
 }
 
 // measureSurge computes the interval's m and, when the interval is saturated

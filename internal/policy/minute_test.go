@@ -1,0 +1,114 @@
+package policy
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+// The arrivals of the minute a deleted count covers are exact whatever the
+// completions do within it: a queue fed at 20 msg/s throughout, drained at
+// 15 msg/s for a minute, at 45 msg/s for 20 s (workers started), then at
+// 20 msg/s (the backlog gone). The per-interval observation, Δtotal/Δt plus a
+// deleted count of a different minute, swings from 0 to above 25 msg/s; the
+// minute's measurement stays at 20, for a count of the last minute stamped
+// at the sample, for CloudWatch's count stamped at its period's start
+// minutes late, and for one stamped between two samples.
+func TestMinuteArrivals(t *testing.T) {
+	t.Parallel()
+	const arrivals = 20.0
+	// Completions: 15/s before 60 s (and before the first sample), 45/s
+	// until 80 s, 20/s after.
+	completedBy := func(t float64) float64 { // since time 0; negative before it
+		switch {
+		case t < 60:
+			return 15 * t
+		case t < 80:
+			return 900 + 45*(t-60)
+		}
+		return 1800 + 20*(t-80)
+	}
+	completed := func(a, b float64) float64 { return completedBy(b) - completedBy(a) }
+	total := func(t float64) float64 { return 220 + arrivals*t - completed(0, t) }
+	busy := func(t float64) float64 { // in flight at t: every worker busy until the backlog is gone
+		switch {
+		case t < 60:
+			return 15
+		case t < 80:
+			return 45
+		}
+		return 20
+	}
+	cases := []struct {
+		name  string
+		stamp func(now float64) float64 // the deleted count's time stamp
+		start func(stamp float64) float64
+	}{
+		{"the last minute, stamped at the sample", func(now float64) float64 { return now }, func(s float64) float64 { return s - 60 }},
+		{"CloudWatch's minute, stamped at its start, 3 min late", func(now float64) float64 { return now - 180 }, func(s float64) float64 { return s }},
+		{"stamped between two samples", func(now float64) float64 { return now - 182 }, func(s float64) float64 { return s }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var e arrivalEstimator
+			measured := 0
+			for k := 0; k <= 72; k++ { // 6 minutes of 5 s samples
+				now := float64(5 * k)
+				tot := total(now)
+				c := counts{at: t0.Add(time.Duration(now * float64(time.Second))), inFlight: busy(now), visible: tot - busy(now)}
+				stamp := tc.stamp(now)
+				start := tc.start(stamp)
+				f := flow{
+					deleted:   completed(start, start+60) / 60,
+					deletedAt: t0.Add(time.Duration(stamp * float64(time.Second))),
+					deletedOK: true,
+					keep:      DefaultMetricStaleAfter + 2*time.Minute,
+					perServer: 1, servers: busy(now), tau: time.Minute,
+				}
+				e.update(c, 1, f)
+				if !e.minuteAt.Equal(c.at) {
+					continue
+				}
+				measured++
+				if math.Abs(e.minute-arrivals) > 1e-6 {
+					t.Fatalf("at %v s: minute %v, want %v", now, e.minute, arrivals)
+				}
+			}
+			if measured < 30 {
+				t.Fatalf("only %d measurements", measured)
+			}
+		})
+	}
+}
+
+// Messages held back as a dump are not arrivals of the minute: 3,000 land
+// in one interval of a queue steady at 20 msg/s in and out. The interval's
+// observation, 620 msg/s, enters the EWMA at 20 + 3·√((20 + 20)/5); the rest,
+// (620 − that) × 5 s, is held back, and the minutes that cover the interval
+// count only what entered.
+func TestMinuteArrivalsLeaveDumpsOut(t *testing.T) {
+	t.Parallel()
+	var e arrivalEstimator
+	bound := dumpBound(20, 20, 5)
+	held := (3000.0/5 + 20 - bound) * 5
+	tot := 40.0
+	for k := 0; k <= 40; k++ {
+		now := t0.Add(time.Duration(k) * 5 * time.Second)
+		if k == 20 {
+			tot += 3000
+		}
+		f := flow{deleted: 20, deletedAt: now, deletedOK: true, keep: 7 * time.Minute, perServer: 1, servers: 20, tau: time.Minute}
+		e.update(counts{at: now, visible: tot - 20, inFlight: 20}, 1, f)
+		if k < 12 || !e.minuteAt.Equal(now) {
+			continue
+		}
+		want := 20.0 // the change of the total over a minute is 0
+		if k >= 20 && k < 32 {
+			want += (3000 - held) / 60
+		}
+		if math.Abs(e.minute-want) > 1e-9 {
+			t.Fatalf("sample %d: minute %v, want %v", k, e.minute, want)
+		}
+	}
+}
