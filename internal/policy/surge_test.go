@@ -37,11 +37,16 @@ func TestSurgeOverSaturatedIntervals(t *testing.T) {
 			h.follow = false
 			h.step(0, q(0, 10))
 			h.step(tick, q(0, 10)) // λ = 10: Δtotal 0, (10+10)/2 in flight at 1 msg/s
-			// The smoothed estimate, by Little's law without a deleted count:
-			// busy slots are the mean in-flight, at most 15.
-			lambda := ewma(10, float64(tc.v1+15-10)/5+12.5, 5, 60)
+			// The smoothed estimate, by Little's law without a deleted count
+			// (busy slots are the mean in-flight, at most 15), each
+			// observation held to the dump bound over the larger of the last
+			// observation and the estimate.
+			obs1 := float64(tc.v1+15-10)/5 + 12.5
+			lambda := ewma(10, math.Min(obs1, dumpBound(10, 12.5, 5)), 5, 60)
 			h.step(tick, q(tc.v1, 15))
-			lambda = ewma(lambda, float64(tc.v2-tc.v1)/5+15, 5, 60)
+			obs2 := float64(tc.v2-tc.v1)/5 + 15
+			ref := math.Max(lambda, obs1)
+			lambda = ewma(lambda, math.Min(obs2, dumpBound(ref, 15, 5)), 5, 60)
 			d := h.step(tick, q(tc.v2, 15))
 			surged := hasReason(d, "arrivals surging")
 			if surged != tc.wantSurge {
@@ -75,7 +80,11 @@ func TestSurgeNeedsThreeSigmas(t *testing.T) {
 	t.Parallel()
 	// The smoothed estimate after the two intervals, and the surge's margin
 	// over it, by the documented formulas.
-	lambdaAfter := func(m float64) float64 { return ewma(ewma(15, m, 5, 60), m, 5, 60) }
+	// The first growing interval is held to the dump bound over 15 (15
+	// completions); the second is within the bound of the first.
+	lambdaAfter := func(m float64) float64 {
+		return ewma(ewma(15, math.Min(m, dumpBound(15, 15, 5)), 5, 60), m, 5, 60)
+	}
 	margin := func(m float64) float64 { return m - 3*math.Sqrt((m+15)/5) - lambdaAfter(m) }
 	// The margin grows with m: bisect for its zero.
 	lo, hi := 15.0, 100.0
