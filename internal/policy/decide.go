@@ -145,6 +145,7 @@ type call struct {
 	ageOK       bool
 
 	rec      int
+	rateRec  int // the rate floors' recommendation (see size)
 	recKnown bool
 	cannot   string // why no recommendation could be made
 
@@ -355,16 +356,21 @@ func (c *call) guard() {
 		return
 	}
 
-	// Record the recommendation for stabilisation. After a gap longer than
-	// the window (the first call, or a long hold) the window restarts from
-	// the current count, so a restart never scales in at once.
+	// Record the rate floors' recommendation for stabilisation. After a gap
+	// longer than the window (the first call, or a long hold) the window
+	// restarts from the current count, so a restart never scales in at once.
 	window := s.ScaleInStabilization
 	if st.lastRecAt.IsZero() || c.now.Sub(st.lastRecAt) > window {
 		st.win.reset()
 		st.win.push(c.now, c.current, window, stabilizationSlots)
 	}
-	st.win.push(c.now, c.rec, window, stabilizationSlots)
+	st.win.push(c.now, c.rateRec, window, stabilizationSlots)
 	st.lastRecAt = c.now
+	// A recommendation the backlog floors raised above the rate floors is
+	// held until that backlog is served: see hold.
+	if c.rec > c.rateRec {
+		st.backlogHold = max(st.backlogHold, c.rec)
+	}
 
 	switch c.diag {
 	case model.DiagNotConsuming:
@@ -378,10 +384,13 @@ func (c *call) guard() {
 	}
 
 	target := c.rec
+	if st.backlogHold > 0 {
+		target = c.holdForBacklog(target)
+	}
 	if target < c.current && window > 0 {
 		if high, ok := st.win.highest(c.now, window); ok && high > target {
 			target = min(high, c.current)
-			c.reason("scale-in stabilised: the highest recommendation over the last %s is %d", window, high)
+			c.reason("scale-in stabilised: the highest rate recommendation over the last %s is %d", window, high)
 		}
 	}
 	if c.partial && (target < c.current || c.rec < c.current) {
@@ -414,6 +423,41 @@ func (c *call) guard() {
 		target = c.current + s.MaxStepOut
 	}
 	c.target = target
+}
+
+// holdForBacklog keeps the workers added for a backlog until it is served.
+//
+// The backlog floors size a scale-out for the messages waiting, counting the
+// workers already on their way, so their recommendation falls as soon as
+// those workers are launched, and again as they serve the backlog; scaling
+// in on it would cancel workers before they start, or leave a backlog to a
+// fleet too small for it. So the highest recommendation since the backlog
+// floors last rose above the rate floors is held, against scale-in only,
+// until keep = min(workers in service, the rate floors' recommendation) —
+// the workers that stay once the hold ends, and are already there — serve
+// the backlog as the backlog floors promise with no start delay to wait out
+// (backlogNeed ≤ keep). Then the rate floors' recommendation, under the
+// scale-in stabilisation window, takes over at once: a served backlog has
+// nothing left for the extra workers to do, and holding them for the rest
+// of the window paid for idle workers (a 10,000-message dump: 200 workers
+// for five minutes).
+func (c *call) holdForBacklog(target int) int {
+	st := c.st
+	keep := min(c.inService, c.rateRec)
+	if need := c.backlogNeed(); need <= keep {
+		st.backlogHold = 0
+		if c.rec <= c.rateRec {
+			c.reason("the backlog is served: %d workers in service meet the backlog floors (%d)", keep, need)
+		}
+		return target
+	}
+	if target >= c.current || st.backlogHold <= target {
+		return target
+	}
+	held := min(st.backlogHold, c.current)
+	c.reason("keeping %d workers for the backlog until %d (the rate floors, at most those in service) serve its %s visible messages within the promise",
+		held, keep, number(c.visible))
+	return held
 }
 
 // clamp bounds the target to [lo, hi], last.

@@ -89,14 +89,20 @@ func TestFirstDecisionScalesOutOnBacklogAlone(t *testing.T) {
 	}
 }
 
-func TestSpikeEndScalesInOnlyAfterTheWindow(t *testing.T) {
+// The workers added for the spike's backlog stay until the workers the rate
+// floors keep (at most those in service) can serve what is left of it within
+// the promise; the fleet then falls at once to the highest rate
+// recommendation of the scale-in window, not to the spike's count, which was
+// for a backlog that is served.
+func TestSpikeEndScalesInOnceItsBacklogIsServed(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, base(), asg(15, 15, 0))
 	spike, _ := steadyThenSpike(h)
 	peak, spikeAt := spike.DesiredWorkers, h.now
-	// The fleet drains the spike within a minute, then the 10 msg/s stream
-	// returns.
+	// The fleet drains the spike within half a minute, then the 10 msg/s
+	// stream returns.
 	visible := int64(3000)
+	released, held := false, 0
 	for h.now.Sub(spikeAt) < 30*time.Minute {
 		visible = max(visible-700, 0)
 		inFlight := int64(10)
@@ -105,12 +111,42 @@ func TestSpikeEndScalesInOnlyAfterTheWindow(t *testing.T) {
 		}
 		d := h.step(tick, q(visible, inFlight))
 		elapsed := h.now.Sub(spikeAt)
-		if elapsed <= DefaultScaleInStabilization && d.DesiredWorkers != peak {
-			t.Fatalf("%s after the spike: desired %d, want %d held by the window; reasons %q", elapsed, d.DesiredWorkers, peak, d.Reasons)
+		// By hand: the rate floors' recommendation (utilisation and wait;
+		// keeping pace is below the utilisation floor), the workers kept,
+		// and what the backlog floors ask of them with nothing to wait for:
+		// λ plus the visible messages within 30 s, or λ plus the whole
+		// backlog within 15 minutes, at 1 msg/s per worker.
+		lambda := *d.ArrivalRate
+		rate := max(*d.Floors.Utilization, *d.Floors.Wait)
+		keep := min(d.InServiceWorkers, rate)
+		need := max(int(math.Ceil(lambda+float64(visible)/30-1e-9)), int(math.Ceil(lambda+float64(visible+inFlight)/900-1e-9)))
+		if !released && need > keep {
+			if d.DesiredWorkers != peak || !hasReason(d, "keeping", "for the backlog") {
+				t.Fatalf("%s after the spike, %d visible: desired %d, want %d held for the backlog; reasons %q", elapsed, visible, d.DesiredWorkers, peak, d.Reasons)
+			}
+			held++
+			continue
 		}
-		if elapsed == DefaultScaleInStabilization+tick && d.DesiredWorkers >= peak {
-			t.Fatalf("%s after the spike: still at %d; reasons %q", elapsed, d.DesiredWorkers, d.Reasons)
+		if !released {
+			released = true
+			if elapsed > time.Minute || !hasReason(d, "the backlog is served") {
+				t.Fatalf("%s after the spike: released with reasons %q", elapsed, d.Reasons)
+			}
+			// The highest rate recommendation of the window: the window
+			// started from the 15 workers of the first decision.
+			high := 15
+			for _, p := range h.log {
+				if p.Floors.Utilization != nil && p.Floors.Wait != nil {
+					high = max(high, *p.Floors.Utilization, *p.Floors.Wait)
+				}
+			}
+			if d.DesiredWorkers != high || high >= 20 {
+				t.Fatalf("%s after the spike: desired %d, want the window's highest rate recommendation %d (< 20); reasons %q", elapsed, d.DesiredWorkers, high, d.Reasons)
+			}
 		}
+	}
+	if !released || held < 2 {
+		t.Fatalf("held for the backlog %d times, released %v", held, released)
 	}
 	// At the end, past the peak window too, the count is the highest
 	// recommendation of the last five minutes, or within the deadband above

@@ -40,7 +40,11 @@ import (
 //     a wait floor (no latency promise) the utilisation floor sizes for
 //     λ_peak instead;
 //
-// plus SafetyWorkers. λ_eff is the arrival estimate (the smoothed one, or a
+// plus SafetyWorkers. The drain floor and its latency and oldest-age forms
+// are the backlog floors, sized for the messages waiting; the keep-pace part
+// of the drain floor, ceil(λ_eff ÷ μ_eff), the utilisation and the wait
+// floors are the rate floors, sized for the arrivals (see guard for how the
+// two are held against scale-in). λ_eff is the arrival estimate (the smoothed one, or a
 // surge measured over saturated intervals: see arrivalEstimator) with the
 // burst reserve added; μ_eff is the per-worker throughput with the overhead reserve
 // taken off. Until the arrival rate is known (the first sample), λ = 0 in the
@@ -124,6 +128,8 @@ func (c *call) sizeModel() {
 	c.b.drain = drain
 	c.d.Floors.Drain = &c.b.drain
 	rec := drain
+	// The rate floors: keeping pace with arrivals, then utilisation and wait.
+	rate := capacity.DrainFloor(lam, c.muEff, 0, 0)
 
 	if c.lambdaKnown {
 		peak := c.peakEff
@@ -144,19 +150,39 @@ func (c *call) sizeModel() {
 		c.b.util = capacity.UtilizationFloor(utilFor, c.muEff, s.Utilization)
 		c.d.Floors.Utilization = &c.b.util
 		rec = max(rec, c.b.util)
+		rate = max(rate, c.b.util)
 		c.reason("utilisation floor %d at the %s ceiling", c.b.util, percent(s.Utilization))
 		if waitOK {
 			c.b.wait = wait
 			c.d.Floors.Wait = &c.b.wait
 			rec = max(rec, wait)
+			rate = max(rate, wait)
 			c.reason("wait floor %d: %s of messages start within %s (Erlang C)", wait, percent(s.LatencyQuantile), s.Latency)
 		}
 	}
 	if s.SafetyWorkers > 0 {
 		rec += min(s.SafetyWorkers, maxRecommended)
+		rate += min(s.SafetyWorkers, maxRecommended)
 		c.reason("%d safety workers added", s.SafetyWorkers)
 	}
 	c.rec, c.recKnown = min(rec, maxRecommended), true
+	c.rateRec = min(rate, maxRecommended)
+}
+
+// backlogNeed is the most the backlog floors (drain, latency, oldest age)
+// ask for on the counts as they are, with no start delay to wait out: the
+// workers that, all in service now, would serve the backlog as those floors
+// promise.
+func (c *call) backlogNeed() int {
+	s, lam := c.s, c.lambdaEff
+	n := capacity.DrainFloor(lam, c.muEff, c.backlog, s.DrainTime.Seconds())
+	if latency := c.latency(); latency > 0 {
+		n = max(n, capacity.DrainFloor(lam, c.muEff, c.visible, latency))
+		if c.ageOK && c.age > latency {
+			n = max(n, capacity.DrainFloor(lam, c.muEff, c.backlog, latency))
+		}
+	}
+	return n
 }
 
 // waitFloor is the Erlang C floor in workers, or false when it is not

@@ -24,6 +24,9 @@ type State struct {
 	// than the stabilisation window starts the window again from the
 	// current count.
 	lastRecAt time.Time
+	// backlogHold is the recommendation held for a backlog until it is
+	// served (see holdForBacklog); 0 when none is.
+	backlogHold int
 
 	lastCurrent     int // fleet's desired count when it was last read
 	haveLastCurrent bool

@@ -1,0 +1,74 @@
+package policy
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+// A backlog's scale-out is held, against scale-in only, while its workers
+// start and serve it, and released as soon as the workers the rate floors
+// keep can serve what is left within the promise: 10 workers at 1 msg/s
+// under 8 msg/s, then 600 messages dumped, a 60 s start delay.
+func TestBacklogHold(t *testing.T) {
+	t.Parallel()
+	s := base()
+	s.StartDelay = time.Minute
+	h := newHarness(t, s, asg(10, 10, 0))
+	h.follow = false
+	h.step(0, q(0, 8))
+	d := h.step(tick, q(0, 8)) // λ = 8
+	if d.DesiredWorkers != 10 {
+		t.Fatalf("steady desired %d, want 10; reasons %q", d.DesiredWorkers, d.Reasons)
+	}
+	d = h.step(tick, q(600, 10))
+	lambda := *d.ArrivalRate
+	// The latency floor: the 10 in service shrink the visible count by
+	// (10 − λ)/s for the minute the new workers take to start.
+	want := int(math.Ceil(lambda + (600-(10-lambda)*60)/30 - 1e-9))
+	if d.DesiredWorkers != want || want <= 10 {
+		t.Fatalf("dump desired %d, want %d; reasons %q", d.DesiredWorkers, want, d.Reasons)
+	}
+	pending := want - 10
+	h.fleet = asg(want, 10, pending)
+	for range pending {
+		h.fleet.PendingSince = append(h.fleet.PendingSince, h.now)
+	}
+	visible := 600.0
+	released := false
+	for i := range 40 {
+		if i == 12 { // the new workers start
+			h.fleet = asg(want, want, 0)
+		}
+		inService := float64(h.fleet.InService)
+		visible = math.Max(visible-(inService-lambda)*5, 0)
+		busy := int64(min(inService, lambda+visible))
+		d = h.step(tick, q(int64(math.Round(visible)), busy))
+		lambda = *d.ArrivalRate
+		// By hand: the workers kept once the hold ends, and what the
+		// backlog floors ask of them with nothing to wait for.
+		rate := max(*d.Floors.Utilization, *d.Floors.Wait)
+		keep := min(h.fleet.InService, rate)
+		need := max(int(math.Ceil(lambda+math.Round(visible)/30-1e-9)), int(math.Ceil(lambda+(math.Round(visible)+float64(busy))/900-1e-9)))
+		switch {
+		case !released && need > keep:
+			if d.DesiredWorkers != want {
+				t.Fatalf("sample %d (%d in service, %v visible): desired %d, want %d held; reasons %q", i, h.fleet.InService, visible, d.DesiredWorkers, want, d.Reasons)
+			}
+		case !released:
+			released = true
+			if h.fleet.InService != want {
+				t.Fatalf("sample %d: released before the new workers started", i)
+			}
+			if d.DesiredWorkers >= want || !hasReason(d, "the backlog is served") {
+				t.Fatalf("sample %d: desired %d after the backlog was served, want below %d; reasons %q", i, d.DesiredWorkers, want, d.Reasons)
+			}
+		}
+		if released {
+			h.fleet = asg(d.DesiredWorkers, d.DesiredWorkers, 0)
+		}
+	}
+	if !released {
+		t.Fatal("never released")
+	}
+}
