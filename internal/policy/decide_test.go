@@ -545,6 +545,18 @@ func TestBacklogPerWorkerPolicy(t *testing.T) {
 	if d.Floors.Drain != nil || d.Floors.Utilization != nil || d.Floors.Wait != nil {
 		t.Fatalf("model floors under backlog_per_worker: %+v", d.Floors)
 	}
+	// Its one rule is held as a whole by the scale-in window: the backlog
+	// gone, the 15 workers stay for the window, then go.
+	for i := 1; i <= 61; i++ {
+		d = h.step(tick, q(0, 0))
+		want := 15
+		if i*int(tick) > int(DefaultScaleInStabilization) {
+			want = 1
+		}
+		if d.DesiredWorkers != want {
+			t.Fatalf("%v after the backlog: desired %d, want %d; reasons %q", time.Duration(i)*tick, d.DesiredWorkers, want, d.Reasons)
+		}
+	}
 }
 
 func TestCannotSizeHolds(t *testing.T) {

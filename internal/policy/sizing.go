@@ -72,7 +72,9 @@ func (c *call) size() {
 			c.cannot = "backlog_per_worker needs a latency"
 			return
 		}
-		c.rec, c.recKnown = c.b.bpw, true
+		// One rule, held as a whole by the scale-in window, as AWS's
+		// target tracking holds it: no backlog hold.
+		c.rec, c.rateRec, c.recKnown = c.b.bpw, c.b.bpw, true
 		c.reason("backlog_per_worker: %s messages at %s per worker need %d", number(c.backlog), number(s.TargetBacklogPerWorker()), c.rec)
 		return
 	}
