@@ -69,7 +69,9 @@ const (
 // in sizing.go), then applies its guards in this order, each one recorded in
 // the reasons: hold on missing, invalid or stale data, or an unknown fleet;
 // hold when the diagnosis says more workers will not help (not_consuming,
-// stuck); scale-in stabilisation; no scale-in on partial data; the deadband;
+// stuck); the backlog hold (workers added for a backlog stay until it is
+// served) and scale-in stabilisation of the rate floors; no scale-in on
+// partial data; the deadband;
 // the scale-out step limit; and last the clamp to [lo, hi] of
 // Settings.Bounds. However wrong the inputs, the desired count is within
 // those bounds and every number in the decision is finite.
@@ -367,7 +369,7 @@ func (c *call) guard() {
 	st.win.push(c.now, c.rateRec, window, stabilizationSlots)
 	st.lastRecAt = c.now
 	// A recommendation the backlog floors raised above the rate floors is
-	// held until that backlog is served: see hold.
+	// held until that backlog is served: see holdForBacklog.
 	if c.rec > c.rateRec {
 		st.backlogHold = max(st.backlogHold, c.rec)
 	}

@@ -43,11 +43,11 @@ import (
 // plus SafetyWorkers. The drain floor and its latency and oldest-age forms
 // are the backlog floors, sized for the messages waiting; the keep-pace part
 // of the drain floor, ceil(λ_eff ÷ μ_eff), the utilisation and the wait
-// floors are the rate floors, sized for the arrivals (see guard for how the
-// two are held against scale-in). λ_eff is the arrival estimate (the smoothed one, or a
-// surge measured over saturated intervals: see arrivalEstimator) with the
-// burst reserve added; μ_eff is the per-worker throughput with the overhead reserve
-// taken off. Until the arrival rate is known (the first sample), λ = 0 in the
+// floors are the rate floors, sized for the arrivals (guard holds the two
+// differently against scale-in: see holdForBacklog). λ_eff is the arrival
+// estimate (the smoothed one, or a surge measured over saturated intervals:
+// see arrivalEstimator) with the burst reserve added; μ_eff is the
+// per-worker throughput with the overhead reserve taken off. Until the arrival rate is known (the first sample), λ = 0 in the
 // drain floors and no start-delay draining is assumed; the utilisation and
 // wait floors wait for an estimate.
 func (c *call) size() {
