@@ -109,14 +109,16 @@ func fakeAWS(w http.ResponseWriter, r *http.Request) {
 			"QueueArn": "arn:aws:sqs:us-east-1:123456789012:thumbnails", "FifoQueue": "false"}}`)
 	case "GraniteServiceVersion20100801.GetMetricData":
 		var in struct {
-			MetricDataQueries []struct{ Id string }
+			MetricDataQueries []struct {
+				ID string `json:"Id"`
+			}
 		}
 		if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
 		type result struct {
-			Id         string
+			ID         string `json:"Id"`
 			Timestamps []float64
 			Values     []float64
 			StatusCode string
@@ -125,7 +127,7 @@ func fakeAWS(w http.ResponseWriter, r *http.Request) {
 		at := float64(time.Now().Add(-time.Minute).Truncate(time.Minute).Unix())
 		for _, q := range in.MetricDataQueries {
 			out.MetricDataResults = append(out.MetricDataResults,
-				result{Id: q.Id, Timestamps: []float64{at}, Values: []float64{45}, StatusCode: "Complete"})
+				result{ID: q.ID, Timestamps: []float64{at}, Values: []float64{45}, StatusCode: "Complete"})
 		}
 		_ = json.NewEncoder(w).Encode(out)
 	default:
@@ -412,7 +414,7 @@ func TestDashboardAndAlertsQueryExportedMetrics(t *testing.T) {
 		wanted := []struct {
 			what    string
 			pattern string // on the expression
-			for_    time.Duration
+			forDur  time.Duration
 		}{
 			{"oldest age over the promise", `^checker_group_oldest_message_age_seconds > checker_group_latency_target_seconds$`, 5 * time.Minute},
 			{"held", `^checker_group_held == 1$`, 10 * time.Minute},
@@ -427,8 +429,8 @@ func TestDashboardAndAlertsQueryExportedMetrics(t *testing.T) {
 			for name, r := range rules {
 				if re.MatchString(r.Expr) {
 					found = true
-					if w.for_ > 0 && r.For != w.for_ {
-						t.Errorf("alert %s (%s) fires after %s, want %s", name, w.what, r.For, w.for_)
+					if w.forDur > 0 && r.For != w.forDur {
+						t.Errorf("alert %s (%s) fires after %s, want %s", name, w.what, r.For, w.forDur)
 					}
 				}
 			}

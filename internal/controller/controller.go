@@ -351,7 +351,11 @@ func (c *Controller) Healthy(now time.Time, stale time.Duration) error {
 		ref = c.firstRun
 	}
 	if age := now.Sub(ref); age > stale {
-		return fmt.Errorf("last good cycle %s ago (limit %s): %v", age.Round(time.Second), stale, c.lastErr)
+		err := fmt.Errorf("last good cycle %s ago (limit %s)", age.Round(time.Second), stale)
+		if c.lastErr != nil {
+			err = fmt.Errorf("%w: %w", err, c.lastErr)
+		}
+		return err
 	}
 	return nil
 }

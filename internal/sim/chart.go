@@ -86,10 +86,10 @@ func WriteChart(w io.Writer, format, title string, latency time.Duration, result
 			if err != nil {
 				return fmt.Errorf("chart %s of %s: %w", pn.label, r.Policy, err)
 			}
-			line.LineStyle.Color = palette[k%len(palette)]
-			line.LineStyle.Width = vg.Points(1)
+			line.Color = palette[k%len(palette)]
+			line.Width = vg.Points(1)
 			if r.Policy == PolicyModel {
-				line.LineStyle.Width = vg.Points(2)
+				line.Width = vg.Points(2)
 			}
 			p.Add(line)
 			if i == 0 {
