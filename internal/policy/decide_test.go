@@ -443,9 +443,12 @@ func TestStartingWorkersAreNotDoubled(t *testing.T) {
 	spike := h.step(tick, q(3000, 15))
 	// 613.5 msg/s observed, a dump: it enters the EWMA at 10 + 3σ.
 	lambda := ewma(10, math.Min(3005.0/5+12.5, dumpBound(10, 12.5, 5)), 5, 60)
-	// While the new workers start, the 15 in service shrink the visible
-	// backlog by (15 − λ)/s for 90 s (it grows: λ > 15).
-	vStart := 3000 - (15-lambda)*90
+	// Until the next interval tells a dump from a rate, the backlog floors
+	// count the jump as the EWMA would have without the bound: while the new
+	// workers start, the 15 in service shrink the visible backlog by
+	// (15 − that)/s for 90 s (it grows).
+	unbounded := ewma(10, 3005.0/5+12.5, 5, 60)
+	vStart := 3000 - (15-unbounded)*90
 	want := int(math.Ceil(lambda + vStart/30))
 	if spike.DesiredWorkers != want {
 		t.Fatalf("spike desired %d, want %d; reasons %q", spike.DesiredWorkers, want, spike.Reasons)

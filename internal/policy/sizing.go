@@ -18,7 +18,11 @@ import (
 //   - the drain floor of seed 001, c = ceil((λ_eff + Q_start/T) ÷ μ_eff), where
 //     Q_start is the backlog left when workers added now start taking
 //     messages, StartDelay later, after the in-service workers (and the
-//     pending ones as they start) have worked on it; and two stricter forms
+//     pending ones as they start) have worked on it while messages arrive
+//     at λ_eff (at the sample of a jump held back as a dump, at the estimate
+//     the jump would have given without the bound: a dump and the first
+//     interval of a surge look alike, and workers added for a backlog go
+//     once it is served); and two stricter forms
 //     of it for the latency promise: the visible messages started within the
 //     latency (c ≥ (λ_eff + V_start/latency) ÷ μ_eff), because a message
 //     waiting behind V others starts after about V ÷ (c·μ) seconds; and, when
@@ -88,9 +92,13 @@ func (c *call) sizeModel() {
 	s := c.s
 	lam := c.lambdaEff
 	latency := c.latency()
+	// At a jump held back as a dump, the backlog floors project the backlog
+	// with the estimate the jump would have given without the bound.
+	projLam := lam
 	if st := c.st; st.est.dumpAt.Equal(c.at) && st.est.updatedAt.Equal(c.at) {
-		c.reason("%s messages arrived in the last interval beyond what the previous one and the estimate explain: sized as a backlog, not a rate, unless the next interval shows the same rate",
-			number(math.Round(st.est.dumped)))
+		projLam = math.Max(lam, capacity.EffectiveArrival(st.est.unbounded, s.BurstReserve))
+		c.reason("%s messages arrived in the last interval beyond what the previous one and the estimate explain: sized as a backlog, not a rate, unless the next interval shows the same rate (until then the backlog floors count %s msg/s while new workers start)",
+			number(math.Round(st.est.dumped)), number(projLam))
 	}
 	if c.surging {
 		c.reason("arrivals surging: %s msg/s measured over the last two intervals, with every slot busy (the smoothed estimate is %s)",
@@ -108,7 +116,7 @@ func (c *call) sizeModel() {
 
 	qStart, vStart := c.backlog, c.visible
 	if d := s.StartDelay.Seconds(); c.lambdaKnown && d > 0 {
-		net := c.startNetDrain(d) - lam
+		net := c.startNetDrain(d) - projLam
 		qStart = capacity.BacklogAtStart(c.backlog, net, d)
 		vStart = capacity.BacklogAtStart(c.visible, net, d)
 	}

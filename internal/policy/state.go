@@ -82,7 +82,9 @@ type State struct {
 // EWMA at that bound; the messages above it are counted as dumped. A real
 // rise shows again in the next interval, which is then within the bound of
 // the last observation and enters in full: a rise costs the EWMA one
-// interval.
+// interval. Until then the backlog floors, whose workers go once the backlog
+// is served, project the backlog with the estimate the observation would
+// have given without the bound (unbounded).
 //
 // Minutes. The observation above adds a deleted count that covers a whole
 // minute to a change of counts over one interval, so while completions move
@@ -134,6 +136,7 @@ type arrivalEstimator struct {
 	lastObsOK bool
 	dumped    float64   // messages held back as dumps at dumpAt
 	dumpAt    time.Time // the sample of the last dump
+	unbounded float64   // the estimate at dumpAt had nothing been held back
 
 	dumpedAll float64 // every message held back as a dump so far
 
@@ -258,6 +261,7 @@ func (e *arrivalEstimator) update(c counts, key uint64, f flow) (counts, bool) {
 		}
 		alpha := 1 - math.Exp(-dt/f.tau.Seconds())
 		e.rate += alpha * (use - e.rate)
+		e.unbounded = e.rate + alpha*(obs-use)
 	}
 	e.lastObs, e.lastObsOK = obs, true
 	e.addMark(c, f.keep)
