@@ -359,10 +359,12 @@ func (c *call) guard() {
 	}
 
 	// Record the rate floors' recommendation for stabilisation. After a gap
-	// longer than the window (the first call, or a long hold) the window
-	// restarts from the current count, so a restart never scales in at once.
+	// longer than the window and than a sample may age (the first call, or a
+	// long hold) the window restarts from the current count, so a restart
+	// never scales in at once. A window no longer than the sampling interval
+	// is not a gap: it must still let the fleet scale in.
 	window := s.ScaleInStabilization
-	if st.lastRecAt.IsZero() || c.now.Sub(st.lastRecAt) > window {
+	if gap := c.now.Sub(st.lastRecAt); st.lastRecAt.IsZero() || (gap > window && gap > s.StaleAfter) {
 		st.win.reset()
 		st.win.push(c.now, c.current, window, stabilizationSlots)
 	}

@@ -63,3 +63,24 @@ func TestGuardsTurnedOff(t *testing.T) {
 		}
 	})
 }
+
+// A stabilisation window no longer than the sampling interval must not
+// freeze the fleet: every sample is a little more than a window after the
+// last, which is not a restart.
+func TestShortWindowStillScalesIn(t *testing.T) {
+	t.Parallel()
+	s := base()
+	s.ScaleInStabilization = time.Second
+	s.StaleAfter = 3 * time.Second
+	s.PeakWindow = time.Second
+	s.ArrivalSmoothing = time.Second
+	h := newHarness(t, s, asg(5, 5, 0))
+	var d = h.step(1001*time.Millisecond, q(0, 0))
+	for range 30 {
+		d = h.step(1001*time.Millisecond, q(0, 0))
+	}
+	// An empty queue with nothing arriving needs the min, 1.
+	if d.DesiredWorkers != 1 {
+		t.Fatalf("after 30 samples of an empty queue: desired %d, want the min 1; reasons %q", d.DesiredWorkers, d.Reasons)
+	}
+}
