@@ -24,7 +24,9 @@ import (
 //   - capped (set after the clamp, ranking below the two above);
 //   - idle: nothing visible or delayed, little in flight;
 //   - under_provisioned: messages visible and in-flight at capacity, with the
-//     visible count growing or the sizing asking for more workers;
+//     sizing asking for more workers, or the visible count growing after
+//     streakSamples samples at capacity (in a small fleet every worker is
+//     busy now and then, and one busy sample is not a verdict);
 //   - draining: messages visible and the total (visible + in-flight +
 //     delayed) shrinking;
 //   - healthy otherwise.
@@ -76,7 +78,7 @@ func (c *call) diagnose() {
 		c.diag = model.DiagStuck
 	case c.visible == 0 && delayed == 0 && inFlight <= idleShare*slots:
 		c.diag = model.DiagIdle
-	case c.visible > 0 && atCap && (growing || c.recKnown && c.rec > c.current):
+	case c.visible > 0 && atCap && (c.recKnown && c.rec > c.current || growing && st.atCapacity >= streakSamples):
 		c.diag = model.DiagUnderProvisioned
 	case c.visible > 0 && shrinking:
 		c.diag = model.DiagDraining
