@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/queuechecker/queue-checker/internal/capacity"
 )
 
 // The formats of the status page's numbers. The page's script formats the
@@ -19,7 +21,6 @@ import (
 // at most two decimals ("18,000", "19.2", "0.333"); very large and very
 // small magnitudes in exponent form.
 func formatNumber(x float64) string {
-	ax := math.Abs(x)
 	switch {
 	case math.IsNaN(x):
 		return "NaN"
@@ -27,37 +28,8 @@ func formatNumber(x float64) string {
 		return "∞"
 	case math.IsInf(x, -1):
 		return "-∞"
-	case x == 0:
-		return "0"
-	case ax < 1:
-		return strconv.FormatFloat(x, 'g', 3, 64)
-	case ax >= 1e15:
-		return strconv.FormatFloat(x, 'g', 4, 64)
 	}
-	decimals := 0
-	switch {
-	case ax < 100:
-		decimals = 2
-	case ax < 10_000:
-		decimals = 1
-	}
-	s := trimZeros(strconv.FormatFloat(x, 'f', decimals, 64))
-	sign := ""
-	if s[0] == '-' {
-		sign, s = "-", s[1:]
-	}
-	whole, frac, hasFrac := strings.Cut(s, ".")
-	var b strings.Builder
-	for i, r := range whole {
-		if i > 0 && (len(whole)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if hasFrac {
-		return sign + b.String() + "." + frac
-	}
-	return sign + b.String()
+	return capacity.FormatNumber(x)
 }
 
 // formatSeconds writes a span: "136.4 ms", "12.5 s", "41m40s", "2h46m40s",
