@@ -7,12 +7,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,7 +19,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 	"github.com/aws/aws-sdk-go-v2/service/ecs"
-	ecstypes "github.com/aws/aws-sdk-go-v2/service/ecs/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
@@ -37,21 +34,9 @@ const (
 )
 
 var (
-	e2eSeq   atomic.Int64
 	warmOnce sync.Once
 	warmErr  error
 )
-
-var unsafeName = regexp.MustCompile(`[^a-zA-Z0-9-]+`)
-
-// uniqueName makes a resource name no other test of the binary uses.
-func uniqueName(t testing.TB, what string) string {
-	base := strings.Trim(unsafeName.ReplaceAllString(t.Name(), "-"), "-")
-	if len(base) > 40 {
-		base = base[len(base)-40:]
-	}
-	return strings.Trim(fmt.Sprintf("%s-%s-%d", strings.Trim(base, "-"), what, e2eSeq.Add(1)), "-")
-}
 
 // direct returns SDK clients that talk to moto itself, never through a
 // proxy, for setting up resources and reading them back. The first call
@@ -108,7 +93,7 @@ func makeQueue(t testing.TB, f *awsclient.Factory, spec queueSpec) testQueue {
 	t.Helper()
 	ctx := context.Background()
 	c := f.SQS(spec.region)
-	out, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(uniqueName(t, "q"))})
+	out, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(awstest.UniqueName(t, "q"))})
 	if err != nil {
 		t.Fatalf("create queue: %v", err)
 	}
@@ -189,21 +174,8 @@ func purge(t testing.TB, f *awsclient.Factory, q testQueue) {
 // east.
 func makeASG(t testing.TB, f *awsclient.Factory, minSize, maxSize, desired int32) string {
 	t.Helper()
-	ctx := context.Background()
-	c := f.AutoScaling(east)
-	name := uniqueName(t, "asg")
-	if _, err := c.CreateLaunchConfiguration(ctx, &autoscaling.CreateLaunchConfigurationInput{
-		LaunchConfigurationName: aws.String(name + "-lc"), ImageId: aws.String("ami-12c6146b"), InstanceType: aws.String("t3.micro"),
-	}); err != nil {
-		t.Fatalf("create launch configuration: %v", err)
-	}
-	if _, err := c.CreateAutoScalingGroup(ctx, &autoscaling.CreateAutoScalingGroupInput{
-		AutoScalingGroupName: aws.String(name), LaunchConfigurationName: aws.String(name + "-lc"),
-		MinSize: aws.Int32(minSize), MaxSize: aws.Int32(maxSize), DesiredCapacity: aws.Int32(desired),
-		AvailabilityZones: []string{east + "a"},
-	}); err != nil {
-		t.Fatalf("create auto scaling group: %v", err)
-	}
+	name := awstest.UniqueName(t, "asg")
+	awstest.CreateAutoScalingGroup(t, f.AutoScaling(east), east, name, minSize, maxSize, desired)
 	return name
 }
 
@@ -230,27 +202,8 @@ type testService struct {
 // makeService creates an ECS cluster, task definition and service in west.
 func makeService(t testing.TB, f *awsclient.Factory, desired int32) testService {
 	t.Helper()
-	ctx := context.Background()
-	c := f.ECS(west)
-	s := testService{cluster: uniqueName(t, "cluster"), service: uniqueName(t, "svc")}
-	if _, err := c.CreateCluster(ctx, &ecs.CreateClusterInput{ClusterName: aws.String(s.cluster)}); err != nil {
-		t.Fatalf("create cluster: %v", err)
-	}
-	td, err := c.RegisterTaskDefinition(ctx, &ecs.RegisterTaskDefinitionInput{
-		Family: aws.String(s.service),
-		ContainerDefinitions: []ecstypes.ContainerDefinition{{
-			Name: aws.String("worker"), Image: aws.String("worker:latest"), Memory: aws.Int32(128),
-		}},
-	})
-	if err != nil {
-		t.Fatalf("register task definition: %v", err)
-	}
-	if _, err := c.CreateService(ctx, &ecs.CreateServiceInput{
-		Cluster: aws.String(s.cluster), ServiceName: aws.String(s.service),
-		TaskDefinition: td.TaskDefinition.TaskDefinitionArn, DesiredCount: aws.Int32(desired),
-	}); err != nil {
-		t.Fatalf("create service: %v", err)
-	}
+	s := testService{cluster: awstest.UniqueName(t, "cluster"), service: awstest.UniqueName(t, "svc")}
+	awstest.CreateECSService(t, f.ECS(west), s.cluster, s.service, desired)
 	return s
 }
 

@@ -122,7 +122,7 @@ func TestE2EOnceApply(t *testing.T) {
 	}
 	const visible, inFlight, delayed = 50, 10, 5
 	const backlog = visible + inFlight
-	namespace := uniqueName(t, "ns")
+	namespace := awstest.UniqueName(t, "ns")
 
 	// Every group starts at 1 worker of μ = 1 msg/s. A 5 s latency needs
 	// ceil(50 ÷ 5) = 10 workers (the drain floor over 1m is ceil(60 ÷ 60) =
@@ -275,7 +275,7 @@ func TestE2EOnceChangesNothing(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			asg, svc := makeASG(t, f, 1, 5, 1), makeService(t, f, 1)
-			namespace := uniqueName(t, "ns")
+			namespace := awstest.UniqueName(t, "ns")
 			// 50 visible messages at 1 msg/s per worker and a 5 s latency
 			// need 10 workers: both fleets would change from 1.
 			common := e2eGroup{queues: []testQueue{q}, serviceTime: time.Second, latency: 5 * time.Second,

@@ -121,8 +121,10 @@ func TestObserveReadsFleets(t *testing.T) {
 	moto := awstest.Shared(t)
 	d := direct(t)
 	q := makeQueue(t, d, queueSpec{region: east, visible: 1})
-	asg := makeASG(t, d, east, 1, 5, 2)
-	cluster, svc := makeService(t, d, west, 3)
+	asg := awstest.UniqueName(t, "asg")
+	awstest.CreateAutoScalingGroup(t, d.AutoScaling(east), east, asg, 1, 5, 2)
+	cluster, svc := awstest.UniqueName(t, "cluster"), awstest.UniqueName(t, "svc")
+	awstest.CreateECSService(t, d.ECS(west), cluster, svc, 3)
 	created := time.Now()
 
 	groups := []config.Group{
@@ -308,7 +310,8 @@ func TestObserveUnderFaults(t *testing.T) {
 		queues = append(queues, q)
 		bad[queueName(q)] = i
 	}
-	asg := makeASG(t, d, east, 0, 3, 1)
+	asg := awstest.UniqueName(t, "asg")
+	awstest.CreateAutoScalingGroup(t, d.AutoScaling(east), east, asg, 0, 3, 1)
 	groups := []config.Group{{
 		Name: "faults", Queues: queues, Count: config.Count{InFlight: true, Delayed: true},
 		Fleet: config.Fleet{AutoScalingGroup: &config.AutoScalingGroup{Name: asg}},
@@ -463,7 +466,7 @@ func TestCallsPerObserve(t *testing.T) {
 		groups = append(groups, config.Group{
 			Name:   fmt.Sprintf("g%03d", i),
 			Queues: []config.Queue{queues[i%len(queues)]},
-			Fleet:  config.Fleet{AutoScalingGroup: &config.AutoScalingGroup{Name: fmt.Sprintf("%s-%03d", uniqueName(t, "asg"), i), Region: region}},
+			Fleet:  config.Fleet{AutoScalingGroup: &config.AutoScalingGroup{Name: fmt.Sprintf("%s-%03d", awstest.UniqueName(t, "asg"), i), Region: region}},
 		})
 	}
 	proxy := awstest.NewProxy(t, moto.URL)

@@ -5,10 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"regexp"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,7 +15,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 	"github.com/aws/aws-sdk-go-v2/service/ecs"
-	ecstypes "github.com/aws/aws-sdk-go-v2/service/ecs/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
@@ -54,19 +51,6 @@ const (
 	west  = "eu-west-1"
 	south = "ap-southeast-2"
 )
-
-var uniq atomic.Int64
-
-var unsafeChars = regexp.MustCompile(`[^a-zA-Z0-9-]+`)
-
-// uniqueName makes a resource name no other test of the binary uses.
-func uniqueName(t testing.TB, what string) string {
-	base := unsafeChars.ReplaceAllString(t.Name(), "-")
-	if len(base) > 40 {
-		base = base[len(base)-40:]
-	}
-	return strings.Trim(fmt.Sprintf("%s-%s-%d", strings.Trim(base, "-"), what, uniq.Add(1)), "-")
-}
 
 var (
 	warmOnce sync.Once
@@ -137,7 +121,7 @@ func makeQueue(t testing.TB, f *awsclient.Factory, spec queueSpec) config.Queue 
 	t.Helper()
 	ctx := context.Background()
 	c := f.SQS(spec.region)
-	out, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(uniqueName(t, "q"))})
+	out, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(awstest.UniqueName(t, "q"))})
 	if err != nil {
 		t.Fatalf("create queue: %v", err)
 	}
@@ -161,54 +145,6 @@ func makeQueue(t testing.TB, f *awsclient.Factory, spec queueSpec) config.Queue 
 	send(spec.visible, 0)
 	send(spec.delayed, 900)
 	return config.Queue{URL: aws.ToString(url), Region: spec.region}
-}
-
-// makeASG creates an Auto Scaling group (and its launch configuration).
-func makeASG(t testing.TB, f *awsclient.Factory, region string, minSize, maxSize, desired int32) string {
-	t.Helper()
-	ctx := context.Background()
-	c := f.AutoScaling(region)
-	name := uniqueName(t, "asg")
-	if _, err := c.CreateLaunchConfiguration(ctx, &autoscaling.CreateLaunchConfigurationInput{
-		LaunchConfigurationName: aws.String(name + "-lc"), ImageId: aws.String("ami-12c6146b"), InstanceType: aws.String("t2.micro"),
-	}); err != nil {
-		t.Fatalf("create launch configuration: %v", err)
-	}
-	if _, err := c.CreateAutoScalingGroup(ctx, &autoscaling.CreateAutoScalingGroupInput{
-		AutoScalingGroupName: aws.String(name), LaunchConfigurationName: aws.String(name + "-lc"),
-		MinSize: aws.Int32(minSize), MaxSize: aws.Int32(maxSize), DesiredCapacity: aws.Int32(desired),
-		AvailabilityZones: []string{region + "a"},
-	}); err != nil {
-		t.Fatalf("create auto scaling group: %v", err)
-	}
-	return name
-}
-
-// makeService creates an ECS cluster, task definition and service.
-func makeService(t testing.TB, f *awsclient.Factory, region string, desired int32) (cluster, service string) {
-	t.Helper()
-	ctx := context.Background()
-	c := f.ECS(region)
-	cluster, service = uniqueName(t, "cluster"), uniqueName(t, "svc")
-	if _, err := c.CreateCluster(ctx, &ecs.CreateClusterInput{ClusterName: aws.String(cluster)}); err != nil {
-		t.Fatalf("create cluster: %v", err)
-	}
-	td, err := c.RegisterTaskDefinition(ctx, &ecs.RegisterTaskDefinitionInput{
-		Family: aws.String(service),
-		ContainerDefinitions: []ecstypes.ContainerDefinition{{
-			Name: aws.String("worker"), Image: aws.String("worker:latest"), Memory: aws.Int32(128),
-		}},
-	})
-	if err != nil {
-		t.Fatalf("register task definition: %v", err)
-	}
-	if _, err := c.CreateService(ctx, &ecs.CreateServiceInput{
-		Cluster: aws.String(cluster), ServiceName: aws.String(service),
-		TaskDefinition: td.TaskDefinition.TaskDefinitionArn, DesiredCount: aws.Int32(desired),
-	}); err != nil {
-		t.Fatalf("create service: %v", err)
-	}
-	return cluster, service
 }
 
 // putSQSMetric puts one datapoint into the AWS/SQS namespace for a queue.

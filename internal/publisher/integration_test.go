@@ -23,7 +23,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 	"github.com/aws/aws-sdk-go-v2/service/ecs"
-	ecstypes "github.com/aws/aws-sdk-go-v2/service/ecs/types"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
@@ -133,30 +132,6 @@ func (r *recorder) find(op string) []call {
 	return out
 }
 
-// createASG makes a launch configuration and an Auto Scaling group using it.
-func createASG(t testing.TB, api *autoscaling.Client, name string, lo, hi, desired int32) {
-	t.Helper()
-	ctx := context.Background()
-	lc := name + "-lc"
-	if _, err := api.CreateLaunchConfiguration(ctx, &autoscaling.CreateLaunchConfigurationInput{
-		LaunchConfigurationName: aws.String(lc),
-		ImageId:                 aws.String("ami-12c6146b"),
-		InstanceType:            aws.String("t3.micro"),
-	}); err != nil {
-		t.Fatalf("create launch configuration %s: %v", lc, err)
-	}
-	if _, err := api.CreateAutoScalingGroup(ctx, &autoscaling.CreateAutoScalingGroupInput{
-		AutoScalingGroupName:    aws.String(name),
-		LaunchConfigurationName: aws.String(lc),
-		MinSize:                 aws.Int32(lo),
-		MaxSize:                 aws.Int32(hi),
-		DesiredCapacity:         aws.Int32(desired),
-		AvailabilityZones:       []string{region + "a"},
-	}); err != nil {
-		t.Fatalf("create auto scaling group %s: %v", name, err)
-	}
-}
-
 // readASG reads the group back the way the poller does.
 func readASG(t *testing.T, api *autoscaling.Client, name string) model.Fleet {
 	t.Helper()
@@ -184,7 +159,7 @@ func TestIntegrationAutoScaling(t *testing.T) {
 
 	t.Run("the emulator itself accepts a desired count above MaxSize", func(t *testing.T) {
 		name := unique("asg-premise")
-		createASG(t, direct, name, 1, 5, 1)
+		awstest.CreateAutoScalingGroup(t, direct, region, name, 1, 5, 1)
 		if _, err := direct.SetDesiredCapacity(context.Background(), &autoscaling.SetDesiredCapacityInput{
 			AutoScalingGroupName: aws.String(name), DesiredCapacity: aws.Int32(9),
 		}); err != nil {
@@ -255,7 +230,7 @@ func TestIntegrationAutoScaling(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			name := unique("asg")
-			createASG(t, direct, name, 1, 5, tt.initial)
+			awstest.CreateAutoScalingGroup(t, direct, region, name, 1, 5, tt.initial)
 			rec := newRecorder(t, moto.URL)
 			cfg := config.Config{DryRun: tt.dryRun, Groups: []config.Group{{
 				Name: name,
@@ -317,7 +292,7 @@ func TestIntegrationAutoScaling(t *testing.T) {
 
 	t.Run("a throttled call is retried by the SDK's retryer only, and metrics still go out", func(t *testing.T) {
 		name := unique("asg-throttled")
-		createASG(t, direct, name, 1, 5, 2)
+		awstest.CreateAutoScalingGroup(t, direct, region, name, 1, 5, 2)
 		proxy := awstest.NewProxy(t, moto.URL)
 		proxy.Inject(awstest.MatchOperation("SetDesiredCapacity"), awstest.Fault{Kind: awstest.FaultThrottle})
 		const attempts = 2
@@ -362,27 +337,8 @@ func TestIntegrationECS(t *testing.T) {
 	moto := awstest.Shared(t)
 	ctx := context.Background()
 	api := factory(t, moto.URL).ECS(region)
-	cluster, service, family := unique("cluster"), unique("svc"), unique("task")
-	if _, err := api.CreateCluster(ctx, &ecs.CreateClusterInput{ClusterName: aws.String(cluster)}); err != nil {
-		t.Fatalf("create cluster: %v", err)
-	}
-	td, err := api.RegisterTaskDefinition(ctx, &ecs.RegisterTaskDefinitionInput{
-		Family: aws.String(family),
-		ContainerDefinitions: []ecstypes.ContainerDefinition{{
-			Name: aws.String("worker"), Image: aws.String("worker:latest"), Memory: aws.Int32(128),
-		}},
-	})
-	if err != nil {
-		t.Fatalf("register task definition: %v", err)
-	}
-	if _, err := api.CreateService(ctx, &ecs.CreateServiceInput{
-		Cluster:        aws.String(cluster),
-		ServiceName:    aws.String(service),
-		TaskDefinition: td.TaskDefinition.TaskDefinitionArn,
-		DesiredCount:   aws.Int32(1),
-	}); err != nil {
-		t.Fatalf("create service: %v", err)
-	}
+	cluster, service := unique("cluster"), unique("svc")
+	awstest.CreateECSService(t, api, cluster, service, 1)
 	read := func() int {
 		t.Helper()
 		out, err := api.DescribeServices(ctx, &ecs.DescribeServicesInput{Cluster: aws.String(cluster), Services: []string{service}})
@@ -583,7 +539,7 @@ func BenchmarkIntegrationApply(b *testing.B) {
 	f := factory(b, moto.URL)
 	direct := f.AutoScaling(region)
 	name := unique("asg-bench")
-	createASG(b, direct, name, 1, 5, 1)
+	awstest.CreateAutoScalingGroup(b, direct, region, name, 1, 5, 1)
 	p, err := New(config.Config{Groups: []config.Group{{
 		Name:  name,
 		Fleet: config.Fleet{AutoScalingGroup: &config.AutoScalingGroup{Name: name, Region: region}, Max: 10},
