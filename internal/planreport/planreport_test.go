@@ -304,3 +304,35 @@ func BenchmarkWrite(b *testing.B) {
 		})
 	}
 }
+
+func TestCSVKeepsTextFromBecomingAFormula(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ in, want string }{
+		{"=HYPERLINK(\"x\")", "'=HYPERLINK(\"x\")"},
+		{"+1+1", "'+1+1"},
+		{"@SUM(A1)", "'@SUM(A1)"},
+		{"-cmd", "'-cmd"},
+		{"\tx", "'\tx"},
+		{"-3.5", "-3.5"},
+		{"+2", "+2"},
+		{"thumbnails", "thumbnails"},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		if got := csvSafe(tt.in); got != tt.want {
+			t.Errorf("csvSafe(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	p, err := capacity.NewPlan(capacity.PlanInput{Queue: "=cmd|' /C calc'!A0", ArrivalRate: 12, Workers: 8,
+		PerWorker: 2.4, Backlog: 18000, DrainTarget: 1800, Utilization: 0.8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := WriteCSV(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), ",=cmd") || !strings.Contains(b.String(), "'=cmd") {
+		t.Errorf("the queue name reached the CSV as a formula:\n%s", b.String())
+	}
+}

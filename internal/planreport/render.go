@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -97,7 +98,7 @@ func WriteCSV(w io.Writer, p capacity.Plan, sections ...string) error {
 		for _, r := range s.Rows {
 			rec := []string{s.Name}
 			for _, c := range r {
-				rec = append(rec, c.Raw)
+				rec = append(rec, csvSafe(c.Raw))
 			}
 			if err := cw.Write(rec); err != nil {
 				return fmt.Errorf("write plan as CSV: %w", err)
@@ -109,6 +110,20 @@ func WriteCSV(w io.Writer, p capacity.Plan, sections ...string) error {
 		return fmt.Errorf("write plan as CSV: %w", err)
 	}
 	return nil
+}
+
+// csvSafe keeps a text field (a queue name, a note) from being read as a
+// formula when the CSV is opened in a spreadsheet: text that starts with
+// =, +, -, @, a tab or a carriage return gets a leading apostrophe. Numbers,
+// negative ones included, are left as they are.
+func csvSafe(field string) string {
+	if field == "" || !strings.ContainsRune("=+-@\t\r", rune(field[0])) {
+		return field
+	}
+	if _, err := strconv.ParseFloat(field, 64); err == nil {
+		return field
+	}
+	return "'" + field
 }
 
 // maxBurnDownRows is how many burn-down samples the text forms show; the
