@@ -100,14 +100,16 @@ func cmdDemo(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	handler := web.Handler(web.Options{Controller: ctrl, Gatherer: base, Interval: *interval, Now: clock})
+	wallInterval := time.Duration(float64(*interval) / *speed)
+	handler := web.Handler(web.Options{Controller: ctrl, Gatherer: base, Interval: *interval,
+		Refresh: wallInterval, Now: clock})
 	log.Info("demo starting: simulated queues and fleets, no AWS", zap.Float64("speed", *speed),
 		zap.Duration("interval", *interval), zap.Int("groups", len(settings)))
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		return ctrl.Run(gctx, controller.RunOptions{
-			Interval: time.Duration(float64(*interval) / *speed),
+			Interval: wallInterval,
 			Now:      clock,
 		})
 	})

@@ -170,6 +170,14 @@ func groupOf(v controller.GroupView) groupDoc {
 	return g
 }
 
+// refreshInterval is the wall-clock time between refreshes of the page.
+func (o Options) refreshInterval() time.Duration {
+	if o.Refresh > 0 {
+		return o.Refresh
+	}
+	return o.Interval
+}
+
 // refreshEvery is how often the status page refreshes: the cycle interval,
 // within 1 to 10 seconds.
 func refreshEvery(interval time.Duration) time.Duration {
@@ -190,7 +198,7 @@ func groupsOf(o Options) groupsDoc {
 	doc := groupsDoc{
 		Groups:         make([]groupDoc, 0, len(views)),
 		GeneratedAt:    o.Now(),
-		RefreshSeconds: refreshEvery(o.Interval).Seconds(),
+		RefreshSeconds: refreshEvery(o.refreshInterval()).Seconds(),
 	}
 	for _, v := range views {
 		doc.Groups = append(doc.Groups, groupOf(v))

@@ -223,3 +223,15 @@ func TestRefreshEvery(t *testing.T) {
 		})
 	}
 }
+
+// The demo's cycles run faster than its simulated interval: its page
+// refreshes at the wall-clock pace it sets.
+func TestRefreshOverridesTheInterval(t *testing.T) {
+	t.Parallel()
+	if got := (Options{Interval: 5 * time.Second, Refresh: 2 * time.Second}).refreshInterval(); got != 2*time.Second {
+		t.Errorf("with Refresh 2s: %v, want 2s", got)
+	}
+	if got := (Options{Interval: 5 * time.Second}).refreshInterval(); got != 5*time.Second {
+		t.Errorf("without Refresh: %v, want the interval, 5s", got)
+	}
+}

@@ -23,6 +23,10 @@ type Options struct {
 	// Interval is the cycle interval; /healthz fails when the last good cycle
 	// is older than three of them.
 	Interval time.Duration
+	// Refresh is how often the status page reloads its numbers, in wall-clock
+	// time; 0 means Interval. The demo, whose cycles run faster than its
+	// simulated interval, sets it.
+	Refresh time.Duration
 	// Now is the clock of the cycles (the demo runs a faster one); nil means time.Now.
 	Now func() time.Time
 }

@@ -54,7 +54,7 @@ func newStatusPage(o Options) (statusPage, error) {
 		Title: "Queue status",
 		Doc:   doc,
 		Config: pageConfig{
-			RefreshMs: refreshEvery(o.Interval).Milliseconds(),
+			RefreshMs: refreshEvery(o.refreshInterval()).Milliseconds(),
 			Diagnoses: diagnoses,
 			Charts:    charts,
 			Geometry:  geometry,
