@@ -500,9 +500,17 @@ func TestE2ERunHoldsWhileSQSFails(t *testing.T) {
 	d := startDaemon(t, path)
 
 	eventually(t, 30*time.Second, "scale out to 5", func() bool { return asgDesired(t, f, asg) == 5 })
-	_, metrics := d.get(t, "/metrics")
-	if v, ok := metricValue(metrics, "checker_group_held", map[string]string{"group": "resilient"}); !ok || v != 0 {
-		t.Fatalf("checker_group_held before the fault = %v (found %t), want 0", v, ok)
+	// The group's series appear when the cycle that scaled records its
+	// decision, just after the scaling call returns.
+	var held float64
+	eventually(t, 10*time.Second, "checker_group_held exported", func() bool {
+		_, metrics := d.get(t, "/metrics")
+		v, ok := metricValue(metrics, "checker_group_held", map[string]string{"group": "resilient"})
+		held = v
+		return ok
+	})
+	if held != 0 {
+		t.Fatalf("checker_group_held before the fault = %v, want 0", held)
 	}
 
 	// Fail SQS, then empty the queue directly in moto.
@@ -529,7 +537,7 @@ func TestE2ERunHoldsWhileSQSFails(t *testing.T) {
 	if proxy.Injected(awstest.FaultServerError) == 0 {
 		t.Fatal("the proxy failed no request: the daemon stopped asking SQS")
 	}
-	_, metrics = d.get(t, "/metrics")
+	_, metrics := d.get(t, "/metrics")
 	if v, ok := metricValue(metrics, "checker_group_held", map[string]string{"group": "resilient"}); !ok || v != 1 {
 		t.Errorf("checker_group_held while SQS fails = %v (found %t), want 1", v, ok)
 	}
