@@ -24,7 +24,7 @@ const (
 	DefaultArrivalSmoothing     = policy.DefaultArrivalSmoothing
 	DefaultScaleInStabilization = policy.DefaultScaleInStabilization
 	DefaultLatencyQuantile      = policy.DefaultLatencyQuantile
-	DefaultPeakWindow           = policy.DefaultPeakWindow
+	DefaultPeakWindow           = 15 * time.Minute
 	DefaultMetricStaleAfter     = policy.DefaultMetricStaleAfter
 	// DefaultStaleAfterIntervals is target.stale_after, in intervals, when
 	// the key is absent or 0.

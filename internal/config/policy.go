@@ -36,7 +36,6 @@ func (g Group) PolicySettings(interval time.Duration) policy.Settings {
 		StaleAfter:           g.Target.StaleAfterFor(interval),
 		ArrivalSmoothing:     g.Target.ArrivalSmoothing,
 		LatencyQuantile:      g.Target.LatencyQuantile,
-		PeakWindow:           g.Target.PeakWindow,
 		MetricStaleAfter:     g.OldestAge.StaleAfter,
 	}
 }

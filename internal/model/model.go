@@ -151,6 +151,33 @@ type Decision struct {
 	// DrainSeconds is the time to clear the backlog with the current workers; nil when it never drains or is unknown.
 	DrainSeconds     *float64 `json:"drain_seconds"`
 	OldestAgeSeconds *float64 `json:"oldest_age_seconds"`
+	// Forecast is the arrival rate the fleet is sized to meet over the next
+	// start delay when it is above today's estimate; nil when there is none.
+	Forecast *Forecast `json:"forecast"`
+}
+
+// Forecast is the arrivals a group is expected to see within the next start
+// delay (plus one interval), and what they were forecast from.
+type Forecast struct {
+	// Rate is an upper estimate of the arrival rate, msg/s, over that span.
+	Rate float64 `json:"rate"`
+	// At is when that load is expected to start: now for load that is
+	// expected at any time (recent bursts), the next occurrence's time for a
+	// recurring pattern.
+	At time.Time `json:"at"`
+	// Pattern names what the forecast comes from: "every 20m", "daily",
+	// "weekly" (a recurring job or surge), or "recent bursts" (load that came
+	// and went often enough lately to be expected within the span).
+	Pattern string `json:"pattern"`
+	// Confidence is the share of the pattern's recent occurrences that came
+	// as expected, 0..1.
+	Confidence float64 `json:"confidence"`
+}
+
+// MinuteHistory is a per-minute count series, oldest first.
+type MinuteHistory struct {
+	Start  time.Time // the first minute, UTC, truncated to the minute
+	Counts []float64 // messages in each minute; NaN where CloudWatch had no datapoint
 }
 
 // Observation is one interval's view of one group: its queues and its fleet.

@@ -102,6 +102,7 @@ func Decide(s Settings, sample model.GroupSample, fleet model.Fleet, st *State, 
 type box struct {
 	drain, util, wait, bpw      int
 	arrival, utilz, drainS, age float64
+	fc                          model.Forecast
 }
 
 // call is one Decide call in progress.
@@ -140,7 +141,9 @@ type call struct {
 	lambdaKnown bool
 	surging     bool    // lambda is a surge measured over saturated intervals
 	lambdaEff   float64 // λ with the burst reserve
-	peakEff     float64 // the highest arrivals within the peak window, at least lambdaEff
+	peakEff     float64 // the arrivals the wait floor sizes for: lambdaEff, or the forecast's when higher
+	fc          forecastResult
+	horizon     time.Duration
 	deleted     float64
 	deletedOK   bool
 	age         float64
@@ -304,23 +307,48 @@ func (c *call) observe() {
 		if math.IsInf(c.lambdaEff, 0) {
 			c.lambdaEff = math.MaxFloat64
 		}
-		// The peak over the window of the minutes' measured arrivals, or,
-		// without them, of the estimate; a surge counts as measured.
-		if st.est.updatedAt.Equal(c.at) {
-			v := c.lambdaEff
-			if st.est.minuteAt.Equal(c.at) && !c.surging {
-				v = capacity.EffectiveArrival(st.est.minute, s.BurstReserve)
-				if math.IsInf(v, 0) {
-					v = math.MaxFloat64
-				}
-			}
-			st.peaks.push(c.at, v, s.PeakWindow, peakSlots)
-		}
 		c.peakEff = c.lambdaEff
-		if p, ok := st.peaks.highest(c.at, s.PeakWindow); ok && p > c.peakEff {
-			c.peakEff = p
-		}
 	}
+	c.forecast()
+}
+
+// forecast feeds the interval's arrivals to the forecaster and reads the
+// arrivals it expects within the horizon (see forecaster). The model policy
+// sizes its wait floor for them when the forecast is on and above today's
+// estimate; in report-only mode the decision only shows them.
+func (c *call) forecast() {
+	s, st := c.s, c.st
+	if s.Forecast.Off || s.Policy != PolicyModel {
+		return
+	}
+	st.fc.init(s.Forecast.History)
+	if c.prevOK && st.est.updatedAt.Equal(c.at) && st.est.lastObsOK {
+		st.lastDt = c.at.Sub(c.prev.at)
+		st.fc.add(c.prev.at, c.at, st.est.lastObs, st.horizon(s))
+	}
+	if !c.lambdaKnown {
+		return
+	}
+	h := st.horizon(s)
+	r := st.fc.forecast(c.at, h)
+	if !r.ok || !(r.rate > c.lambda) {
+		return
+	}
+	c.fc, c.horizon = r, h
+	c.b.fc = model.Forecast{Rate: r.rate, At: r.at, Pattern: "recent bursts", Confidence: 1 - memoryQuantile}
+	if r.occ != nil {
+		c.b.fc.Pattern = r.occ.pattern()
+		c.b.fc.Confidence = float64(r.occ.hits) / float64(max(r.occ.lags, 1))
+	}
+	c.d.Forecast = &c.b.fc
+	if !s.forecasting() {
+		return
+	}
+	v := capacity.EffectiveArrival(r.rate, s.BurstReserve)
+	if math.IsInf(v, 0) {
+		v = math.MaxFloat64
+	}
+	c.peakEff = math.Max(c.peakEff, v)
 }
 
 // guard turns the recommendation into a target count, applying every guard

@@ -150,12 +150,11 @@ func (c *call) sizeModel() {
 		// The wait floor holds the promise for the peak; without one, the
 		// utilisation floor sizes for the peak itself.
 		utilFor := lam
-		switch {
-		case peak > lam && waitOK:
-			c.reason("the wait floor sizes for the peak arrivals of the last %s, %s msg/s; the utilisation floor for the current ones", s.PeakWindow, number(peak))
-		case peak > lam:
-			utilFor = peak
-			c.reason("sizing for the peak arrivals of the last %s: %s msg/s", s.PeakWindow, number(peak))
+		if peak > lam {
+			if !waitOK {
+				utilFor = peak
+			}
+			c.forecastReason(peak, waitOK)
 		}
 		c.b.util = capacity.UtilizationFloor(utilFor, c.muEff, s.Utilization)
 		c.d.Floors.Utilization = &c.b.util
@@ -177,6 +176,26 @@ func (c *call) sizeModel() {
 	}
 	c.rec, c.recKnown = min(rec, maxRecommended), true
 	c.rateRec = min(rate, maxRecommended)
+}
+
+// forecastReason says what the forecast the fleet is sized for comes from.
+func (c *call) forecastReason(peak float64, wait bool) {
+	floor := "the utilisation floor"
+	if wait {
+		floor = "the wait floor"
+	}
+	r := c.fc
+	if r.occ == nil {
+		c.reason("%s sizes for %s msg/s: bursts that high came often enough in the last %s to be expected within the next %s",
+			floor, number(peak), time.Duration(memoryMinutes)*time.Minute, c.horizon.Round(time.Second))
+		return
+	}
+	verb := "pre-starting for"
+	if !r.at.After(c.now) {
+		verb = "keeping workers for"
+	}
+	c.reason("%s the load expected at %s (%s): %s sizes for %s msg/s",
+		verb, r.at.Format("15:04:05"), r.occ.describe(time.UTC), floor, number(peak))
 }
 
 // backlogNeed is the most the backlog floors (drain, latency, oldest age)

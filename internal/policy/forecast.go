@@ -1,0 +1,685 @@
+package policy
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"time"
+
+	"github.com/queuechecker/queue-checker/internal/model"
+)
+
+// forecaster learns a group's per-minute arrivals and forecasts the highest
+// arrival rate the fleet will face over the next start delay, so that the
+// workers that load needs are launched before it arrives, and capacity that
+// no forecast needs is released.
+//
+// History. Each closed minute keeps its measured arrival rate (float32, NaN
+// where nothing is known), for up to Settings.Forecast.History (8 days:
+// 11,520 minutes, 45 KB), in a ring indexed by the minute's number since the
+// Unix epoch. Beside it, two bitsets mark the hot minutes (arrivals well above
+// the baseline) and the onsets (the first hot minute of a run).
+//
+// Hot minutes. A minute is hot when its rate x stands above its baseline b,
+// the median of up to baselineMinutes known, not hot minutes within the
+// baselineReach before it, by both a share (x ≥ hotRatio × b) and Poisson
+// counting noise (60·(x − b) ≥ max(hotSigmas·√(60·b), hotMessages)), so that
+// noise, slow diurnal change and sparse traffic are never hot. Hot minutes
+// are left out of later baselines, so a surge is measured against the level
+// before it; one that lasts longer than the reach has no baseline left and
+// ends, so a lasting step becomes the new level.
+//
+// Recurrence. Load that recurs is forecast from its onsets:
+//   - periodic jobs (every P minutes, 3 ≤ P ≤ 240, at fixed offsets): for
+//     each pair of recent onsets P apart, the next occurrence T (one or two
+//     periods after the later one) is expected when onsets came within
+//     ±jitter of T − kP for at least 3 of the last 4 periods and at most one
+//     was missed. Noise has no onsets, and a one-off surge has one, so
+//     neither forecasts anything; a job that stops recurring fades after two
+//     missed occurrences.
+//   - daily and weekly: an onset within ±dailyJitter of this time of day one
+//     or two days ago (one week ago for weekly) forecasts one at T = that
+//     onset + the period, when at least half of the days history covers had
+//     one (with a single day of history, that one), and one of the last two
+//     days did.
+//
+// An occurrence is expected at the highest peak rate of its matched
+// occurrences (an upper estimate; a rising series is extrapolated by its last
+// step), from jitter before T to its longest run plus jitter after it, and
+// not once it is overdue: no onset jitter plus a minute after T.
+//
+// Recent bursts. Load that comes and goes without a pattern is forecast as
+// the 95th percentile, over the last memoryMinutes, of the highest minute
+// rate in a span as long as the horizon (minutes not known count as 0):
+// bursts that came often enough lately to be expected within the horizon
+// more than one time in twenty keep their capacity; a one-off surge does not.
+// Hot minutes a pattern explains are left out, so the pattern's timing, not
+// this memory, sizes for them.
+//
+// The forecast is recomputed when a minute closes; a decision takes the
+// highest rate of the occurrences overlapping [now, now + horizon] and of the
+// recent bursts.
+type forecaster struct {
+	rates     []float32 // msg/s per minute; NaN unknown
+	hot       []uint64  // bitset: minute hot
+	onset     []uint64  // bitset: a hot run starts in this minute
+	explained []uint64  // bitset: hot minute a pattern explains
+	size      int64     // minutes the ring holds
+	first     int64     // the oldest minute that may hold data
+	last      int64     // the newest closed minute, when have
+	have      bool
+
+	cur    int64   // the minute being filled
+	curSum float64 // messages credited to it
+	curCov float64 // seconds of it covered by observations
+	curOK  bool
+
+	// computed when a minute closes
+	occ      [maxOccurrences]occurrence
+	nOcc     int
+	memRate  float64
+	horizonM int64 // the horizon, in minutes, the memory was computed for
+
+	onsets [maxOnsets]int64 // scratch: recent onsets, oldest first
+}
+
+// occurrence is one expected occurrence of a recurring pattern.
+type occurrence struct {
+	at         int64 // expected onset, minute number
+	jitter     int64 // minutes either side
+	length     int64 // minutes
+	rate       float64
+	period     int64 // minutes
+	hits, lags int
+	kind       string   // "every", "daily", "weekly"
+	seen       [4]int64 // the matched onsets, newest first (0 = none)
+}
+
+// Tuning of the forecaster (see forecaster).
+const (
+	baselineMinutes = 15
+	baselineReach   = 60 // minutes
+	minBaseline     = 5  // known minutes a baseline needs
+	hotRatio        = 1.5
+	hotSigmas       = 5
+	hotMessages     = 5
+	maxRun          = 120 // minutes a hot run is measured over
+
+	minPeriod     = 3   // minutes
+	maxPeriod     = 240 // minutes
+	periodLags    = 4
+	periodHits    = 3
+	dailyJitter   = 5 // minutes
+	minutesPerDay = 1440
+	daysPerWeek   = 7
+
+	memoryMinutes  = 240
+	memoryQuantile = 0.95
+
+	maxOccurrences = 16
+	maxOnsets      = 128
+	// maxObservation: an observation spanning longer than this is a gap,
+	// not spread over the minutes it spans.
+	maxObservation = 5 * time.Minute
+)
+
+func minuteOf(t time.Time) int64 {
+	s := t.Unix()
+	if s < 0 {
+		return (s - 59) / 60
+	}
+	return s / 60
+}
+
+func (f *forecaster) idx(m int64) int64 {
+	i := m % f.size
+	if i < 0 {
+		i += f.size
+	}
+	return i
+}
+
+// init sizes the ring for history, once; a different history resets it.
+func (f *forecaster) init(history time.Duration) {
+	n := int64(history / time.Minute)
+	if n < 2*minutesPerDay {
+		n = max(n, maxPeriod*(periodLags+1)+60)
+	}
+	if f.size == n {
+		return
+	}
+	*f = forecaster{size: n}
+	f.rates = make([]float32, n)
+	words := (n + 63) / 64
+	bitsAll := make([]uint64, 3*words)
+	f.hot, f.onset, f.explained = bitsAll[:words:words], bitsAll[words:2*words:2*words], bitsAll[2*words:]
+	for i := range f.rates {
+		f.rates[i] = float32(math.NaN())
+	}
+}
+
+func getBit(b []uint64, i int64) bool { return b[i>>6]&(1<<(uint(i)&63)) != 0 }
+func setBit(b []uint64, i int64, v bool) {
+	if v {
+		b[i>>6] |= 1 << (uint(i) & 63)
+	} else {
+		b[i>>6] &^= 1 << (uint(i) & 63)
+	}
+}
+
+// known reports whether minute m is inside the ring's span.
+func (f *forecaster) known(m int64) bool {
+	return f.have && m <= f.last && m > f.last-f.size && m >= f.first
+}
+
+func (f *forecaster) rate(m int64) float64 {
+	if !f.known(m) {
+		return math.NaN()
+	}
+	return float64(f.rates[f.idx(m)])
+}
+
+func (f *forecaster) isHot(m int64) bool     { return f.known(m) && getBit(f.hot, f.idx(m)) }
+func (f *forecaster) isOnset(m int64) bool   { return f.known(m) && getBit(f.onset, f.idx(m)) }
+func (f *forecaster) isExplain(m int64) bool { return f.known(m) && getBit(f.explained, f.idx(m)) }
+
+// add credits an observation of rate msg/s over [from, to) to the minutes it
+// covers, closing the minutes it passes.
+func (f *forecaster) add(from, to time.Time, rate float64, horizon time.Duration) {
+	if !(rate >= 0) || math.IsInf(rate, 0) || !to.After(from) {
+		return
+	}
+	if to.Sub(from) > maxObservation {
+		f.advance(minuteOf(to), horizon)
+		return
+	}
+	a, b := from.UnixNano(), to.UnixNano()
+	for a < b {
+		m := floorDiv(a, int64(time.Minute))
+		end := min(b, (m+1)*int64(time.Minute))
+		if f.curOK && m < f.cur {
+			a = end // older than the minute being filled: too late
+			continue
+		}
+		f.advance(m, horizon)
+		secs := float64(end-a) / 1e9
+		f.curSum += rate * secs
+		f.curCov += secs
+		a = end
+	}
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+// advance makes m the minute being filled, closing the ones before it.
+func (f *forecaster) advance(m int64, horizon time.Duration) {
+	switch {
+	case !f.curOK:
+		f.cur, f.curOK = m, true
+		return
+	case m <= f.cur:
+		return
+	}
+	v := math.NaN()
+	if f.curCov >= 20 {
+		v = f.curSum / f.curCov
+	}
+	if m-f.cur > f.size {
+		// A jump past the whole history: nothing of it is left.
+		f.reset()
+		f.cur, f.curOK = m, true
+		return
+	}
+	f.close(f.cur, v)
+	for g := f.cur + 1; g < m; g++ {
+		f.close(g, math.NaN())
+	}
+	f.cur, f.curSum, f.curCov = m, 0, 0
+	f.refresh(horizon)
+}
+
+func (f *forecaster) reset() {
+	for i := range f.rates {
+		f.rates[i] = float32(math.NaN())
+	}
+	clear(f.hot)
+	clear(f.onset)
+	clear(f.explained)
+	f.have, f.curOK, f.curSum, f.curCov, f.nOcc, f.memRate = false, false, 0, 0, 0, 0
+}
+
+// close stores minute m's rate and marks it hot and onset.
+func (f *forecaster) close(m int64, v float64) {
+	if f.have && m <= f.last {
+		return
+	}
+	if !f.have {
+		f.first = m
+	}
+	f.have, f.last = true, m
+	i := f.idx(m)
+	f.rates[i] = float32(v)
+	setBit(f.explained, i, false)
+	hot := false
+	if !math.IsNaN(v) {
+		if b, ok := f.baseline(m); ok {
+			ratio, excess := hotRatio, math.Max(hotSigmas*math.Sqrt(60*b), hotMessages)
+			if f.isHot(m - 1) {
+				// A run goes on at half the excess that starts one, so
+				// that noise within a surge does not cut it in pieces.
+				ratio, excess = 1+(hotRatio-1)/2, excess/2
+			}
+			hot = v >= ratio*b && 60*(v-b) >= excess
+		}
+	}
+	setBit(f.hot, i, hot)
+	setBit(f.onset, i, hot && !f.isHot(m-1))
+}
+
+// baseline is the median of the known, not hot minutes shortly before m.
+func (f *forecaster) baseline(m int64) (float64, bool) {
+	var buf [baselineMinutes]float32
+	n := 0
+	for g := m - 1; g >= m-baselineReach && n < baselineMinutes; g-- {
+		if !f.known(g) {
+			if g < f.first {
+				break
+			}
+			continue
+		}
+		i := f.idx(g)
+		v := f.rates[i]
+		if v != v || getBit(f.hot, i) {
+			continue
+		}
+		// insertion sort
+		j := n
+		for j > 0 && buf[j-1] > v {
+			buf[j] = buf[j-1]
+			j--
+		}
+		buf[j] = v
+		n++
+	}
+	if n < minBaseline {
+		return 0, false
+	}
+	if n%2 == 1 {
+		return float64(buf[n/2]), true
+	}
+	return (float64(buf[n/2-1]) + float64(buf[n/2])) / 2, true
+}
+
+// run is the length and the peak rate of the hot run starting at onset o.
+func (f *forecaster) run(o int64) (length int64, peak float64) {
+	for g := o; g < o+maxRun && f.isHot(g); g++ {
+		length++
+		if v := f.rate(g); v > peak {
+			peak = v
+		}
+	}
+	return length, peak
+}
+
+// onsetNear returns the onset within ±j of m closest to it.
+func (f *forecaster) onsetNear(m, j int64) (int64, bool) {
+	for d := int64(0); d <= j; d++ {
+		if f.isOnset(m - d) {
+			return m - d, true
+		}
+		if d > 0 && f.isOnset(m+d) {
+			return m + d, true
+		}
+	}
+	return 0, false
+}
+
+// refresh recomputes the expected occurrences and the recent-bursts memory
+// after a minute closed.
+func (f *forecaster) refresh(horizon time.Duration) {
+	f.nOcc = 0
+	hm := max(int64((horizon+time.Minute-1)/time.Minute), 1)
+	f.horizonM = hm
+	ahead := hm + 2 // how far ahead occurrences matter, in minutes
+	f.periodic(ahead)
+	f.seasonal(ahead, minutesPerDay, "daily")
+	if f.last-f.first >= daysPerWeek*minutesPerDay {
+		f.seasonal(ahead, daysPerWeek*minutesPerDay, "weekly")
+	}
+	f.memory(hm)
+}
+
+func periodJitter(p int64) int64 {
+	if p > 60 {
+		return 2
+	}
+	return 1
+}
+
+// periodic finds the periodic jobs expected from one hour ago to ahead
+// minutes from now (see forecaster).
+func (f *forecaster) periodic(ahead int64) {
+	// The recent onsets, oldest first.
+	n := 0
+	from := max(f.first, f.last-maxPeriod*(periodLags+1))
+	for g := f.last; g >= from && n < maxOnsets; g-- {
+		i := f.idx(g)
+		w := f.onset[i>>6]
+		if w == 0 && i&63 == 63 && g-63 >= from {
+			g -= 63 // skip an empty word
+			continue
+		}
+		if getBit(f.onset, i) {
+			f.onsets[n] = g
+			n++
+		}
+	}
+	on := f.onsets[:n] // newest first
+	for a := 0; a < n; a++ {
+		for b := a + 1; b < n; b++ {
+			p := on[a] - on[b]
+			if p < minPeriod {
+				continue
+			}
+			if p > maxPeriod {
+				break
+			}
+			for step := int64(1); step <= 2; step++ {
+				t := on[a] + step*p
+				if t < f.last-baselineReach || t > f.last+ahead {
+					continue
+				}
+				f.consider(t, p, periodJitter(p), "every")
+			}
+		}
+	}
+}
+
+// seasonal finds daily (or weekly) occurrences expected soon.
+func (f *forecaster) seasonal(ahead, period int64, kind string) {
+	j := int64(dailyJitter)
+	for back := int64(1); back <= 2; back++ {
+		lo, hi := f.last-baselineReach-back*period, f.last+ahead-back*period
+		for g := lo; g <= hi; g++ {
+			if f.isOnset(g) {
+				f.consider(g+back*period, period, j, kind)
+			}
+		}
+	}
+}
+
+// consider checks an occurrence expected at t for a pattern of period p and
+// keeps it when its past occurrences bear it out.
+func (f *forecaster) consider(t, p, j int64, kind string) {
+	var o occurrence
+	o.at, o.period, o.jitter, o.kind = t, p, j, kind
+	lags := periodLags
+	if kind != "every" {
+		lags = int(min(int64(daysPerWeek), (f.last-f.first)/p))
+		if kind == "weekly" {
+			lags = 1
+		}
+	}
+	var peaks [daysPerWeek]float64
+	np := 0
+	recent := false
+	for k := int64(1); k <= int64(lags); k++ {
+		m := t - k*p
+		if m-j < f.first {
+			break
+		}
+		if m+j > f.last {
+			// Not yet observable (a period shorter than the jitter window
+			// ahead): not a lag.
+			continue
+		}
+		o.lags++
+		g, ok := f.onsetNear(m, j)
+		if !ok {
+			continue
+		}
+		o.hits++
+		if k <= 2 {
+			recent = true
+		}
+		if int(k) <= len(o.seen) {
+			o.seen[k-1] = g
+		}
+		length, peak := f.run(g)
+		o.length = max(o.length, length)
+		if np < len(peaks) {
+			peaks[np] = peak
+			np++
+		}
+	}
+	switch kind {
+	case "every":
+		if o.hits < periodHits || o.lags-o.hits > 1 {
+			return
+		}
+	default:
+		if o.hits < 1 || 2*o.hits < o.lags || !recent {
+			return
+		}
+	}
+	// peaks[0] is the latest occurrence.
+	for i := 0; i < np; i++ {
+		o.rate = math.Max(o.rate, peaks[i])
+	}
+	if np >= 3 && peaks[0] > peaks[1] && peaks[1] > peaks[2] {
+		o.rate = math.Max(o.rate, peaks[0]+(peaks[0]-peaks[1]))
+	}
+	if !(o.rate > 0) || math.IsInf(o.rate, 0) {
+		return
+	}
+	// The matched occurrences are explained: the pattern sizes for them,
+	// not the recent-bursts memory.
+	for _, g := range o.seen {
+		if g != 0 {
+			for h := g; h < g+o.length && f.isHot(h); h++ {
+				setBit(f.explained, f.idx(h), true)
+			}
+		}
+	}
+	// Keep one occurrence per expected time: the larger.
+	for i := 0; i < f.nOcc; i++ {
+		e := &f.occ[i]
+		if abs64(e.at-o.at) <= max(e.jitter, o.jitter) {
+			if o.rate > e.rate || (o.rate == e.rate && o.period < e.period && kind == "every") {
+				*e = o
+			}
+			return
+		}
+	}
+	if f.nOcc < maxOccurrences {
+		f.occ[f.nOcc] = o
+		f.nOcc++
+	}
+}
+
+func abs64(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// memory computes the recent-bursts rate: the memoryQuantile of the highest
+// unexplained minute rate over spans of hm minutes in the last memoryMinutes.
+func (f *forecaster) memory(hm int64) {
+	k := int(math.Ceil((1 - memoryQuantile) * memoryMinutes)) // the k-th highest
+	var top [16]float64
+	k = min(k, len(top))
+	n := 0
+	for s := f.last - memoryMinutes + 1; s <= f.last; s++ {
+		v := 0.0
+		for g := s; g < s+hm && g <= f.last; g++ {
+			if !f.known(g) {
+				continue
+			}
+			i := f.idx(g)
+			if getBit(f.explained, i) {
+				continue
+			}
+			if r := float64(f.rates[i]); r > v {
+				v = r
+			}
+		}
+		// keep the k highest, descending
+		if n < k {
+			n++
+		} else if v <= top[k-1] {
+			continue
+		}
+		j := n - 1
+		for j > 0 && top[j-1] < v {
+			top[j] = top[j-1]
+			j--
+		}
+		top[j] = v
+	}
+	f.memRate = 0
+	if n == k {
+		f.memRate = top[k-1]
+	}
+}
+
+// forecastResult is the forecast of one decision.
+type forecastResult struct {
+	rate float64
+	at   time.Time
+	occ  *occurrence // nil for recent bursts
+	ok   bool
+}
+
+// forecast is the highest arrival rate expected over [now, now+horizon].
+func (f *forecaster) forecast(now time.Time, horizon time.Duration) forecastResult {
+	var r forecastResult
+	if !f.have {
+		return r
+	}
+	if f.memRate > 0 {
+		r = forecastResult{rate: f.memRate, at: now, ok: true}
+	}
+	nowM := minuteOf(now)
+	endM := minuteOf(now.Add(horizon))
+	for i := 0; i < f.nOcc; i++ {
+		o := &f.occ[i]
+		start, end := o.at-o.jitter, o.at+max(o.length, 1)+o.jitter
+		if end < nowM || start > endM {
+			continue
+		}
+		if nowM > o.at+o.jitter+1 {
+			// Overdue unless it came.
+			if _, came := f.onsetNear(o.at, o.jitter); !came && !f.isHot(f.last) {
+				continue
+			}
+		}
+		if o.rate > r.rate {
+			at := time.Unix(o.at*60, 0).UTC()
+			r = forecastResult{rate: o.rate, at: at, occ: o, ok: true}
+		}
+	}
+	return r
+}
+
+// describe says where an occurrence's forecast comes from, for the reasons.
+func (o *occurrence) describe(loc *time.Location) string {
+	switch o.kind {
+	case "every":
+		var b []byte
+		b = fmt.Appendf(b, "every %s, seen at", time.Duration(o.period)*time.Minute)
+		first := true
+		for k := len(o.seen) - 1; k >= 0; k-- {
+			if o.seen[k] == 0 {
+				continue
+			}
+			if !first {
+				b = append(b, ',')
+			}
+			first = false
+			b = fmt.Appendf(b, " :%02d", time.Unix(o.seen[k]*60, 0).In(loc).Minute())
+		}
+		b = fmt.Appendf(b, ", %d of the last %d times", o.hits, o.lags)
+		return string(b)
+	default:
+		return fmt.Sprintf("%s at %s, %d of the last %d %s", o.kind,
+			time.Unix(o.at*60, 0).In(loc).Format("15:04"), o.hits, o.lags, map[bool]string{true: "days", false: "weeks"}[o.kind == "daily"])
+	}
+}
+
+// pattern names an occurrence's pattern for the decision's JSON.
+func (o *occurrence) pattern() string {
+	switch o.kind {
+	case "every":
+		return "every " + (time.Duration(o.period) * time.Minute).String()
+	default:
+		return o.kind
+	}
+}
+
+// preload fills minutes the forecaster does not know from h (warm start),
+// and recomputes the hot minutes and the forecast.
+func (f *forecaster) preload(h model.MinuteHistory, horizon time.Duration) int {
+	if len(h.Counts) == 0 || h.Start.IsZero() {
+		return 0
+	}
+	start := minuteOf(h.Start)
+	end := start + int64(len(h.Counts)) - 1
+	if f.have {
+		// Only what is older than the live minutes, and within the ring.
+		end = min(end, f.first-1)
+	}
+	if f.curOK {
+		end = min(end, f.cur-1)
+	}
+	top := end
+	if f.have {
+		top = f.last
+	}
+	lo := max(start, top-f.size+1)
+	if lo > end {
+		return 0
+	}
+	// Rebuild from lo: stored values, then the preloaded ones under them.
+	vals := make([]float32, top-lo+1)
+	for g := lo; g <= top; g++ {
+		v := float32(math.NaN())
+		if f.known(g) {
+			v = f.rates[f.idx(g)]
+		}
+		if g <= end && g-start < int64(len(h.Counts)) {
+			if c := h.Counts[g-start]; c >= 0 && !math.IsInf(c, 0) {
+				v = float32(c / 60)
+			}
+		}
+		vals[g-lo] = v
+	}
+	cur, curSum, curCov, curOK := f.cur, f.curSum, f.curCov, f.curOK
+	f.reset()
+	loaded := 0
+	for g := lo; g <= top; g++ {
+		if !math.IsNaN(float64(vals[g-lo])) && g <= end {
+			loaded++
+		}
+		f.close(g, float64(vals[g-lo]))
+	}
+	f.cur, f.curSum, f.curCov, f.curOK = cur, curSum, curCov, curOK
+	f.refresh(horizon)
+	return loaded
+}
+
+// bitsSet counts the set bits of a bitset, for tests and memory accounting.
+func bitsSet(b []uint64) int {
+	n := 0
+	for _, w := range b {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
