@@ -16,9 +16,9 @@ import (
 // that group; the zero value is ready to use. It is not safe for concurrent
 // use.
 type State struct {
-	est   arrivalEstimator
-	win   slidingMax[int]     // recommendations, for scale-in stabilisation
-	fc    forecaster          // per-minute arrivals and what they forecast
+	est arrivalEstimator
+	win slidingMax[int] // recommendations, for scale-in stabilisation
+	fc  forecaster      // per-minute arrivals and what they forecast
 	// lastDt is the last sampling interval seen, for the forecast's horizon.
 	lastDt time.Duration
 
