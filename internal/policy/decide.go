@@ -326,6 +326,12 @@ func (c *call) forecast() {
 		st.lastDt = c.at.Sub(c.prev.at)
 		st.fc.add(c.prev.at, c.at, st.est.lastObs, st.horizon(s))
 	}
+	if ms := st.est.minuteStart; st.est.minuteAt.Equal(c.at) && ms.Equal(ms.Truncate(time.Minute)) {
+		// The exact arrivals of a minute the deleted count covers (a
+		// CloudWatch period, aligned to the minute) replace the interval
+		// observations' approximation of it.
+		st.fc.set(minuteOf(st.est.minuteStart), st.est.minute)
+	}
 	if !c.lambdaKnown {
 		return
 	}
@@ -335,7 +341,7 @@ func (c *call) forecast() {
 		return
 	}
 	c.fc, c.horizon = r, h
-	c.b.fc = model.Forecast{Rate: r.rate, At: r.at, Pattern: "recent bursts", Confidence: 1 - memoryQuantile}
+	c.b.fc = model.Forecast{Rate: r.rate, At: r.at, Pattern: "recent bursts", Confidence: memoryChance}
 	if r.occ != nil {
 		c.b.fc.Pattern = r.occ.pattern()
 		c.b.fc.Confidence = float64(r.occ.hits) / float64(max(r.occ.lags, 1))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"time"
 
 	"github.com/queuechecker/queue-checker/internal/model"
@@ -73,11 +74,15 @@ type forecaster struct {
 	curSum float64 // messages credited to it
 	curCov float64 // seconds of it covered by observations
 	curOK  bool
+	// exact is a measurement of the whole minute being filled, which
+	// replaces the observations credited to it when it closes.
+	exact   float64
+	exactOK bool
 
 	// computed when a minute closes
 	occ      [maxOccurrences]occurrence
 	nOcc     int
-	memRate  float64
+	memExcess float64 // the recent bursts' level above the baseline
 	horizonM int64 // the horizon, in minutes, the memory was computed for
 
 	onsets [maxOnsets]int64 // scratch: recent onsets, oldest first
@@ -86,7 +91,8 @@ type forecaster struct {
 // occurrence is one expected occurrence of a recurring pattern.
 type occurrence struct {
 	at         int64 // expected onset, minute number
-	jitter     int64 // minutes either side
+	jitter     int64 // minutes either side an onset is matched within
+	spread     int64 // the farthest a matched onset was from its expected minute
 	length     int64 // minutes
 	rate       float64
 	period     int64 // minutes
@@ -107,14 +113,22 @@ const (
 
 	minPeriod     = 3   // minutes
 	maxPeriod     = 240 // minutes
-	periodLags    = 4
+	periodLags    = 8
 	periodHits    = 3
+	// Significance levels: how likely onsets scattered at random over the
+	// same span would land on a pattern's expected minutes as often as they
+	// did (see significant). Lower for periods, which are tried many at a
+	// time, than for days and weeks, tried once an onset.
+	periodAlpha   = 0.005
+	seasonalAlpha = 0.02
 	dailyJitter   = 5 // minutes
 	minutesPerDay = 1440
 	daysPerWeek   = 7
 
-	memoryMinutes  = 240
-	memoryQuantile = 0.95
+	memoryMinutes = 240
+	memoryPrior   = 30 // minutes
+	memoryChance  = 0.05
+	maxBursts     = 64
 
 	maxOccurrences = 16
 	maxOnsets      = 128
@@ -227,9 +241,13 @@ func (f *forecaster) advance(m int64, horizon time.Duration) {
 		return
 	}
 	v := math.NaN()
-	if f.curCov >= 20 {
+	switch {
+	case f.exactOK:
+		v = f.exact
+	case f.curCov >= 20:
 		v = f.curSum / f.curCov
 	}
+	f.exactOK = false
 	if m-f.cur > f.size {
 		// A jump past the whole history: nothing of it is left.
 		f.reset()
@@ -251,7 +269,7 @@ func (f *forecaster) reset() {
 	clear(f.hot)
 	clear(f.onset)
 	clear(f.explained)
-	f.have, f.curOK, f.curSum, f.curCov, f.nOcc, f.memRate = false, false, 0, 0, 0, 0
+	f.have, f.curOK, f.curSum, f.curCov, f.nOcc, f.memExcess = false, false, 0, 0, 0, 0
 }
 
 // close stores minute m's rate and marks it hot and onset.
@@ -266,6 +284,32 @@ func (f *forecaster) close(m int64, v float64) {
 	i := f.idx(m)
 	f.rates[i] = float32(v)
 	setBit(f.explained, i, false)
+	f.mark(m)
+}
+
+// set replaces the rate of a closed minute m with a better measurement of
+// it, and marks it and the minute after it hot again.
+func (f *forecaster) set(m int64, v float64) {
+	if !(v >= 0) || math.IsInf(v, 0) {
+		return
+	}
+	if f.curOK && m == f.cur {
+		f.exact, f.exactOK = v, true
+		return
+	}
+	if !f.known(m) {
+		return
+	}
+	f.rates[f.idx(m)] = float32(v)
+	for g := m; g <= min(m+1, f.last); g++ {
+		f.mark(g)
+	}
+}
+
+// mark sets minute m's hot and onset bits from its rate.
+func (f *forecaster) mark(m int64) {
+	i := f.idx(m)
+	v := float64(f.rates[i])
 	hot := false
 	if !math.IsNaN(v) {
 		if b, ok := f.baseline(m); ok {
@@ -280,6 +324,10 @@ func (f *forecaster) close(m int64, v float64) {
 	}
 	setBit(f.hot, i, hot)
 	setBit(f.onset, i, hot && !f.isHot(m-1))
+	if m < f.last {
+		n := f.idx(m + 1)
+		setBit(f.onset, n, getBit(f.hot, n) && !hot)
+	}
 }
 
 // baseline is the median of the known, not hot minutes shortly before m.
@@ -392,10 +440,12 @@ func (f *forecaster) periodic(ahead int64) {
 			}
 			for step := int64(1); step <= 2; step++ {
 				t := on[a] + step*p
-				if t < f.last-baselineReach || t > f.last+ahead {
+				if t < f.last-baselineReach {
 					continue
 				}
-				f.consider(t, p, periodJitter(p), "every")
+				// Checked even when far ahead: a pattern it bears out
+				// explains its past occurrences to the memory.
+				f.consider(t, p, periodJitter(p), "every", t <= f.last+ahead)
 			}
 		}
 	}
@@ -408,7 +458,7 @@ func (f *forecaster) seasonal(ahead, period int64, kind string) {
 		lo, hi := f.last-baselineReach-back*period, f.last+ahead-back*period
 		for g := lo; g <= hi; g++ {
 			if f.isOnset(g) {
-				f.consider(g+back*period, period, j, kind)
+				f.consider(g+back*period, period, j, kind, true)
 			}
 		}
 	}
@@ -416,7 +466,7 @@ func (f *forecaster) seasonal(ahead, period int64, kind string) {
 
 // consider checks an occurrence expected at t for a pattern of period p and
 // keeps it when its past occurrences bear it out.
-func (f *forecaster) consider(t, p, j int64, kind string) {
+func (f *forecaster) consider(t, p, j int64, kind string, keep bool) {
 	var o occurrence
 	o.at, o.period, o.jitter, o.kind = t, p, j, kind
 	lags := periodLags
@@ -429,11 +479,13 @@ func (f *forecaster) consider(t, p, j int64, kind string) {
 	var peaks [daysPerWeek]float64
 	np := 0
 	recent := false
+	deepest := t
 	for k := int64(1); k <= int64(lags); k++ {
 		m := t - k*p
 		if m-j < f.first {
 			break
 		}
+		deepest = m - j
 		if m+j > f.last {
 			// Not yet observable (a period shorter than the jitter window
 			// ahead): not a lag.
@@ -451,6 +503,7 @@ func (f *forecaster) consider(t, p, j int64, kind string) {
 		if int(k) <= len(o.seen) {
 			o.seen[k-1] = g
 		}
+		o.spread = max(o.spread, abs64(g-m))
 		length, peak := f.run(g)
 		o.length = max(o.length, length)
 		if np < len(peaks) {
@@ -460,13 +513,21 @@ func (f *forecaster) consider(t, p, j int64, kind string) {
 	}
 	switch kind {
 	case "every":
-		if o.hits < periodHits || o.lags-o.hits > 1 {
+		if o.hits < periodHits || o.lags-o.hits > max(1, o.lags/4) {
 			return
 		}
 	default:
 		if o.hits < 1 || 2*o.hits < o.lags || !recent {
 			return
 		}
+	}
+	alpha := periodAlpha
+	if kind != "every" {
+		alpha = seasonalAlpha
+	}
+	q := math.Min(1, float64(2*j+1)/float64(p))
+	if binomialTail(f.countOnsets(deepest, f.last), o.hits, q) >= alpha {
+		return
 	}
 	// peaks[0] is the latest occurrence.
 	for i := 0; i < np; i++ {
@@ -487,13 +548,20 @@ func (f *forecaster) consider(t, p, j int64, kind string) {
 			}
 		}
 	}
+	if !keep {
+		return
+	}
 	// Keep one occurrence per expected time: the larger.
 	for i := 0; i < f.nOcc; i++ {
 		e := &f.occ[i]
 		if abs64(e.at-o.at) <= max(e.jitter, o.jitter) {
-			if o.rate > e.rate || (o.rate == e.rate && o.period < e.period && kind == "every") {
+			// The same occurrence: the higher rate, described by the
+			// pattern with the better record (then the shorter period).
+			rate := math.Max(e.rate, o.rate)
+			if o.hits*e.lags > e.hits*o.lags || (o.hits*e.lags == e.hits*o.lags && (o.hits > e.hits || o.hits == e.hits && o.period < e.period)) {
 				*e = o
 			}
+			e.rate = rate
 			return
 		}
 	}
@@ -503,6 +571,48 @@ func (f *forecaster) consider(t, p, j int64, kind string) {
 	}
 }
 
+// countOnsets counts the onsets in minutes [from, to].
+func (f *forecaster) countOnsets(from, to int64) int {
+	n := 0
+	for g := max(from, f.first, f.last-f.size+1); g <= to; g++ {
+		i := f.idx(g)
+		if i&63 == 0 && g+63 <= to && i+63 < f.size {
+			n += bits.OnesCount64(f.onset[i>>6])
+			g += 63
+			continue
+		}
+		if getBit(f.onset, i) {
+			n++
+		}
+	}
+	return n
+}
+
+// binomialTail is P(X ≥ k) for X ~ Binomial(n, q): how likely n onsets
+// scattered at random, each landing on a pattern's expected minutes with
+// probability q, would land there k times or more.
+func binomialTail(n, k int, q float64) float64 {
+	if k <= 0 {
+		return 1
+	}
+	if k > n || q <= 0 {
+		return 0
+	}
+	if q >= 1 {
+		return 1
+	}
+	// P(X = x) by the ratio of consecutive terms, from x = k.
+	lq, lp := math.Log(q), math.Log1p(-q)
+	lg := func(x int) float64 { v, _ := math.Lgamma(float64(x) + 1); return v }
+	term := math.Exp(lg(n) - lg(k) - lg(n-k) + float64(k)*lq + float64(n-k)*lp)
+	sum := 0.0
+	for x := k; x <= n && term > 0; x++ {
+		sum += term
+		term *= float64(n-x) / float64(x+1) * q / (1 - q)
+	}
+	return math.Min(sum, 1)
+}
+
 func abs64(x int64) int64 {
 	if x < 0 {
 		return -x
@@ -510,43 +620,45 @@ func abs64(x int64) int64 {
 	return x
 }
 
-// memory computes the recent-bursts rate: the memoryQuantile of the highest
-// unexplained minute rate over spans of hm minutes in the last memoryMinutes.
+// memory computes the recent-bursts rate (see forecaster): bursts are the
+// onsets of hot runs no pattern explains within the last memoryMinutes, each
+// with its excess, its run's peak over the baseline before it. Counting them
+// as a Poisson process over the history seen (plus memoryPrior minutes
+// without bursts, so that a short history does not make one burst look
+// frequent), the level kept is the highest excess e for which bursts at
+// least e above the baseline come within the horizon with probability
+// memoryChance or more: 1 − exp(−(bursts ≥ e) ÷ span × horizon).
 func (f *forecaster) memory(hm int64) {
-	k := int(math.Ceil((1 - memoryQuantile) * memoryMinutes)) // the k-th highest
-	var top [16]float64
-	k = min(k, len(top))
+	f.memExcess = 0
+	var ex [maxBursts]float64
 	n := 0
-	for s := f.last - memoryMinutes + 1; s <= f.last; s++ {
-		v := 0.0
-		for g := s; g < s+hm && g <= f.last; g++ {
-			if !f.known(g) {
-				continue
-			}
-			i := f.idx(g)
-			if getBit(f.explained, i) {
-				continue
-			}
-			if r := float64(f.rates[i]); r > v {
-				v = r
-			}
-		}
-		// keep the k highest, descending
-		if n < k {
-			n++
-		} else if v <= top[k-1] {
+	from := max(f.first, f.last-memoryMinutes+1)
+	for g := f.last; g >= from && n < maxBursts; g-- {
+		if !f.isOnset(g) || f.isExplain(g) {
 			continue
 		}
-		j := n - 1
-		for j > 0 && top[j-1] < v {
-			top[j] = top[j-1]
-			j--
+		b, ok := f.baseline(g)
+		if !ok {
+			continue
 		}
-		top[j] = v
+		_, peak := f.run(g)
+		if e := peak - b; e > 0 {
+			ex[n] = e
+			n++
+		}
 	}
-	f.memRate = 0
-	if n == k {
-		f.memRate = top[k-1]
+	if n == 0 {
+		return
+	}
+	xs := ex[:n]
+	slices.Sort(xs)
+	span := float64(f.last-from+1) + memoryPrior
+	for i := n - 1; i >= 0; i-- {
+		count := float64(n - i) // bursts at least xs[i] above the baseline
+		if 1-math.Exp(-count/span*float64(hm)) >= memoryChance {
+			f.memExcess = xs[i]
+			return
+		}
 	}
 }
 
@@ -564,22 +676,25 @@ func (f *forecaster) forecast(now time.Time, horizon time.Duration) forecastResu
 	if !f.have {
 		return r
 	}
-	if f.memRate > 0 {
-		r = forecastResult{rate: f.memRate, at: now, ok: true}
+	if f.memExcess > 0 {
+		if b, ok := f.baseline(f.last + 1); ok {
+			r = forecastResult{rate: b + f.memExcess, at: now, ok: true}
+		}
 	}
 	nowM := minuteOf(now)
 	endM := minuteOf(now.Add(horizon))
 	for i := 0; i < f.nOcc; i++ {
 		o := &f.occ[i]
-		start, end := o.at-o.jitter, o.at+max(o.length, 1)+o.jitter
+		start, end := o.at-o.spread, o.at+max(o.length, 1)+o.spread
 		if end < nowM || start > endM {
 			continue
 		}
-		if nowM > o.at+o.jitter+1 {
-			// Overdue unless it came.
-			if _, came := f.onsetNear(o.at, o.jitter); !came && !f.isHot(f.last) {
-				continue
-			}
+		g, came := f.onsetNear(o.at, o.jitter)
+		switch {
+		case came && g <= f.last && !f.isHot(f.last):
+			continue // it came and is over
+		case !came && nowM > o.at+o.jitter+1:
+			continue // overdue
 		}
 		if o.rate > r.rate {
 			at := time.Unix(o.at*60, 0).UTC()

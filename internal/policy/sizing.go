@@ -186,8 +186,8 @@ func (c *call) forecastReason(peak float64, wait bool) {
 	}
 	r := c.fc
 	if r.occ == nil {
-		c.reason("%s sizes for %s msg/s: bursts that high came often enough in the last %s to be expected within the next %s",
-			floor, number(peak), time.Duration(memoryMinutes)*time.Minute, c.horizon.Round(time.Second))
+		c.reason("%s sizes for %s msg/s: bursts that high came often enough lately to be expected within the next %s",
+			floor, number(peak), c.horizon.Round(time.Second))
 		return
 	}
 	verb := "pre-starting for"

@@ -145,6 +145,8 @@ type arrivalEstimator struct {
 	marks    []mark  // the samples of the last keep, at least keep/markSlots apart
 	minute   float64 // arrivals over the deleted count's minute, measured at minuteAt
 	minuteAt time.Time
+	// minuteStart is the start of the minute that minute measures.
+	minuteStart time.Time
 
 	lastM   float64 // m of the last interval, when lastMOK
 	lastMOK bool
@@ -335,7 +337,7 @@ func (e *arrivalEstimator) measureMinute(now time.Time, f flow) {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return
 	}
-	e.minute, e.minuteAt = math.Max(v, 0), now
+	e.minute, e.minuteAt, e.minuteStart = math.Max(v, 0), now, start
 }
 
 // measureSurge computes the interval's m and, when the interval is saturated
