@@ -38,11 +38,17 @@ import (
 //     was missed. Noise has no onsets, and a one-off surge has one, so
 //     neither forecasts anything; a job that stops recurring fades after two
 //     missed occurrences.
-//   - daily and weekly: an onset within ±dailyJitter of this time of day one
-//     or two days ago (one week ago for weekly) forecasts one at T = that
-//     onset + the period, when at least half of the days history covers had
-//     one (with a single day of history, that one), and one of the last two
-//     days did.
+//   - daily: an onset within ±dailyJitter of this time of day one or two
+//     days ago forecasts one at T = that onset + a day, when at least two
+//     and at least half of the days history covers had one, one of them
+//     within the last two days. A weekly rhythm needs two weeks to be told
+//     from a one-off, more than the history keeps: it shows only as far as
+//     it is daily.
+//
+// Either kind is a pattern only when its onsets land on its expected
+// minutes more often than onsets scattered at random over the same span
+// would (see binomialTail), and a period is not taken for a multiple of a
+// shorter one the same onsets follow.
 //
 // An occurrence is expected at the highest peak rate of its matched
 // occurrences (an upper estimate; a rising series is extrapolated by its last
@@ -234,6 +240,15 @@ func floorDiv(a, b int64) int64 {
 // advance makes m the minute being filled, closing the ones before it.
 func (f *forecaster) advance(m int64, horizon time.Duration) {
 	switch {
+	case !f.curOK && f.have && m > f.last && m-f.last <= f.size:
+		// The first observation after a warm start: the minutes between
+		// the history and it are unknown.
+		for g := f.last + 1; g < m; g++ {
+			f.close(g, math.NaN())
+		}
+		f.cur, f.curOK = m, true
+		f.refresh(horizon)
+		return
 	case !f.curOK:
 		f.cur, f.curOK = m, true
 		return
@@ -397,9 +412,6 @@ func (f *forecaster) refresh(horizon time.Duration) {
 	ahead := hm + 2 // how far ahead occurrences matter, in minutes
 	f.periodic(ahead)
 	f.seasonal(ahead, minutesPerDay, "daily")
-	if f.last-f.first >= daysPerWeek*minutesPerDay {
-		f.seasonal(ahead, daysPerWeek*minutesPerDay, "weekly")
-	}
 	f.memory(hm)
 }
 
@@ -517,9 +529,12 @@ func (f *forecaster) consider(t, p, j int64, kind string, keep bool) {
 			return
 		}
 	default:
-		if o.hits < 1 || 2*o.hits < o.lags || !recent {
+		if o.hits < 2 || 2*o.hits < o.lags || !recent {
 			return
 		}
+	}
+	if kind == "every" && f.multiple(o, deepest) {
+		return
 	}
 	alpha := periodAlpha
 	if kind != "every" {
@@ -569,6 +584,36 @@ func (f *forecaster) consider(t, p, j int64, kind string, keep bool) {
 		f.occ[f.nOcc] = o
 		f.nOcc++
 	}
+}
+
+// multiple reports whether o's period is a multiple of a shorter one that
+// the same onsets follow (a job every 20 minutes is also "every 80"): the
+// shorter period, which misses sooner when the job stops, speaks for it.
+func (f *forecaster) multiple(o occurrence, deepest int64) bool {
+	latest := o.at - o.period
+	for k := range o.seen {
+		if o.seen[k] != 0 {
+			latest = o.seen[k]
+			break
+		}
+	}
+	for m := int64(2); m <= 8; m++ {
+		sub := o.period / m
+		if o.period%m != 0 || sub < minPeriod {
+			continue
+		}
+		n, hits := 0, 0
+		for g := latest - sub; g >= deepest; g -= sub {
+			n++
+			if _, ok := f.onsetNear(g, o.jitter); ok {
+				hits++
+			}
+		}
+		if n >= periodHits && 4*hits >= 3*n {
+			return true
+		}
+	}
+	return false
 }
 
 // countOnsets counts the onsets in minutes [from, to].
