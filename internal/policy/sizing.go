@@ -35,14 +35,13 @@ import (
 //     LatencyQuantile (default 99 %) of messages starts within the latency. A
 //     quantile, not the mean: the promise is made to every message, and a
 //     pool whose mean wait is within the promise can still keep a third of
-//     its messages waiting longer. λ_peak is the highest arrival rate within
-//     PeakWindow (the sustained peak, not the latest: each minute's measured
-//     arrivals, see arrivalEstimator, or the estimate where there are none),
-//     so that load which returns within the window finds the workers that
-//     keep the promise already running while the utilisation floor's
-//     headroom, for the load that stays, is added after it returns. Without
-//     a wait floor (no latency promise) the utilisation floor sizes for
-//     λ_peak instead;
+//     its messages waiting longer. λ_peak is λ_eff, or the forecast's rate
+//     when it is higher (see forecaster): the highest arrivals expected
+//     before workers launched now could start (the start delay, an interval
+//     and a minute), from a recurring job or day, or from recent bursts, so
+//     that those workers are running when the load comes and go once no
+//     forecast needs them. Without a wait floor (no latency promise) the
+//     utilisation floor sizes for λ_peak instead;
 //
 // plus SafetyWorkers. The drain floor and its latency and oldest-age forms
 // are the backlog floors, sized for the messages waiting; the keep-pace part
