@@ -86,10 +86,10 @@ type forecaster struct {
 	exactOK bool
 
 	// computed when a minute closes
-	occ      [maxOccurrences]occurrence
-	nOcc     int
+	occ       [maxOccurrences]occurrence
+	nOcc      int
 	memExcess float64 // the recent bursts' level above the baseline
-	horizonM int64 // the horizon, in minutes, the memory was computed for
+	horizonM  int64   // the horizon, in minutes, the memory was computed for
 
 	onsets [maxOnsets]int64 // scratch: recent onsets, oldest first
 }
@@ -117,10 +117,10 @@ const (
 	hotMessages     = 5
 	maxRun          = 120 // minutes a hot run is measured over
 
-	minPeriod     = 3   // minutes
-	maxPeriod     = 240 // minutes
-	periodLags    = 8
-	periodHits    = 3
+	minPeriod  = 3   // minutes
+	maxPeriod  = 240 // minutes
+	periodLags = 8
+	periodHits = 3
 	// Significance levels: how likely onsets scattered at random over the
 	// same span would land on a pattern's expected minutes as often as they
 	// did (see significant). Lower for periods, which are tried many at a
