@@ -490,6 +490,8 @@ func (f *forecaster) consider(t, p, j int64, kind string, keep bool) {
 	}
 	var peaks [daysPerWeek]float64
 	np := 0
+	var hit [periodLags]int64
+	nh := 0
 	recent := false
 	deepest := t
 	for k := int64(1); k <= int64(lags); k++ {
@@ -514,6 +516,10 @@ func (f *forecaster) consider(t, p, j int64, kind string, keep bool) {
 		}
 		if int(k) <= len(o.seen) {
 			o.seen[k-1] = g
+		}
+		if nh < len(hit) {
+			hit[nh] = g
+			nh++
 		}
 		o.spread = max(o.spread, abs64(g-m))
 		length, peak := f.run(g)
@@ -556,11 +562,9 @@ func (f *forecaster) consider(t, p, j int64, kind string, keep bool) {
 	}
 	// The matched occurrences are explained: the pattern sizes for them,
 	// not the recent-bursts memory.
-	for _, g := range o.seen {
-		if g != 0 {
-			for h := g; h < g+o.length && f.isHot(h); h++ {
-				setBit(f.explained, f.idx(h), true)
-			}
+	for _, g := range hit[:nh] {
+		for h := g; h < g+maxRun && f.isHot(h); h++ {
+			setBit(f.explained, f.idx(h), true)
 		}
 	}
 	if !keep {
@@ -727,7 +731,10 @@ func (f *forecaster) forecast(now time.Time, horizon time.Duration) forecastResu
 		}
 	}
 	nowM := minuteOf(now)
-	endM := minuteOf(now.Add(horizon))
+	// An occurrence starts at the start of its onset minute at the earliest:
+	// workers launched the start delay and an interval before it are in
+	// time, so its minute of margin is not needed here.
+	endM := minuteOf(now.Add(max(horizon-time.Minute, 0)))
 	for i := 0; i < f.nOcc; i++ {
 		o := &f.occ[i]
 		start, end := o.at-o.spread, o.at+max(o.length, 1)+o.spread

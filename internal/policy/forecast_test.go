@@ -192,9 +192,9 @@ func TestForecastDailyBatch(t *testing.T) {
 		return 30 + 20*math.Sin(2*math.Pi*float64(i)/minutesPerDay)
 	})
 	f := newForecaster()
-	var before []float64 // the forecast 2 minutes before each batch, from day 3
+	var before []float64 // the forecast a minute before each batch, from day 3
 	feed(f, fcStart, counts, func(i int, now time.Time) {
-		if i%minutesPerDay == 117 && i > 2*minutesPerDay {
+		if i%minutesPerDay == 118 && i > 2*minutesPerDay {
 			r := f.forecast(now, fcHorizon)
 			before = append(before, r.rate)
 			if r.occ == nil || r.occ.kind != "daily" {
@@ -371,11 +371,11 @@ func TestDecidePreStartsForForecastJob(t *testing.T) {
 	if n := st.Preload(s, model.MinuteHistory{Start: fcStart, Counts: counts}); n != len(counts) {
 		t.Fatalf("preloaded %d minutes, want %d", n, len(counts))
 	}
-	// 4 h in: the next job is at 04:07; decide from 04:04:50, every 5 s,
-	// over a quiet queue at 10 msg/s: the horizon (the start delay, the
-	// interval and a minute) reaches the job's minute at 04:05:00.
+	// 4 h in: the next job is at 04:07; decide from 04:05:50, every 5 s,
+	// over a quiet queue at 10 msg/s: a start delay and an interval ahead
+	// reaches the job's minute at 04:05:55.
 	fleet := model.Fleet{Kind: "autoscaling", Known: true, Desired: 13, InService: 13, Max: 500}
-	at := fcStart.Add(4*time.Hour + 4*time.Minute + 50*time.Second)
+	at := fcStart.Add(4*time.Hour + 5*time.Minute + 50*time.Second)
 	var d model.Decision
 	for i := range 3 {
 		now := at.Add(time.Duration(i) * 5 * time.Second)
