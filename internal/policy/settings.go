@@ -102,7 +102,7 @@ const (
 	// the model policy when its forecast is on: the forecast keeps the
 	// capacity that load expected within the start delay needs, so the
 	// window only rides out the noise of single samples.
-	DefaultForecastStabilization = time.Minute
+	DefaultForecastStabilization = 30 * time.Second
 )
 
 // WithDefaults returns s with every zero setting that has a default filled in.
