@@ -96,7 +96,9 @@ func TestFirstDecisionScalesOutOnBacklogAlone(t *testing.T) {
 // for a backlog that is served.
 func TestSpikeEndScalesInOnceItsBacklogIsServed(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, base(), asg(15, 15, 0))
+	s := base()
+	s.ScaleInStabilization = 5 * time.Minute // a window longer than the whole test
+	h := newHarness(t, s, asg(15, 15, 0))
 	spike, _ := steadyThenSpike(h)
 	peak, spikeAt := spike.DesiredWorkers, h.now
 	// The fleet drains the spike within half a minute, then the 10 msg/s
