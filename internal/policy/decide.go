@@ -336,7 +336,11 @@ func (c *call) forecast() {
 		return
 	}
 	h := st.horizon(s)
-	r := st.fc.forecast(c.at, h)
+	// The interval's arrivals by Little's law over the in-flight messages
+	// (m, see arrivalEstimator) tell at once when a job is over; the deleted
+	// count lags it by a minute or more.
+	cur, curOK := st.est.lastM, st.est.lastMOK && st.est.updatedAt.Equal(c.at)
+	r := st.fc.forecast(c.at, h, cur, curOK)
 	if !r.ok || !(r.rate > c.lambda) {
 		return
 	}

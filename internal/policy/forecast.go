@@ -345,6 +345,17 @@ func (f *forecaster) mark(m int64) {
 	}
 }
 
+// stillHot reports whether arrivals of v msg/s now would carry on a hot run:
+// whether they stand above the baseline by the share and noise a run goes on
+// at (see mark).
+func (f *forecaster) stillHot(v float64) bool {
+	b, ok := f.baseline(f.last + 1)
+	if !ok || math.IsNaN(v) {
+		return true
+	}
+	return v >= (1+(hotRatio-1)/2)*b && 60*(v-b) >= math.Max(hotSigmas*math.Sqrt(60*b), hotMessages)/2
+}
+
 // baseline is the median of the known, not hot minutes shortly before m.
 func (f *forecaster) baseline(m int64) (float64, bool) {
 	var buf [baselineMinutes]float32
@@ -720,7 +731,10 @@ type forecastResult struct {
 }
 
 // forecast is the highest arrival rate expected over [now, now+horizon].
-func (f *forecaster) forecast(now time.Time, horizon time.Duration) forecastResult {
+// current is the latest interval's measured arrivals, when currentOK: an
+// occurrence that came is over once its minutes, or these, are no longer
+// hot.
+func (f *forecaster) forecast(now time.Time, horizon time.Duration, current float64, currentOK bool) forecastResult {
 	var r forecastResult
 	if !f.have {
 		return r
@@ -743,7 +757,7 @@ func (f *forecaster) forecast(now time.Time, horizon time.Duration) forecastResu
 		}
 		g, came := f.onsetNear(o.at, o.jitter)
 		switch {
-		case came && g <= f.last && !f.isHot(f.last):
+		case came && g <= f.last && (!f.isHot(f.last) || currentOK && !f.stillHot(current)):
 			continue // it came and is over
 		case !came && nowM > o.at+o.jitter+1:
 			continue // overdue

@@ -85,7 +85,7 @@ func TestForecastFindsNothingInNoise(t *testing.T) {
 				if f.memExcess != 0 {
 					t.Fatalf("minute %d: recent bursts %v msg/s forecast in noise", i, f.memExcess)
 				}
-				if r := f.forecast(now, fcHorizon); r.ok && r.rate > tc.rate*1.5+0.1 {
+				if r := f.forecast(now, fcHorizon, 0, false); r.ok && r.rate > tc.rate*1.5+0.1 {
 					t.Fatalf("minute %d: forecast %v msg/s in noise at %v", i, r.rate, tc.rate)
 				}
 			})
@@ -128,7 +128,7 @@ func TestForecastOneOffSpikesDoNotRecur(t *testing.T) {
 			}
 			quiet++
 			if quiet > 2 {
-				if r := f.forecast(now, fcHorizon); r.ok && r.rate > 60 {
+				if r := f.forecast(now, fcHorizon, 0, false); r.ok && r.rate > 60 {
 					t.Fatalf("seed %d minute %d: %v msg/s still forecast %d minutes after a spike", seed, i, r.rate, quiet)
 				}
 			}
@@ -158,7 +158,7 @@ func TestForecastPeriodicJob(t *testing.T) {
 			next = (i/20)*20 + 7
 		}
 		lead := next - (i + 1)
-		r := f.forecast(now, fcHorizon)
+		r := f.forecast(now, fcHorizon, 0, false)
 		if i < stop-20 && lead >= 0 && lead <= 2 && r.occ != nil {
 			if found < 0 {
 				found = i
@@ -195,7 +195,7 @@ func TestForecastDailyBatch(t *testing.T) {
 	var before []float64 // the forecast a minute before each batch, from day 3
 	feed(f, fcStart, counts, func(i int, now time.Time) {
 		if i%minutesPerDay == 118 && i > 2*minutesPerDay {
-			r := f.forecast(now, fcHorizon)
+			r := f.forecast(now, fcHorizon, 0, false)
 			before = append(before, r.rate)
 			if r.occ == nil || r.occ.kind != "daily" {
 				t.Fatalf("minute %d: no daily forecast before the batch: %+v", i, r)
@@ -234,7 +234,7 @@ func TestPreloadMatchesLiveHistory(t *testing.T) {
 	if n != len(counts)-1 {
 		t.Fatalf("preloaded %d minutes, want %d", n, len(counts)-1)
 	}
-	a, b := live.forecast(now, fcHorizon), warm.forecast(now, fcHorizon)
+	a, b := live.forecast(now, fcHorizon, 0, false), warm.forecast(now, fcHorizon, 0, false)
 	if a.ok != b.ok || a.rate != b.rate || !a.at.Equal(b.at) || (a.occ == nil) != (b.occ == nil) {
 		t.Fatalf("live forecast %+v, warm %+v", a, b)
 	}
@@ -276,7 +276,7 @@ func TestForecasterSurvivesGarbage(t *testing.T) {
 				rate = 1e300
 			}
 			f.add(from, now, rate, fcHorizon)
-			res := f.forecast(now, fcHorizon)
+			res := f.forecast(now, fcHorizon, 0, false)
 			if res.ok && (math.IsNaN(res.rate) || math.IsInf(res.rate, 0) || res.rate < 0) {
 				t.Fatalf("seed %d: forecast %v", seed, res.rate)
 			}
@@ -289,7 +289,7 @@ func TestForecasterSurvivesGarbage(t *testing.T) {
 		v := []float64{math.NaN(), math.Inf(1), -5}[i%3]
 		f.add(now, now.Add(5*time.Second), v, fcHorizon)
 		now = now.Add(5 * time.Second)
-		if r := f.forecast(now, fcHorizon); r.ok {
+		if r := f.forecast(now, fcHorizon, 0, false); r.ok {
 			t.Fatalf("a forecast from garbage alone: %+v", r)
 		}
 	}
@@ -312,7 +312,7 @@ func FuzzForecaster(f *testing.F) {
 				rate = math.NaN()
 			}
 			fc.add(from, now, rate, fcHorizon)
-			if r := fc.forecast(now, fcHorizon); r.ok && (math.IsNaN(r.rate) || math.IsInf(r.rate, 0) || r.rate < 0) {
+			if r := fc.forecast(now, fcHorizon, 0, false); r.ok && (math.IsNaN(r.rate) || math.IsInf(r.rate, 0) || r.rate < 0) {
 				t.Fatalf("forecast %v", r.rate)
 			}
 		}
@@ -321,7 +321,7 @@ func FuzzForecaster(f *testing.F) {
 			h.Counts = append(h.Counts, float64(b)*10)
 		}
 		fc.preload(h, fcHorizon)
-		if r := fc.forecast(now, fcHorizon); r.ok && (math.IsNaN(r.rate) || r.rate < 0) {
+		if r := fc.forecast(now, fcHorizon, 0, false); r.ok && (math.IsNaN(r.rate) || r.rate < 0) {
 			t.Fatalf("forecast after preload %v", r.rate)
 		}
 	})
