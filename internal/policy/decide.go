@@ -300,16 +300,23 @@ func (c *call) observe() {
 		if st.est.surgeAt.Equal(c.at) && st.est.surge > c.lambda {
 			c.lambda, c.surging = st.est.surge, true
 		}
-		if c.lambda*s.ArrivalSmoothing.Seconds() < quietMessages {
-			c.lambda = 0
-		}
-		c.lambdaEff = capacity.EffectiveArrival(c.lambda, s.BurstReserve)
-		if math.IsInf(c.lambdaEff, 0) {
-			c.lambdaEff = math.MaxFloat64
-		}
-		c.peakEff = c.lambdaEff
+		c.setLambda(c.lambda)
 	}
 	c.forecast()
+}
+
+// setLambda sets the decision's arrival rate and what derives from it.
+func (c *call) setLambda(v float64) {
+	s := c.s
+	c.lambda = v
+	if c.lambda*s.ArrivalSmoothing.Seconds() < quietMessages {
+		c.lambda = 0
+	}
+	c.lambdaEff = capacity.EffectiveArrival(c.lambda, s.BurstReserve)
+	if math.IsInf(c.lambdaEff, 0) {
+		c.lambdaEff = math.MaxFloat64
+	}
+	c.peakEff = c.lambdaEff
 }
 
 // forecast feeds the interval's arrivals to the forecaster and reads the
@@ -341,6 +348,18 @@ func (c *call) forecast() {
 	// count lags it by a minute or more.
 	cur, curOK := st.est.lastM, st.est.lastMOK && st.est.updatedAt.Equal(c.at)
 	r := st.fc.forecast(c.at, h, cur, curOK)
+	if e := r.ended; e != nil && s.forecasting() && !c.surging && st.fc.released != e.at {
+		// The job the forecast expected came and is over: the smoothed
+		// estimate, which follows a deleted count a minute or more late,
+		// drops at once to what arrives now, and the workers sized for the
+		// job go with the backlog.
+		st.fc.released = e.at
+		if v := math.Max(cur, r.base); curOK && st.est.rate > v {
+			st.est.rate = v
+			c.setLambda(v)
+			c.reason("the load expected at %s came and is over: arrivals back to %s msg/s", time.Unix(e.at*60, 0).UTC().Format("15:04"), number(v))
+		}
+	}
 	if !r.ok || !(r.rate > c.lambda) {
 		return
 	}

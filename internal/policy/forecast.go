@@ -84,6 +84,9 @@ type forecaster struct {
 	// replaces the observations credited to it when it closes.
 	exact   float64
 	exactOK bool
+	// released is the expected onset of the last occurrence whose end
+	// released the workers sized for it.
+	released int64
 
 	// computed when a minute closes
 	occ       [maxOccurrences]occurrence
@@ -728,6 +731,10 @@ type forecastResult struct {
 	at   time.Time
 	occ  *occurrence // nil for recent bursts
 	ok   bool
+	// ended is an expected occurrence that came and is over, within the
+	// span; base is the baseline arrivals now.
+	ended *occurrence
+	base  float64
 }
 
 // forecast is the highest arrival rate expected over [now, now+horizon].
@@ -758,7 +765,11 @@ func (f *forecaster) forecast(now time.Time, horizon time.Duration, current floa
 		g, came := f.onsetNear(o.at, o.jitter)
 		switch {
 		case came && g <= f.last && (!f.isHot(f.last) || currentOK && !f.stillHot(current)):
-			continue // it came and is over
+			// It came and is over.
+			if b, ok := f.baseline(f.last + 1); ok {
+				r.ended, r.base = o, b
+			}
+			continue
 		case !came && nowM > o.at+o.jitter+1:
 			continue // overdue
 		}
