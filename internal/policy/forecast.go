@@ -84,6 +84,8 @@ type forecaster struct {
 	// replaces the observations credited to it when it closes.
 	exact   float64
 	exactOK bool
+	// baselined: some minute has had a baseline since the history began.
+	baselined bool
 	// released is the expected onset of the last occurrence whose end
 	// released the workers sized for it.
 	released int64
@@ -287,7 +289,7 @@ func (f *forecaster) reset() {
 	clear(f.hot)
 	clear(f.onset)
 	clear(f.explained)
-	f.have, f.curOK, f.curSum, f.curCov, f.nOcc, f.memExcess = false, false, 0, 0, 0, 0
+	f.have, f.curOK, f.curSum, f.curCov, f.nOcc, f.memExcess, f.baselined = false, false, 0, 0, 0, 0, false
 }
 
 // close stores minute m's rate and marks it hot and onset.
@@ -324,21 +326,35 @@ func (f *forecaster) set(m int64, v float64) {
 	}
 }
 
-// mark sets minute m's hot and onset bits from its rate.
+// mark sets minute m's hot and onset bits from its rate. The first minute
+// with a baseline also marks the minutes before it, which had none, against
+// that baseline: load that starts high (a burst at start) is a burst too.
 func (f *forecaster) mark(m int64) {
+	b, ok := f.baseline(m)
+	if ok && !f.baselined {
+		f.baselined = true
+		for g := max(f.first, m-baselineReach); g < m; g++ {
+			if f.known(g) {
+				f.markWith(g, b, true)
+			}
+		}
+	}
+	f.markWith(m, b, ok)
+}
+
+// markWith marks minute m against the baseline b, when ok.
+func (f *forecaster) markWith(m int64, b float64, ok bool) {
 	i := f.idx(m)
 	v := float64(f.rates[i])
 	hot := false
-	if !math.IsNaN(v) {
-		if b, ok := f.baseline(m); ok {
-			ratio, excess := hotRatio, math.Max(hotSigmas*math.Sqrt(60*b), hotMessages)
-			if f.isHot(m - 1) {
-				// A run goes on at half the excess that starts one, so
-				// that noise within a surge does not cut it in pieces.
-				ratio, excess = 1+(hotRatio-1)/2, excess/2
-			}
-			hot = v >= ratio*b && 60*(v-b) >= excess
+	if !math.IsNaN(v) && ok {
+		ratio, excess := hotRatio, math.Max(hotSigmas*math.Sqrt(60*b), hotMessages)
+		if f.isHot(m - 1) {
+			// A run goes on at half the excess that starts one, so that
+			// noise within a surge does not cut it in pieces.
+			ratio, excess = 1+(hotRatio-1)/2, excess/2
 		}
+		hot = v >= ratio*b && 60*(v-b) >= excess
 	}
 	setBit(f.hot, i, hot)
 	setBit(f.onset, i, hot && !f.isHot(m-1))
