@@ -718,7 +718,10 @@ func (f *forecaster) memory(hm int64) {
 		}
 		b, ok := f.baseline(g)
 		if !ok {
-			continue
+			// A burst before the first baseline: against today's.
+			if b, ok = f.baseline(f.last + 1); !ok {
+				continue
+			}
 		}
 		_, peak := f.run(g)
 		if e := peak - b; e > 0 {
