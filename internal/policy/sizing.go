@@ -2,8 +2,10 @@ package policy
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/queuechecker/queue-checker/internal/capacity"
@@ -121,11 +123,11 @@ func (c *call) sizeModel() {
 	}
 
 	drain := capacity.DrainFloor(lam, c.muEff, qStart, s.DrainTime.Seconds())
-	c.reason("drain floor %d: %s messages when new workers start, cleared within %s", drain, number(qStart), s.DrainTime)
+	c.reason("drain floor %d: %s messages when new workers start, cleared within %s", drain, number(qStart), c.st.texts.of(s.DrainTime, 0))
 	if latency > 0 {
 		if n := capacity.DrainFloor(lam, c.muEff, vStart, latency); n > drain {
 			drain = n
-			c.reason("latency floor %d: %s visible messages started within the %s promise", n, number(vStart), s.Latency)
+			c.reason("latency floor %d: %s visible messages started within the %s promise", n, number(vStart), c.st.texts.of(s.Latency, 1))
 		}
 		if c.ageOK && c.age > latency {
 			n := capacity.DrainFloor(lam, c.muEff, qStart, latency)
@@ -165,7 +167,7 @@ func (c *call) sizeModel() {
 			c.d.Floors.Wait = &c.b.wait
 			rec = max(rec, wait)
 			rate = max(rate, wait)
-			c.reason("wait floor %d: %s of messages start within %s (Erlang C)", wait, percent(s.LatencyQuantile), s.Latency)
+			c.reason("wait floor %d: %s of messages start within %s (Erlang C)", wait, percent(s.LatencyQuantile), c.st.texts.of(s.Latency, 1))
 		}
 	}
 	if s.SafetyWorkers > 0 {
@@ -255,7 +257,8 @@ type number float64
 
 // Format implements fmt.Formatter for every verb.
 func (x number) Format(f fmt.State, _ rune) {
-	var buf [32]byte
+	buf := fmtBufs.Get().(*[32]byte)
+	defer fmtBufs.Put(buf)
 	v := float64(x)
 	var out []byte
 	switch {
@@ -269,12 +272,41 @@ func (x number) Format(f fmt.State, _ rune) {
 	_, _ = f.Write(out)
 }
 
+// durationTexts keeps the text of the durations the reasons name on every
+// decision (the drain time, the latency), made once per value: a
+// time.Duration formats into a new string each time.
+type durationTexts struct {
+	d [2]time.Duration
+	t [2]text
+}
+
+// of is the text of d in slot i, as a pointer, which formats without an
+// allocation.
+func (dt *durationTexts) of(d time.Duration, i int) *text {
+	if dt.d[i] != d || dt.t[i] == "" {
+		dt.d[i], dt.t[i] = d, text(d.String())
+	}
+	return &dt.t[i]
+}
+
+// text is a string that formats from a pointer, so that passing it to a
+// reason boxes no copy.
+type text string
+
+// Format implements fmt.Formatter.
+func (t *text) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, string(*t)) }
+
+// fmtBufs holds the digit buffers of number and percent: a buffer on the
+// stack escapes through fmt.State.Write, one allocation a number.
+var fmtBufs = sync.Pool{New: func() any { return new([32]byte) }}
+
 // percent formats a ratio as a percentage, to a tenth of a percent.
 type percent float64
 
 // Format implements fmt.Formatter for every verb.
 func (r percent) Format(f fmt.State, _ rune) {
-	var buf [32]byte
+	buf := fmtBufs.Get().(*[32]byte)
+	defer fmtBufs.Put(buf)
 	out := strconv.AppendFloat(buf[:0], math.Round(float64(r)*1000)/10, 'g', -1, 64)
 	out = append(out, " %"...)
 	_, _ = f.Write(out)

@@ -41,7 +41,8 @@ type State struct {
 	atCapSince        time.Time // first sample of the current at-capacity streak
 	lastDiagAt        time.Time // the last sample the streaks counted
 
-	scratch []byte // reused for formatting reasons
+	scratch []byte        // reused for formatting reasons
+	texts   durationTexts // the durations the reasons name, formatted once
 }
 
 // arrivalEstimator estimates the arrival rate λ from consecutive samples:
