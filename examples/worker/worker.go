@@ -146,15 +146,23 @@ func (w *Worker) Run(ctx context.Context) error {
 			return fmt.Errorf("read the instance ID: %w", err)
 		}
 		instanceID = id
-		watchCtx, cancelWatch := context.WithCancel(ctx)
-		defer func() { cancelWatch(); <-watchDone }()
-		go func() {
-			defer close(watchDone)
-			if w.watch(watchCtx, stop) {
-				close(terminating)
-				halt("target lifecycle state " + stateTerminated)
-			}
-		}()
+		// A worker restarted on an instance already terminating takes no
+		// new work: it only completes the lifecycle action.
+		if state, err := w.readMetadata(ctx, pathTargetState); err == nil && state == stateTerminated {
+			close(terminating)
+			close(watchDone)
+			halt("target lifecycle state " + stateTerminated + " at start")
+		} else {
+			watchCtx, cancelWatch := context.WithCancel(ctx)
+			defer func() { cancelWatch(); <-watchDone }()
+			go func() {
+				defer close(watchDone)
+				if w.watch(watchCtx, stop) {
+					close(terminating)
+					halt("target lifecycle state " + stateTerminated)
+				}
+			}()
+		}
 	} else {
 		close(watchDone)
 	}

@@ -326,3 +326,34 @@ func TestParseFlags(t *testing.T) {
 		})
 	}
 }
+
+// A worker (re)started on an instance that is already terminating takes no
+// message and only completes the lifecycle action.
+func TestStartOnTerminatingInstance(t *testing.T) {
+	t.Parallel()
+	c := sqsClient(t)
+	url, sent := makeQueue(t, c, 5)
+	md := newMetadataServer(t, "i-0fedcba9876543210")
+	md.state.Store(stateTerminated)
+	done := &completions{}
+	w := &Worker{opts: Options{QueueURL: url, Concurrency: 2, Wait: time.Second, GroupName: "workers", HookName: "drain", PollEvery: time.Second},
+		sqs: c, asg: done, metadata: imds.New(imds.Options{Endpoint: md.URL, ClientEnableState: imds.ClientEnabled}),
+		handle: Sleep(0), log: zaptest.NewLogger(t)}
+	if err := w.Run(context.Background()); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if s := w.Stats(); s.Received != 0 {
+		t.Errorf("received %d messages on a terminating instance, want 0", s.Received)
+	}
+	out, err := c.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url),
+		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessages)]; got != fmt.Sprint(len(sent)) {
+		t.Errorf("%s messages visible, want all %d", got, len(sent))
+	}
+	if len(done.calls) != 1 || aws.ToString(done.calls[0].InstanceId) != "i-0fedcba9876543210" {
+		t.Errorf("CompleteLifecycleAction calls %+v, want one for i-0fedcba9876543210", done.calls)
+	}
+}
