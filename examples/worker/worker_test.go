@@ -3,15 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -26,7 +29,17 @@ import (
 	"github.com/queuechecker/queue-checker/internal/awstest"
 )
 
-func TestMain(m *testing.M) { os.Exit(awstest.Main(m)) }
+// runMainEnv makes the test binary run the worker's main instead of the
+// tests, so a test can start the real program and send it signals.
+const runMainEnv = "EXAMPLE_WORKER_RUN_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(runMainEnv) == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(awstest.Main(m))
+}
 
 const visibility = 2 * time.Second
 
@@ -355,5 +368,78 @@ func TestStartOnTerminatingInstance(t *testing.T) {
 	}
 	if len(done.calls) != 1 || aws.ToString(done.calls[0].InstanceId) != "i-0fedcba9876543210" {
 		t.Errorf("CompleteLifecycleAction calls %+v, want one for i-0fedcba9876543210", done.calls)
+	}
+}
+
+// TestSIGTERM runs the worker program itself against moto and sends it
+// SIGTERM while it holds messages: it must exit 0 having deleted every
+// message it received; after the visibility timeout the queue holds
+// exactly the others.
+func TestSIGTERM(t *testing.T) {
+	t.Parallel()
+	m := awstest.Shared(t)
+	c := sqsClient(t)
+	const total = 12
+	url, _ := makeQueue(t, c, total)
+	cmd := exec.Command(os.Args[0], "--queue-url", url, "--service-time", "2s", "--concurrency", "3", "--wait", "1s")
+	cmd.Env = append(os.Environ(), runMainEnv+"=1", "AWS_ENDPOINT_URL="+m.URL, "AWS_REGION=us-east-1",
+		"AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+
+	// Wait until it holds messages.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		out, err := c.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url),
+			AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible)] != "0" {
+			break
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("the worker took no message in 20 s: %s", stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("worker exited with %v: %s", err, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("the worker did not exit within 30 s of SIGTERM: %s", stderr.String())
+	}
+
+	var drained struct{ Received, Deleted, Failed int }
+	found := false
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		if strings.Contains(line, `"msg":"drained"`) {
+			if err := json.Unmarshal([]byte(line), &drained); err != nil {
+				t.Fatalf("log line %q: %v", line, err)
+			}
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("no drained line in the log: %s", stderr.String())
+	}
+	if drained.Received < 1 || drained.Received >= total || drained.Deleted != drained.Received || drained.Failed != 0 {
+		t.Errorf("received %d, deleted %d, failed %d; want every received message deleted, and not all %d received",
+			drained.Received, drained.Deleted, drained.Failed, total)
+	}
+	if got := remaining(t, c, url); len(got) != total-drained.Received {
+		t.Errorf("%d messages left after the visibility timeout, want %d", len(got), total-drained.Received)
 	}
 }
