@@ -39,7 +39,7 @@ type heldMessage struct {
 // killState is what kill mode keeps beside the world.
 type killState struct {
 	visibility float64
-	held       map[int][]heldMessage // by worker id
+	held       [][]heldMessage // by worker id; emptied slices keep their capacity
 	returns    []heldMessage         // messages of killed workers, by evRedeliver index
 	duplicates int64                 // deliveries after the first
 }
@@ -63,21 +63,24 @@ func newKillState(c Config) *killState {
 	if vt == 0 {
 		vt = DefaultVisibilityTimeout
 	}
-	return &killState{visibility: vt.Seconds(), held: map[int][]heldMessage{}}
+	return &killState{visibility: vt.Seconds()}
 }
 
 // hold remembers that worker id took m at t.
 func (k *killState) hold(id int, m message, t float64) {
+	if id >= len(k.held) {
+		k.held = append(k.held, make([][]heldMessage, id+1-len(k.held))...)
+	}
 	k.held[id] = append(k.held[id], heldMessage{message: m, pickedUp: t, done: t + m.service})
 }
 
 // release forgets the message worker id completes at t: of those it holds,
 // the one due first.
 func (k *killState) release(id int) {
-	h := k.held[id]
-	if len(h) == 0 {
+	if id >= len(k.held) || len(k.held[id]) == 0 {
 		return
 	}
+	h := k.held[id]
 	first := 0
 	for i := range h {
 		if h[i].done < h[first].done {
@@ -85,11 +88,7 @@ func (k *killState) release(id int) {
 		}
 	}
 	h[first] = h[len(h)-1]
-	if h = h[:len(h)-1]; len(h) == 0 {
-		delete(k.held, id)
-	} else {
-		k.held[id] = h
-	}
+	k.held[id] = h[:len(h)-1]
 }
 
 // killWorker removes worker id at once. Each message it held becomes
@@ -98,11 +97,14 @@ func (k *killState) release(id int) {
 func (w *World) killWorker(id int) {
 	k := w.kill
 	w.workers[id].state = workerGone
+	if id >= len(k.held) {
+		return
+	}
 	for _, m := range k.held[id] {
 		k.returns = append(k.returns, m)
 		w.schedule(max(w.t, m.pickedUp+k.visibility), evRedeliver, len(k.returns)-1)
 	}
-	delete(k.held, id)
+	k.held[id] = nil
 }
 
 // redeliver puts a killed worker's message back in the queue, in order of

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"math"
 	"strings"
 	"testing"
@@ -134,5 +135,33 @@ func TestInsertByArrival(t *testing.T) {
 		if got := q.at(i).arrived; got != a {
 			t.Errorf("position %d: arrived %v, want %v", i, got, a)
 		}
+	}
+}
+
+// BenchmarkScaleInHour is one simulated hour of bursty traffic at 100 msg/s
+// driven by the KEDA peer (the peer that scales in most often), in each
+// scale-in mode: what tracking held messages costs in kill mode.
+func BenchmarkScaleInHour(b *testing.B) {
+	sc, err := Builtin(ScenarioBursty, 100, time.Hour)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, mode := range ScaleInModes {
+		b.Run(mode, func(b *testing.B) {
+			rc := RunConfig{World: Config{Start: t0, Scenario: sc, Service: Service{Mean: 200 * time.Millisecond},
+				StartDelay: time.Minute, Min: 1, Max: 200, Workers: 25, LatencyTarget: 10 * time.Second, Seed: 1,
+				ScaleIn: mode},
+				Duration: time.Hour, Interval: 5 * time.Second}
+			b.ReportAllocs()
+			var dups int64
+			for b.Loop() {
+				res, err := RunPolicy(context.Background(), rc, PolicyKEDA)
+				if err != nil {
+					b.Fatal(err)
+				}
+				dups = res.Duplicates
+			}
+			b.ReportMetric(float64(dups), "duplicates")
+		})
 	}
 }
