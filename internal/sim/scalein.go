@@ -40,8 +40,8 @@ type heldMessage struct {
 type killState struct {
 	visibility float64
 	held       [][]heldMessage // by worker id; emptied slices keep their capacity
-	returns    []heldMessage         // messages of killed workers, by evRedeliver index
-	duplicates int64                 // deliveries after the first
+	returns    []heldMessage   // messages of killed workers, by evRedeliver index
+	duplicates int64           // deliveries after the first
 }
 
 func (c Config) scaleInErrors() []error {
