@@ -358,7 +358,7 @@ func TestDecisionReportsDrainingWorkers(t *testing.T) {
 		b.Fleet = model.Fleet{Kind: "autoscaling", Name: "b", Draining: 5, Err: errors.New("describe: timeout")}
 		return []model.Observation{a, b}, nil
 	}}
-	c, err := New(Options{Groups: []policy.Settings{settings("a"), settings("b")}, Observer: obs, Logger: zaptest.NewLogger(t)})
+	c, err := New(Options{Groups: []policy.Settings{settings("a"), settings("b")}, Observer: obs, Registerer: prometheus.NewRegistry(), Logger: zaptest.NewLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,5 +372,8 @@ func TestDecisionReportsDrainingWorkers(t *testing.T) {
 	}
 	if d := ds[1]; d.DrainingWorkers != 0 {
 		t.Errorf("group b (fleet not read): draining %d, want 0", d.DrainingWorkers)
+	}
+	if got := testutil.ToFloat64(c.metrics.workers.WithLabelValues("a", "draining")); got != 2 {
+		t.Errorf("workers{kind=draining} = %v, want 2", got)
 	}
 }
