@@ -61,6 +61,9 @@ func TestEveryFileParses(t *testing.T) {
 	for _, want := range []string{
 		"deploy/cloudformation/checker-asg.yaml",
 		"deploy/cloudformation/worker-target-tracking.yaml",
+		"deploy/cloudformation/worker-fleet.yaml",
+		"deploy/ecs/worker-task-definition.json",
+		"deploy/iam/worker-task-policy.json",
 		"deploy/ecs/task-definition.json",
 		"deploy/ecs/service.json",
 		"deploy/ecs/README.md",

@@ -34,7 +34,7 @@ func TestMain(m *testing.M) { os.Exit(awstest.Main(m)) }
 // --output json` prints.
 var decisionKeys = []string{
 	"group", "at", "visible", "in_flight", "delayed", "backlog",
-	"current_workers", "in_service_workers", "pending_workers", "arrival_rate",
+	"current_workers", "in_service_workers", "pending_workers", "draining_workers", "arrival_rate",
 	"backlog_per_worker", "target_backlog_per_worker", "floors",
 	"recommended_workers", "desired_workers", "capped", "held", "hold_reason",
 	"partial", "diagnosis", "reasons", "utilization", "drain_seconds", "oldest_age_seconds",

@@ -46,6 +46,8 @@ type simFlags struct {
 	seed          uint64
 	output        string
 	chart         string
+	scaleIn       string        // simulate_scalein.go
+	visibility    time.Duration // simulate_scalein.go
 }
 
 // cmdSimulate replays a traffic scenario against the checker's policies and
@@ -72,6 +74,7 @@ func cmdSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed; the same seed gives the same run")
 	fs.StringVar(&f.output, "output", "table", "output format: table or json")
 	fs.StringVar(&f.chart, "chart", "", "also draw backlog, oldest age and workers over time to this .svg or .png file")
+	f.scaleInFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -107,7 +110,10 @@ func cmdSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			Results []sim.Result `json:"results"`
 		}{results})
 	}
-	return printSimTable(stdout, rc, results)
+	if err := printSimTable(stdout, rc, results); err != nil {
+		return err
+	}
+	return printScaleIn(stdout, rc, results)
 }
 
 // runConfig checks the flags and turns them into a run; every problem is a
@@ -168,6 +174,7 @@ func (f simFlags) runConfig() (sim.RunConfig, []string, error) {
 	if f.output != "table" && f.output != "json" {
 		bad("output", "%q: want table or json", f.output)
 	}
+	f.checkScaleIn(bad)
 	var sc sim.Scenario
 	if len(errs) == 0 {
 		var err error
@@ -208,6 +215,7 @@ func (f simFlags) runConfig() (sim.RunConfig, []string, error) {
 		Duration: f.duration,
 		Interval: f.interval,
 	}
+	rc.World.ScaleIn, rc.World.VisibilityTimeout = f.scaleIn, f.visibility
 	return rc, policies, nil
 }
 

@@ -22,6 +22,7 @@ type simResult struct {
 	WorkerSeconds  float64 `json:"worker_seconds"`
 	ScalingActions int     `json:"scaling_actions"`
 	Messages       int64   `json:"messages"`
+	Duplicates     int64   `json:"duplicates"`
 }
 
 func runSimulate(t *testing.T, args ...string) (code int, stdout, stderr string) {

@@ -194,6 +194,9 @@ func (c *Controller) RunOnce(ctx context.Context, now time.Time) ([]model.Decisi
 			continue
 		}
 		d := policy.Decide(g, o.Sample, o.Fleet, &st.policy, now)
+		if o.Fleet.Known {
+			d.DrainingWorkers = max(o.Fleet.Draining, 0)
+		}
 		var action *model.Action
 		var actErr error
 		if act != nil {

@@ -345,3 +345,35 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		})
 	}
 }
+
+// Draining workers are reported beside the in-service ones, not among
+// them, and the messages they hold stay in the backlog; a fleet that was
+// not read reports none.
+func TestDecisionReportsDrainingWorkers(t *testing.T) {
+	obs := &fakeObserver{observe: func(now time.Time) ([]model.Observation, error) {
+		a := observation("a", now, 300, 6)
+		a.Sample.InFlight, a.Sample.Backlog = 40, 340
+		a.Fleet.InService, a.Fleet.Draining = 4, 2
+		b := observation("b", now, 300, 6)
+		b.Fleet = model.Fleet{Kind: "autoscaling", Name: "b", Draining: 5, Err: errors.New("describe: timeout")}
+		return []model.Observation{a, b}, nil
+	}}
+	c, err := New(Options{Groups: []policy.Settings{settings("a"), settings("b")}, Observer: obs, Registerer: prometheus.NewRegistry(), Logger: zaptest.NewLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := c.RunOnce(context.Background(), t0)
+	if err != nil {
+		t.Fatalf("RunOnce: %v", err)
+	}
+	if d := ds[0]; d.DrainingWorkers != 2 || d.InServiceWorkers != 4 || d.Backlog != 340 || d.InFlight != 40 {
+		t.Errorf("group a: draining %d, in service %d, backlog %d, in flight %d; want 2, 4, 340, 40",
+			d.DrainingWorkers, d.InServiceWorkers, d.Backlog, d.InFlight)
+	}
+	if d := ds[1]; d.DrainingWorkers != 0 {
+		t.Errorf("group b (fleet not read): draining %d, want 0", d.DrainingWorkers)
+	}
+	if got := testutil.ToFloat64(c.metrics.workers.WithLabelValues("a", "draining")); got != 2 {
+		t.Errorf("workers{kind=draining} = %v, want 2", got)
+	}
+}

@@ -11,7 +11,7 @@ import (
 )
 
 // Worker kinds of checker_group_workers.
-var workerKinds = []string{"current", "in_service", "pending", "recommended", "desired"}
+var workerKinds = []string{"current", "in_service", "pending", "recommended", "desired", "draining"}
 
 // metrics are the per-group and per-cycle series of the controller.
 type metrics struct {
@@ -46,7 +46,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		backlogPerWorker: g("checker_group_backlog_per_worker", "Backlog divided by the current workers.", "group"),
 		target:           g("checker_group_target_backlog_per_worker", "Acceptable backlog per worker: latency / service time x concurrency.", "group"),
 		ratio:            g("checker_group_backlog_per_worker_ratio", "Backlog per worker divided by its target; 1 is on target.", "group"),
-		workers:          g("checker_group_workers", "Workers of the group by kind: current, in_service, pending, recommended (before guards), desired (to be set).", "group", "kind"),
+		workers:          g("checker_group_workers", "Workers of the group by kind: current, in_service, pending, recommended (before guards), desired (to be set), draining (on their way out, not capacity).", "group", "kind"),
 		bounds:           g("checker_group_worker_bounds", "Configured bounds on the group's workers: min, max, cap (0 = no cap).", "group", "bound"),
 		arrival:          g("checker_group_arrival_messages_per_second", "Smoothed arrival rate estimate; absent while unknown.", "group"),
 		utilization:      g("checker_group_utilization_ratio", "Arrivals over the capacity of the current workers; absent while unknown.", "group"),
@@ -110,7 +110,7 @@ func (m *metrics) observe(s policy.Settings, d model.Decision, a *model.Action) 
 	} else {
 		m.ratio.DeleteLabelValues(grp)
 	}
-	counts := []int{d.CurrentWorkers, d.InServiceWorkers, d.PendingWorkers, d.RecommendedWorkers, d.DesiredWorkers}
+	counts := []int{d.CurrentWorkers, d.InServiceWorkers, d.PendingWorkers, d.RecommendedWorkers, d.DesiredWorkers, d.DrainingWorkers}
 	for i, kind := range workerKinds {
 		m.workers.WithLabelValues(grp, kind).Set(float64(counts[i]))
 	}

@@ -89,6 +89,12 @@ type Fleet struct {
 	Max       int
 	InService int // instances InService / tasks RUNNING
 	Pending   int // instances launching or warming / tasks PENDING
+	// Draining counts workers on their way out: instances Terminating,
+	// Terminating:Wait or Terminating:Proceed, and ECS tasks still running
+	// that the service is stopping. They are not capacity (neither InService
+	// nor Pending counts them), but the messages they hold are still in the
+	// queue's in-flight count.
+	Draining int
 	// PendingSince holds the launch time of each pending worker, when known.
 	PendingSince []time.Time
 }
@@ -131,6 +137,9 @@ type Decision struct {
 	CurrentWorkers   int       `json:"current_workers"`
 	InServiceWorkers int       `json:"in_service_workers"`
 	PendingWorkers   int       `json:"pending_workers"`
+	// DrainingWorkers are finishing their messages before they stop; they
+	// are not in InServiceWorkers and not capacity.
+	DrainingWorkers int `json:"draining_workers"`
 	// ArrivalRate is the smoothed arrival estimate in msg/s; nil when unknown.
 	ArrivalRate            *float64 `json:"arrival_rate"`
 	BacklogPerWorker       float64  `json:"backlog_per_worker"`

@@ -116,6 +116,20 @@ func pendingState(s asgtypes.LifecycleState) bool {
 	return false
 }
 
+// drainingState reports whether an Auto Scaling lifecycle state is a worker
+// on its way out of the group: Terminating, Terminating:Wait (held by a
+// termination lifecycle hook while it finishes its messages) or
+// Terminating:Proceed. Warm-pool instances on their way out
+// (Warmed:Terminating*) never took work and are not counted.
+func drainingState(s asgtypes.LifecycleState) bool {
+	switch s {
+	case asgtypes.LifecycleStateTerminating, asgtypes.LifecycleStateTerminatingWait,
+		asgtypes.LifecycleStateTerminatingProceed:
+		return true
+	}
+	return false
+}
+
 // fromASG fills fl from an Auto Scaling group. Instances in the group carry
 // no launch time, so PendingSince holds, per pending instance, the time the
 // poller first saw it pending: the real launch is at or before it.
@@ -130,6 +144,8 @@ func (f *fleetReader) fromASG(fl *model.Fleet, now time.Time) {
 		switch {
 		case in.LifecycleState == asgtypes.LifecycleStateInService:
 			fl.InService++
+		case drainingState(in.LifecycleState):
+			fl.Draining++
 		case pendingState(in.LifecycleState):
 			fl.Pending++
 			id := aws.ToString(in.InstanceId)
@@ -156,11 +172,23 @@ func (f *fleetReader) fromASG(fl *model.Fleet, now time.Time) {
 // fromService fills fl from an ECS service: running tasks are in service,
 // pending ones launching. PendingSince holds, per pending task, the
 // creation time of the deployment that is starting it.
+//
+// Draining tasks are estimated from DescribeServices alone: a task the
+// scheduler is stopping (desiredStatus STOPPED) still counts in its
+// deployment's runningCount while its lastStatus is RUNNING, but no longer
+// in the deployment's desiredCount. So each deployment's running tasks
+// above its desired count are draining; they leave InService. Tasks
+// already in STOPPING or later are in no running count and not seen
+// (counting them would take ListTasks and DescribeTasks per service).
 func fromService(fl *model.Fleet, s *ecstypes.Service) {
 	fl.Known = true
 	fl.Desired = int(s.DesiredCount)
-	fl.InService = int(s.RunningCount)
 	fl.Pending = int(s.PendingCount)
+	for _, d := range s.Deployments {
+		fl.Draining += max(int(d.RunningCount-d.DesiredCount), 0)
+	}
+	fl.Draining = min(fl.Draining, max(int(s.RunningCount), 0))
+	fl.InService = int(s.RunningCount) - fl.Draining
 	for _, d := range s.Deployments {
 		if d.PendingCount <= 0 || d.CreatedAt == nil {
 			continue

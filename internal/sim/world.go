@@ -56,6 +56,12 @@ type Config struct {
 	// with that time as its At.
 	ReportOldestAge bool
 	OldestAgeLag    time.Duration
+
+	// ScaleIn is what happens to a busy worker removed on scale-in:
+	// ScaleInGraceful ("" too) or ScaleInKill (scalein.go). VisibilityTimeout
+	// is the queue's (DefaultVisibilityTimeout when 0).
+	ScaleIn           string
+	VisibilityTimeout time.Duration
 }
 
 // worker states
@@ -211,6 +217,8 @@ type World struct {
 	scalingActions int
 	maxOldestAge   float64
 	ages           []agePoint // observed oldest ages, for a lagged reading
+
+	kill *killState // nil unless cfg.ScaleIn is ScaleInKill
 }
 
 // NewWorld checks cfg and makes a world at cfg.Start, with cfg.Workers in
@@ -235,6 +243,7 @@ func NewWorld(cfg Config) (*World, error) {
 		w.group = DefaultGroup
 	}
 	w.waits.target = cfg.LatencyTarget.Seconds()
+	w.kill = newKillState(cfg)
 	w.cursor.init(cfg.Scenario)
 	w.nextArrival = w.drawArrival(0)
 	w.desired = cfg.Workers
@@ -279,6 +288,7 @@ func (c Config) validate() error {
 	if c.OldestAgeLag < 0 {
 		errs = append(errs, fmt.Errorf("oldest-age lag %v: must be >= 0", c.OldestAgeLag))
 	}
+	errs = append(errs, c.scaleInErrors()...)
 	return errors.Join(errs...)
 }
 
@@ -332,6 +342,8 @@ func (w *World) advance(to float64) {
 				w.complete(e.worker)
 			case evStart:
 				w.start(e.worker)
+			case evRedeliver:
+				w.redeliver(e.worker)
 			}
 		}
 	}
@@ -373,11 +385,20 @@ func (w *World) dispatch() {
 		w.workers[id].busy++
 		w.inFlight++
 		w.schedule(w.t+m.service, evCompletion, id)
+		if w.kill != nil {
+			w.kill.hold(id, m, w.t)
+		}
 	}
 }
 
 func (w *World) complete(id int) {
 	wk := &w.workers[id]
+	if wk.state == workerGone {
+		return // killed: its messages come back after their visibility timeout
+	}
+	if w.kill != nil {
+		w.kill.release(id)
+	}
 	wk.busy--
 	w.inFlight--
 	w.completions.push(message{arrived: w.t})
@@ -450,7 +471,7 @@ func (w *World) reconcile() {
 		}
 	}
 	// Then running workers leave, least busy first (idle ones at once), each
-	// finishing the messages in hand.
+	// finishing the messages in hand (killed with them in kill mode).
 	for busy := 0; busy <= w.concurrency && excess > 0; busy++ {
 		for id := len(w.workers) - 1; id >= 0 && excess > 0; id-- {
 			wk := &w.workers[id]
@@ -460,9 +481,12 @@ func (w *World) reconcile() {
 			w.active--
 			w.free -= w.concurrency - wk.busy
 			excess--
-			if wk.busy == 0 {
+			switch {
+			case wk.busy == 0:
 				wk.state = workerGone
-			} else {
+			case w.kill != nil:
+				w.killWorker(id)
+			default:
 				wk.state = workerRetiring
 				w.retiring++
 			}
@@ -572,6 +596,7 @@ func (w *World) fleet() model.Fleet {
 		Max:       w.cfg.Max,
 		InService: w.active,
 		Pending:   w.pending,
+		Draining:  w.retiring,
 	}
 	if w.pending > 0 {
 		f.PendingSince = make([]time.Time, 0, w.pending)
@@ -654,6 +679,9 @@ type Scores struct {
 	WorkerSeconds  float64 `json:"worker_seconds"`
 	ScalingActions int     `json:"scaling_actions"` // changes of the desired count
 	Messages       int64   `json:"messages"`        // arrivals
+	// Duplicates counts deliveries after the first: messages of killed
+	// workers delivered again (scale-in mode kill).
+	Duplicates int64 `json:"duplicates"`
 }
 
 // Scores returns the scores so far. Messages still waiting count with the
@@ -675,6 +703,7 @@ func (w *World) Scores() Scores {
 		WorkerSeconds:  w.workerSeconds,
 		ScalingActions: w.scalingActions,
 		Messages:       w.arrivals,
+		Duplicates:     w.duplicates(),
 	}
 	if ws.n > 0 {
 		s.SLOAttainment = float64(ws.within) / float64(ws.n)

@@ -84,6 +84,7 @@ type fleetDoc struct {
 	Max          int         `json:"max"`
 	InService    int         `json:"in_service"`
 	Pending      int         `json:"pending"`
+	Draining     int         `json:"draining"`
 	PendingSince []time.Time `json:"pending_since"`
 }
 
@@ -122,6 +123,7 @@ func fleetOf(f model.Fleet) fleetDoc {
 	d := fleetDoc{
 		Kind: f.Kind, Name: f.Name, At: timePtr(f.At), Known: f.Known,
 		Desired: f.Desired, Min: f.Min, Max: f.Max, InService: f.InService, Pending: f.Pending,
+		Draining:     f.Draining,
 		PendingSince: f.PendingSince,
 	}
 	if f.Err != nil {

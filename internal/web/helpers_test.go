@@ -66,7 +66,7 @@ func (w *world) observe(_ context.Context, now time.Time) ([]model.Observation, 
 			Backlog: w.backlog + int64(w.desired), Queues: 1, Answered: 1,
 			OldestAge: &model.Reading{Value: age, At: now}},
 		Fleet: model.Fleet{Kind: "autoscaling", Name: "thumbnails-workers", At: now, Known: true,
-			Desired: w.desired, Min: 2, Max: 40, InService: w.desired},
+			Desired: w.desired, Min: 2, Max: 40, InService: w.desired, Draining: 3},
 	}
 	odd := model.Observation{
 		Sample: model.GroupSample{Group: groupOdd, At: now, Queues: 1, Answered: 0,
