@@ -68,6 +68,7 @@ func Parse(data []byte) (Config, error) {
 		return Config{}, fmt.Errorf("decode: %w", err)
 	}
 	cfg.fillDerived()
+	cfg.fillForecastDefaults(sc.lines)
 
 	err = cfg.Validate()
 	for _, p := range Problems(err) {
