@@ -68,7 +68,7 @@ func DefaultGroup() Group {
 			LatencyQuantile:  DefaultLatencyQuantile,
 		},
 		Forecast: Forecast{Mode: DefaultForecastMode, History: DefaultForecastHistory},
-		Fleet: Fleet{ScaleInStabilization: DefaultScaleInStabilization},
+		Fleet:    Fleet{ScaleInStabilization: DefaultScaleInStabilization},
 	}
 }
 

@@ -250,7 +250,7 @@ func TestPolicySettings(t *testing.T) {
 			LatencyQuantile: 0.95,
 		},
 		Forecast: Forecast{Mode: ForecastReport, History: Duration(36 * time.Hour)},
-		Fleet: Fleet{Min: 1, Max: 60, Cap: 40, StartDelay: 90 * time.Second, ScaleInStabilization: 7 * time.Minute},
+		Fleet:    Fleet{Min: 1, Max: 60, Cap: 40, StartDelay: 90 * time.Second, ScaleInStabilization: 7 * time.Minute},
 	}
 	want := policy.Settings{
 		Group: "jobs", Policy: "backlog_per_worker",
