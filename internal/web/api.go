@@ -32,6 +32,11 @@ type groupDoc struct {
 	ActionError string               `json:"action_error"`
 	History     []controller.Point   `json:"history"`
 	Changes     []controller.Change  `json:"changes"` // most recent last
+	// ForecastNote says what the forecast does for the fleet now (see
+	// forecastNote); BacklogTrend which way the backlog is going (see
+	// backlogTrend). Empty when there is nothing to say.
+	ForecastNote string `json:"forecast_note"`
+	BacklogTrend string `json:"backlog_trend"`
 }
 
 // settingsDoc is policy.Settings with durations in seconds and percents as
@@ -146,6 +151,9 @@ func groupOf(v controller.GroupView) groupDoc {
 		ActionError: v.ActionError,
 		History:     v.History,
 		Changes:     v.Changes,
+
+		ForecastNote: forecastNote(v.Settings, v.Decision),
+		BacklogTrend: backlogTrend(v.Decision, v.History),
 	}
 	// Lists are always arrays in the JSON, never null.
 	if g.Failures == nil {
