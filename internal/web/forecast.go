@@ -64,12 +64,19 @@ func capitalise(s string) string {
 // trendWindow is how far back the measured trend of the backlog looks.
 const trendWindow = time.Minute
 
-// backlogTrend says which way the backlog is going, for the advice: the
-// change measured over the last minute of the history when there is one,
-// else what the current workers and arrivals make of it (the decision's
-// drain time). Empty when nothing waits or nothing is known.
+// backlogTrend says which way the backlog is going, for the advice of the
+// diagnoses whose advice depends on it (capped, under_provisioned,
+// draining): the change measured over the last minute of the history when
+// there is one, else what the current workers and arrivals make of it (the
+// decision's drain time). Empty for the other diagnoses, when nothing
+// waits, or when nothing is known.
 func backlogTrend(d *model.Decision, history []controller.Point) string {
-	if d == nil || d.Backlog <= 0 || d.Diagnosis == model.DiagUnknown {
+	if d == nil || d.Backlog <= 0 {
+		return ""
+	}
+	switch d.Diagnosis {
+	case model.DiagCapped, model.DiagUnderProvisioned, model.DiagDraining:
+	default:
 		return ""
 	}
 	now := float64(d.Backlog)
@@ -84,10 +91,10 @@ func backlogTrend(d *model.Decision, history []controller.Point) string {
 		switch {
 		case change < 0:
 			rate := -change / dt.Seconds()
-			return "The backlog is falling: " + formatNumber(-change) + " fewer messages than " + span +
+			return "The backlog is falling: " + messages(-change) + " fewer than " + span +
 				" ago; at that pace it clears in about " + formatSeconds(math.Round(now/rate)) + "."
 		case change > 0:
-			return "The backlog is growing: " + formatNumber(change) + " more messages than " + span +
+			return "The backlog is growing: " + messages(change) + " more than " + span +
 				" ago; it will keep growing until the fleet catches up."
 		default:
 			return "The backlog is steady: as large as " + span + " ago."
@@ -100,4 +107,12 @@ func backlogTrend(d *model.Decision, history []controller.Point) string {
 		return "At the current arrivals the workers do not clear the backlog: it will keep growing."
 	}
 	return ""
+}
+
+// messages writes a count of messages.
+func messages(n float64) string {
+	if n == 1 {
+		return "1 message"
+	}
+	return formatNumber(n) + " messages"
 }

@@ -65,17 +65,20 @@ func TestBacklogTrend(t *testing.T) {
 		history []controller.Point
 		want    string
 	}{
-		{"nothing waits", &model.Decision{At: now, Backlog: 0}, hist(50, 10, 0), ""},
+		{"nothing waits", &model.Decision{At: now, Backlog: 0, Diagnosis: model.DiagCapped}, hist(50, 10, 0), ""},
 		{"no data", &model.Decision{At: now, Backlog: 10, Diagnosis: model.DiagUnknown}, hist(5, 10), ""},
+		{"healthy: the advice does not depend on it", &model.Decision{At: now, Backlog: 10, Diagnosis: model.DiagHealthy}, hist(5, 8, 10), ""},
 		// 1,200 fewer over the minute: 20 msg/s net; 1,800 left clear in 90 s.
-		{"falling over the last minute", &model.Decision{At: now, Backlog: 1800}, hist(3000, 2400, 1800),
-			"The backlog is falling: 1,200 fewer messages than 1m ago; at that pace it clears in about 1m30s."},
-		{"growing over the last minute", &model.Decision{At: now, Backlog: 900, DrainSeconds: &drain}, hist(300, 600, 900),
-			"The backlog is growing: 600 more messages than 1m ago; it will keep growing until the fleet catches up."},
-		{"steady", &model.Decision{At: now, Backlog: 40}, hist(40, 38, 40), "The backlog is steady: as large as 1m ago."},
-		{"under a minute of history: the drain time", &model.Decision{At: now, Backlog: 40, DrainSeconds: &drain, ArrivalRate: &rate}, hist(60, 40),
+		{"capped and falling over the last minute", &model.Decision{At: now, Backlog: 1800, Diagnosis: model.DiagCapped}, hist(3000, 2400, 1800),
+			"The backlog is falling: 1,200 messages fewer than 1m ago; at that pace it clears in about 1m30s."},
+		{"capped and growing over the last minute", &model.Decision{At: now, Backlog: 900, DrainSeconds: &drain, Diagnosis: model.DiagCapped}, hist(300, 600, 900),
+			"The backlog is growing: 600 messages more than 1m ago; it will keep growing until the fleet catches up."},
+		{"one message more", &model.Decision{At: now, Backlog: 41, Diagnosis: model.DiagUnderProvisioned}, hist(40, 38, 41),
+			"The backlog is growing: 1 message more than 1m ago; it will keep growing until the fleet catches up."},
+		{"steady", &model.Decision{At: now, Backlog: 40, Diagnosis: model.DiagUnderProvisioned}, hist(40, 38, 40), "The backlog is steady: as large as 1m ago."},
+		{"under a minute of history: the drain time", &model.Decision{At: now, Backlog: 40, DrainSeconds: &drain, ArrivalRate: &rate, Diagnosis: model.DiagDraining}, hist(60, 40),
 			"At the current arrivals the workers clear the backlog in about 10m."},
-		{"under a minute of history, never drains", &model.Decision{At: now, Backlog: 40, ArrivalRate: &rate}, hist(40),
+		{"under a minute of history, never drains", &model.Decision{At: now, Backlog: 40, ArrivalRate: &rate, Diagnosis: model.DiagCapped}, hist(40),
 			"At the current arrivals the workers do not clear the backlog: it will keep growing."},
 	}
 	for _, tt := range tests {
