@@ -28,7 +28,7 @@ func TestGuardsTurnedOff(t *testing.T) {
 		t.Parallel()
 		s := base()
 		s.ScaleInStabilization = -time.Second
-		s.PeakWindow = tick // size for the latest rate, not the last 15 minutes'
+		s.Forecast.Off = true
 		h := newHarness(t, s, asg(40, 40, 0))
 		for range 30 {
 			h.step(tick, q(0, 30))
@@ -72,7 +72,7 @@ func TestShortWindowStillScalesIn(t *testing.T) {
 	s := base()
 	s.ScaleInStabilization = time.Second
 	s.StaleAfter = 3 * time.Second
-	s.PeakWindow = time.Second
+	s.Forecast.Off = true
 	s.ArrivalSmoothing = time.Second
 	h := newHarness(t, s, asg(5, 5, 0))
 	var d = h.step(1001*time.Millisecond, q(0, 0))
