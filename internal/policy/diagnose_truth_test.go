@@ -174,3 +174,38 @@ func TestCappedOnlyByCurrentLoad(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkDecideForecastAboveCap is one decision whose forecast asks for
+// more than the cap while today's load does not, with eight hours of
+// history: the path on which the current load's need is computed beside
+// the recommendation (diagnosis and clamp).
+func BenchmarkDecideForecastAboveCap(b *testing.B) {
+	s := base()
+	s.StartDelay = 90 * time.Second
+	s.Cap = 12
+	now := time.Date(2025, 3, 1, 10, 4, 30, 0, time.UTC)
+	var st State
+	st.Preload(s, cronHistory(now.Add(-2*time.Minute), 8, 40))
+	fleet := asg(4, 4, 0)
+	at := now.Add(-2 * time.Minute)
+	for range 24 {
+		at = at.Add(tick)
+		smp := q(1, 4) // every slot busy and a message waiting: the diagnosis weighs the need too
+		smp.At = at
+		Decide(s, smp, fleet, &st, at)
+	}
+	d := Decide(s, model.GroupSample{}, fleet, &st, at)
+	_ = d
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		t := at.Add(time.Duration(i%2) * time.Millisecond)
+		smp := q(1, 4)
+		smp.At = t
+		d = Decide(s, smp, fleet, &st, t)
+	}
+	b.StopTimer()
+	if d.Forecast == nil || d.Capped || d.RecommendedWorkers <= s.Cap {
+		b.Fatalf("not the path measured: forecast %+v, capped %v, recommended %d", d.Forecast, d.Capped, d.RecommendedWorkers)
+	}
+}
