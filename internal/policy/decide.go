@@ -498,7 +498,9 @@ func (c *call) holdForBacklog(target int) int {
 // and is not a cap on today's load.
 func (c *call) clamp() {
 	desired := c.target
+	said := false // a reason names the limit already
 	if c.recKnown && c.rec > c.hi && c.hiBy != "" && !c.sample.Missing() && !c.invalid {
+		said = true
 		limit, by := c.hi, c.hiBy
 		if c.hiBy == "cap" || c.s.Cap > 0 && c.s.Cap < c.lo {
 			limit, by = c.s.Cap, "cap"
@@ -519,7 +521,7 @@ func (c *call) clamp() {
 	}
 	switch {
 	case desired > c.hi:
-		if !c.d.Capped {
+		if !said {
 			c.reason("lowered to the %s %d", c.hiBy, c.hi)
 		}
 		desired = c.hi
