@@ -68,6 +68,10 @@ type settingsDoc struct {
 	MaxStepOut                  int     `json:"max_step_out"`
 	StaleAfterSeconds           float64 `json:"stale_after_seconds"`
 	ArrivalSmoothingSeconds     float64 `json:"arrival_smoothing_seconds"`
+	// Forecast is what the forecast does: act (sizes the fleet), report
+	// (computed and shown only) or off (also under backlog_per_worker).
+	Forecast               string  `json:"forecast"`
+	ForecastHistorySeconds float64 `json:"forecast_history_seconds"`
 }
 
 // queuesDoc says how many of the group's queues answered the last sample.
@@ -113,6 +117,7 @@ func settingsOf(s policy.Settings) settingsDoc {
 		ArrivalSmoothingSeconds:     s.ArrivalSmoothing.Seconds(),
 	}
 	d.PerWorker = s.PerWorker()
+	d.Forecast, d.ForecastHistorySeconds = forecastMode(s), s.Forecast.History.Seconds()
 	return d
 }
 

@@ -54,6 +54,17 @@ func forecastNote(s policy.Settings, d *model.Decision) string {
 	return capitalise(b.String())
 }
 
+// forecastMode names what the forecast of settings s (defaults filled) does.
+func forecastMode(s policy.Settings) string {
+	switch {
+	case s.Forecast.Off || s.Policy != policy.PolicyModel:
+		return "off"
+	case s.Forecast.ReportOnly:
+		return "report"
+	}
+	return "act"
+}
+
 func capitalise(s string) string {
 	if s == "" {
 		return s

@@ -131,3 +131,21 @@ func TestArrivalsChartDrawsTheForecast(t *testing.T) {
 		t.Errorf("text alternative %q, want %q", v.Desc, wantDesc)
 	}
 }
+
+func TestForecastMode(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		s    policy.Settings
+		want string
+	}{
+		{policy.Settings{}, "act"},
+		{policy.Settings{Forecast: policy.ForecastSettings{ReportOnly: true}}, "report"},
+		{policy.Settings{Forecast: policy.ForecastSettings{Off: true, ReportOnly: true}}, "off"},
+		{policy.Settings{Policy: policy.PolicyBacklogPerWorker}, "off"},
+	} {
+		d := settingsOf(tt.s)
+		if d.Forecast != tt.want || d.ForecastHistorySeconds != policy.DefaultForecastHistory.Seconds() {
+			t.Errorf("settings %+v: forecast %q over %v s, want %q over 8 days", tt.s.Forecast, d.Forecast, d.ForecastHistorySeconds, tt.want)
+		}
+	}
+}
