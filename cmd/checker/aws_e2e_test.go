@@ -275,7 +275,10 @@ type e2eGroup struct {
 	policy string
 
 	serviceTime, latency, drainTime time.Duration
-	peakWindow, arrivalSmoothing    time.Duration
+	arrivalSmoothing                time.Duration
+	// forecastOff sizes for the latest arrival rate alone: no forecast
+	// keeps capacity for bursts.
+	forecastOff bool
 
 	asg     string       // Auto Scaling group in east, or
 	service *testService // ECS service in west
@@ -327,11 +330,11 @@ func (c e2eConfig) yaml() string {
 		if g.drainTime > 0 {
 			w("      drain_time: %s", g.drainTime)
 		}
-		if g.peakWindow > 0 {
-			w("      peak_window: %s", g.peakWindow)
-		}
 		if g.arrivalSmoothing > 0 {
 			w("      arrival_smoothing: %s", g.arrivalSmoothing)
+		}
+		if g.forecastOff {
+			w("    forecast: {enabled: false}")
 		}
 		w("    fleet:")
 		switch {

@@ -78,6 +78,10 @@ func cmdRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 
 	handler := web.Handler(web.Options{Controller: ctrl, Gatherer: gatherer, Interval: cfg.Interval})
 	g, gctx := errgroup.WithContext(ctx)
+	// The warm start runs beside the loop: the first cycle does not wait
+	// for the history.
+	warm := newWarmer(gctx, ctrl, log.Named("warm_start"))
+	warm.start(asm.history, asm.groups)
 	g.Go(func() error {
 		return ctrl.Run(gctx, controller.RunOptions{Interval: cfg.Interval})
 	})
@@ -86,15 +90,17 @@ func cmdRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 			log.Info("listening", zap.String("addr", a.String()), zap.String("status_page", "http://"+a.String()+"/"))
 		})
 	})
-	g.Go(func() error { return reloadOnHangup(gctx, *path, ctrl, gatherer, log) })
+	g.Go(func() error { return reloadOnHangup(gctx, *path, ctrl, gatherer, warm, log) })
 	err = g.Wait()
+	warm.wait()
 	log.Info("stopped")
 	return err
 }
 
-// reloadOnHangup reloads the configuration on SIGHUP until ctx is done. An
+// reloadOnHangup reloads the configuration on SIGHUP until ctx is done, and
+// warm-starts the groups' forecasts again from the new configuration. An
 // invalid new configuration is logged and the running one kept.
-func reloadOnHangup(ctx context.Context, path string, ctrl *controller.Controller, gatherer *metricsGatherer, log *zap.Logger) error {
+func reloadOnHangup(ctx context.Context, path string, ctrl *controller.Controller, gatherer *metricsGatherer, warm *warmer, log *zap.Logger) error {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -119,6 +125,7 @@ func reloadOnHangup(ctx context.Context, path string, ctrl *controller.Controlle
 			continue
 		}
 		gatherer.swap(asm.registry)
+		warm.start(asm.history, asm.groups)
 		log.Info("configuration reloaded", zap.String("config", path), zap.Int("groups", len(cfg.Groups)),
 			zap.String("note", "listen, interval and log settings change only on restart"))
 	}

@@ -38,7 +38,10 @@ type keys struct {
 	names []string // sorted, for messages
 }
 
-var durationType = reflect.TypeFor[time.Duration]()
+var (
+	durationType     = reflect.TypeFor[time.Duration]()
+	longDurationType = reflect.TypeFor[Duration]()
+)
 
 func newShapeChecker() *shapeChecker {
 	return &shapeChecker{
@@ -118,6 +121,10 @@ func (c *shapeChecker) mapping(n *yaml.Node, t reflect.Type, path string, explic
 		}
 		seen[k.Value] = k.Line
 		ft, known := ks.types[k.Value]
+		if msg, gone := removedKey(t, k.Value, path); gone && k.Kind == yaml.ScalarNode {
+			c.problems.addLine(p, k.Line, "%s", msg)
+			continue
+		}
 		if k.Kind != yaml.ScalarNode || !known {
 			c.problems.addLine(p, k.Line, "%s", unknownKey(k.Value, ks.names))
 			continue
@@ -211,7 +218,7 @@ func isInteger(t reflect.Type) bool {
 	switch t.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return t != durationType
+		return t != durationType && t != longDurationType
 	}
 	return false
 }
@@ -250,8 +257,11 @@ func want(t reflect.Type) string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t == durationType {
+	switch t {
+	case durationType:
 		return "a duration such as 30s, 5m or 1h30m"
+	case longDurationType:
+		return "a duration such as 36h, 8d or 1d12h"
 	}
 	switch t.Kind() {
 	case reflect.Bool:

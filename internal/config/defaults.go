@@ -24,7 +24,8 @@ const (
 	DefaultArrivalSmoothing     = policy.DefaultArrivalSmoothing
 	DefaultScaleInStabilization = policy.DefaultScaleInStabilization
 	DefaultLatencyQuantile      = policy.DefaultLatencyQuantile
-	DefaultPeakWindow           = 15 * time.Minute
+	DefaultForecastMode         = ForecastAct
+	DefaultForecastHistory      = Duration(policy.DefaultForecastHistory)
 	DefaultMetricStaleAfter     = policy.DefaultMetricStaleAfter
 	// DefaultStaleAfterIntervals is target.stale_after, in intervals, when
 	// the key is absent or 0.
@@ -65,9 +66,9 @@ func DefaultGroup() Group {
 			Deadband:         DefaultDeadband,
 			ArrivalSmoothing: DefaultArrivalSmoothing,
 			LatencyQuantile:  DefaultLatencyQuantile,
-			PeakWindow:       DefaultPeakWindow,
 		},
-		Fleet: Fleet{ScaleInStabilization: DefaultScaleInStabilization},
+		Forecast: Forecast{Mode: DefaultForecastMode, History: DefaultForecastHistory},
+		Fleet:    Fleet{ScaleInStabilization: DefaultScaleInStabilization},
 	}
 }
 

@@ -37,6 +37,7 @@ func (g Group) PolicySettings(interval time.Duration) policy.Settings {
 		ArrivalSmoothing:     g.Target.ArrivalSmoothing,
 		LatencyQuantile:      g.Target.LatencyQuantile,
 		MetricStaleAfter:     g.OldestAge.StaleAfter,
+		Forecast:             g.Forecast.settings(),
 	}
 }
 

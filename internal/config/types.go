@@ -46,6 +46,7 @@ type Group struct {
 	OldestAge OldestAge `yaml:"oldest_age"`
 	Workers   Workers   `yaml:"workers"`
 	Target    Target    `yaml:"target"`
+	Forecast  Forecast  `yaml:"forecast"`
 	Fleet     Fleet     `yaml:"fleet"`
 	Actions   Actions   `yaml:"actions"`
 }
@@ -93,7 +94,23 @@ type Target struct {
 	StaleAfter       time.Duration `yaml:"stale_after"`       // default 3 × interval
 	ArrivalSmoothing time.Duration `yaml:"arrival_smoothing"` // EWMA time constant, default 1m
 	LatencyQuantile  float64       `yaml:"latency_quantile"`  // share of messages that start within Latency, default 0.99
-	PeakWindow       time.Duration `yaml:"peak_window"`       // floors size for the highest arrival rate within it, default 15m
+}
+
+// Forecast is how the model policy anticipates load: it forecasts the
+// arrivals of the next start delay from recurring patterns and recent
+// bursts in the group's per-minute arrival history, and starts workers for
+// them before they arrive. The backlog_per_worker policy has no forecast.
+type Forecast struct {
+	// Enabled turns the forecast on; nil (the key absent) means on for the
+	// model policy. An explicit true under backlog_per_worker is a problem.
+	Enabled *bool `yaml:"enabled"`
+	// Mode is act (the forecast sizes the fleet) or report (it is computed,
+	// shown in the decision, its reasons, the metrics and the status page,
+	// and changes no count). Default act.
+	Mode string `yaml:"mode"`
+	// History is how much per-minute arrival history the forecast keeps and
+	// reads at start: 1h to 8d, default 8d.
+	History Duration `yaml:"history"`
 }
 
 // Fleet is where the workers live and the bounds on their number.

@@ -122,6 +122,7 @@ func (g Group) validate(p *problems, path string, c Config) {
 	g.OldestAge.validate(p, joinPath(path, "oldest_age"))
 	g.Workers.validate(p, joinPath(path, "workers"))
 	g.Target.validate(p, joinPath(path, "target"), c.Interval)
+	g.Forecast.validate(p, joinPath(path, "forecast"), g.Target.Policy)
 	g.Fleet.validate(p, joinPath(path, "fleet"))
 	g.Actions.validate(p, joinPath(path, "actions"), g.Fleet)
 }
@@ -231,9 +232,6 @@ func (t Target) validate(p *problems, path string, interval time.Duration) {
 	}
 	if !(t.LatencyQuantile > 0 && t.LatencyQuantile < 1) {
 		p.add(joinPath(path, "latency_quantile"), "must be a ratio in (0, 1), such as 0.99; got %v", t.LatencyQuantile)
-	}
-	if t.PeakWindow < interval {
-		p.add(joinPath(path, "peak_window"), "must be at least interval (%s), which sizes for the latest arrival rate; got %s", interval, t.PeakWindow)
 	}
 }
 

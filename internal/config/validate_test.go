@@ -120,9 +120,25 @@ func TestValidateRules(t *testing.T) {
 		{"latency quantile 1", func(_ *Config, g *Group) { g.Target.LatencyQuantile = 1 },
 			[]string{"groups[0].target.latency_quantile: must be a ratio in (0, 1), such as 0.99; got 1"}},
 		{"latency quantile 0.5", func(_ *Config, g *Group) { g.Target.LatencyQuantile = 0.5 }, nil},
-		{"peak window equal to interval", func(c *Config, g *Group) { g.Target.PeakWindow = c.Interval }, nil},
-		{"peak window under interval", func(_ *Config, g *Group) { g.Target.PeakWindow = time.Second },
-			[]string{"groups[0].target.peak_window: must be at least interval (5s), which sizes for the latest arrival rate; got 1s"}},
+		{"forecast history 1h", func(_ *Config, g *Group) { g.Forecast.History = Duration(time.Hour) }, nil},
+		{"forecast history 8d", func(_ *Config, g *Group) { g.Forecast.History = Duration(8 * 24 * time.Hour) }, nil},
+		{"forecast history under 1h", func(_ *Config, g *Group) { g.Forecast.History = Duration(59 * time.Minute) },
+			[]string{"groups[0].forecast.history: must be from 1h to 8d, got 59m0s"}},
+		{"forecast history over 8d", func(_ *Config, g *Group) { g.Forecast.History = Duration(8*24*time.Hour + time.Minute) },
+			[]string{"groups[0].forecast.history: must be from 1h to 8d, got 192h1m0s"}},
+		{"forecast mode report", func(_ *Config, g *Group) { g.Forecast.Mode = ForecastReport }, nil},
+		{"forecast mode unknown", func(_ *Config, g *Group) { g.Forecast.Mode = "dry" },
+			[]string{`groups[0].forecast.mode: must be one of act, report; got "dry"`}},
+		{"forecast off", func(_ *Config, g *Group) { g.Forecast.Enabled = ptr(false) }, nil},
+		{"forecast off under backlog_per_worker", func(_ *Config, g *Group) {
+			g.Target.Policy, g.Forecast.Enabled = policy.PolicyBacklogPerWorker, ptr(false)
+		}, nil},
+		{"forecast left to its default under backlog_per_worker", func(_ *Config, g *Group) {
+			g.Target.Policy = policy.PolicyBacklogPerWorker
+		}, nil},
+		{"forecast enabled under backlog_per_worker", func(_ *Config, g *Group) {
+			g.Target.Policy, g.Forecast.Enabled = policy.PolicyBacklogPerWorker, ptr(true)
+		}, []string{"groups[0].forecast.enabled: the backlog_per_worker policy has no forecast (it sizes on the backlog alone); remove the key, set it to false, or use target.policy model"}},
 		{"CloudWatch readings stale after 1m", func(_ *Config, g *Group) { g.OldestAge.StaleAfter = time.Minute }, nil},
 		{"CloudWatch readings stale under 1m", func(_ *Config, g *Group) { g.OldestAge.StaleAfter = 59 * time.Second },
 			[]string{"groups[0].oldest_age.stale_after: must be at least 1m, the period of a CloudWatch reading; got 59s"}},
@@ -198,8 +214,9 @@ func TestDefaults(t *testing.T) {
 	check(t, "target", g.Target, Target{
 		Policy: "model", DrainTime: 15 * time.Minute, Utilization: 0.8,
 		Deadband: 0.1, ArrivalSmoothing: time.Minute,
-		LatencyQuantile: 0.99, PeakWindow: 15 * time.Minute,
+		LatencyQuantile: 0.99,
 	})
+	check(t, "forecast", g.Forecast, Forecast{Mode: "act", History: Duration(8 * 24 * time.Hour)})
 	check(t, "oldest_age", g.OldestAge, OldestAge{CloudWatch: false, StaleAfter: 5 * time.Minute})
 	check(t, "fleet.scale_in_stabilization", g.Fleet.ScaleInStabilization, 5*time.Minute)
 	check(t, "fleet.max", g.Fleet.Max, 0)
@@ -230,9 +247,10 @@ func TestPolicySettings(t *testing.T) {
 			Policy: "backlog_per_worker", Latency: 45 * time.Second, DrainTime: 20 * time.Minute,
 			Utilization: 0.75, BurstReserve: 25, OverheadReserve: 10, SafetyWorkers: 2,
 			Deadband: 0.05, MaxStepOut: 8, StaleAfter: 40 * time.Second, ArrivalSmoothing: 90 * time.Second,
-			LatencyQuantile: 0.95, PeakWindow: 30 * time.Minute,
+			LatencyQuantile: 0.95,
 		},
-		Fleet: Fleet{Min: 1, Max: 60, Cap: 40, StartDelay: 90 * time.Second, ScaleInStabilization: 7 * time.Minute},
+		Forecast: Forecast{Mode: ForecastReport, History: Duration(36 * time.Hour)},
+		Fleet:    Fleet{Min: 1, Max: 60, Cap: 40, StartDelay: 90 * time.Second, ScaleInStabilization: 7 * time.Minute},
 	}
 	want := policy.Settings{
 		Group: "jobs", Policy: "backlog_per_worker",
@@ -242,7 +260,8 @@ func TestPolicySettings(t *testing.T) {
 		Min: 1, Max: 60, Cap: 40,
 		StartDelay: 90 * time.Second, ScaleInStabilization: 7 * time.Minute,
 		Deadband: 0.05, MaxStepOut: 8, StaleAfter: 40 * time.Second, ArrivalSmoothing: 90 * time.Second,
-		LatencyQuantile: 0.95, PeakWindow: 30 * time.Minute, MetricStaleAfter: 3 * time.Minute,
+		LatencyQuantile: 0.95, MetricStaleAfter: 3 * time.Minute,
+		Forecast: policy.ForecastSettings{ReportOnly: true, History: 36 * time.Hour},
 	}
 	got := g.PolicySettings(5 * time.Second)
 	if !reflect.DeepEqual(got, want) {
@@ -257,7 +276,13 @@ func TestPolicySettings(t *testing.T) {
 	}
 	g.Target.StaleAfter = 0
 	check(t, "stale_after 0 at a 4s interval", g.PolicySettings(4*time.Second).StaleAfter, 12*time.Second)
+	g.Forecast.Enabled = ptr(false)
+	check(t, "forecast enabled: false", g.PolicySettings(time.Second).Forecast.Off, true)
+	g.Forecast.Enabled = ptr(true)
+	check(t, "forecast enabled: true", g.PolicySettings(time.Second).Forecast.Off, false)
 }
+
+func ptr[T any](v T) *T { return &v }
 
 func TestNotes(t *testing.T) {
 	t.Parallel()

@@ -52,6 +52,9 @@ type Controller struct {
 
 // groupState is what the controller keeps about one group between cycles.
 type groupState struct {
+	// deciding serialises the uses of policy: a cycle's Decide and a warm
+	// start's Preload (see Preload).
+	deciding   sync.Mutex
 	policy     policy.State
 	decision   *model.Decision
 	sample     model.GroupSample
@@ -193,7 +196,9 @@ func (c *Controller) RunOnce(ctx context.Context, now time.Time) ([]model.Decisi
 		if st == nil { // reloaded away mid-cycle
 			continue
 		}
+		st.deciding.Lock()
 		d := policy.Decide(g, o.Sample, o.Fleet, &st.policy, now)
+		st.deciding.Unlock()
 		if o.Fleet.Known {
 			d.DrainingWorkers = max(o.Fleet.Draining, 0)
 		}

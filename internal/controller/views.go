@@ -16,11 +16,21 @@ type Point struct {
 	Desired     int       `json:"desired_workers"`
 	Recommended int       `json:"recommended_workers"`
 	OldestAge   *float64  `json:"oldest_age_seconds"`
+	// Arrival is the smoothed arrival estimate, msg/s; Forecast the rate
+	// the forecast expected within the next start delay. Nil when unknown
+	// or when there was no forecast.
+	Arrival  *float64 `json:"arrival_rate"`
+	Forecast *float64 `json:"forecast_rate"`
 }
 
 func pointOf(d model.Decision) Point {
-	return Point{At: d.At, Backlog: d.Backlog, Current: d.CurrentWorkers, Desired: d.DesiredWorkers,
-		Recommended: d.RecommendedWorkers, OldestAge: d.OldestAgeSeconds}
+	p := Point{At: d.At, Backlog: d.Backlog, Current: d.CurrentWorkers, Desired: d.DesiredWorkers,
+		Recommended: d.RecommendedWorkers, OldestAge: d.OldestAgeSeconds, Arrival: d.ArrivalRate}
+	if d.Forecast != nil {
+		f := d.Forecast.Rate
+		p.Forecast = &f
+	}
+	return p
 }
 
 // maxPoints bounds a group's history whatever the interval: an hour at 1 s.

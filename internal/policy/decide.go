@@ -521,25 +521,36 @@ func (c *call) holdForBacklog(target int) int {
 	return held
 }
 
-// clamp bounds the target to [lo, hi], last.
+// clamp bounds the target to [lo, hi], last. The decision is capped when
+// the limit keeps the fleet below what the current load needs (see
+// currentNeed); a forecast above the limit is lowered to it and said so,
+// and is not a cap on today's load.
 func (c *call) clamp() {
 	desired := c.target
+	said := false // a reason names the limit already
 	if c.recKnown && c.rec > c.hi && c.hiBy != "" && !c.sample.Missing() && !c.invalid {
-		c.d.Capped = true
-		limit := c.hi
+		said = true
+		limit, by := c.hi, c.hiBy
 		if c.hiBy == "cap" || c.s.Cap > 0 && c.s.Cap < c.lo {
-			limit = c.s.Cap
-			c.reason("the target needs %d, the cap allows %d", c.rec, limit)
-			if c.s.Cap < c.lo {
+			limit, by = c.s.Cap, "cap"
+		}
+		if need := c.currentNeed(); need > c.hi {
+			c.d.Capped = true
+			if need < c.rec {
+				c.reason("the load now needs %d (the target, with the forecast, %d), the %s allows %d", need, c.rec, by, limit)
+			} else {
+				c.reason("the target needs %d, the %s allows %d", c.rec, by, limit)
+			}
+			if c.s.Cap > 0 && c.s.Cap < c.lo {
 				c.reason("the cap %d is below min %d: min wins", c.s.Cap, c.lo)
 			}
 		} else {
-			c.reason("the target needs %d, the %s allows %d", c.rec, c.hiBy, limit)
+			c.reason("the forecast asks for %d, the %s allows %d; the load now needs %d", c.rec, by, limit, need)
 		}
 	}
 	switch {
 	case desired > c.hi:
-		if !c.d.Capped {
+		if !said {
 			c.reason("lowered to the %s %d", c.hiBy, c.hi)
 		}
 		desired = c.hi

@@ -32,6 +32,11 @@ type groupDoc struct {
 	ActionError string               `json:"action_error"`
 	History     []controller.Point   `json:"history"`
 	Changes     []controller.Change  `json:"changes"` // most recent last
+	// ForecastNote says what the forecast does for the fleet now (see
+	// forecastNote); BacklogTrend which way the backlog is going (see
+	// backlogTrend). Empty when there is nothing to say.
+	ForecastNote string `json:"forecast_note"`
+	BacklogTrend string `json:"backlog_trend"`
 }
 
 // settingsDoc is policy.Settings with durations in seconds and percents as
@@ -63,6 +68,10 @@ type settingsDoc struct {
 	MaxStepOut                  int     `json:"max_step_out"`
 	StaleAfterSeconds           float64 `json:"stale_after_seconds"`
 	ArrivalSmoothingSeconds     float64 `json:"arrival_smoothing_seconds"`
+	// Forecast is what the forecast does: act (sizes the fleet), report
+	// (computed and shown only) or off (also under backlog_per_worker).
+	Forecast               string  `json:"forecast"`
+	ForecastHistorySeconds float64 `json:"forecast_history_seconds"`
 }
 
 // queuesDoc says how many of the group's queues answered the last sample.
@@ -109,6 +118,7 @@ func settingsOf(s policy.Settings) settingsDoc {
 		ArrivalSmoothingSeconds:     s.ArrivalSmoothing.Seconds(),
 	}
 	d.PerWorker = s.PerWorker()
+	d.Forecast, d.ForecastHistorySeconds = forecastMode(s), s.Forecast.History.Seconds()
 	return d
 }
 
@@ -148,6 +158,9 @@ func groupOf(v controller.GroupView) groupDoc {
 		ActionError: v.ActionError,
 		History:     v.History,
 		Changes:     v.Changes,
+
+		ForecastNote: forecastNote(v.Settings, v.Decision),
+		BacklogTrend: backlogTrend(v.Decision, v.History),
 	}
 	// Lists are always arrays in the JSON, never null.
 	if g.Failures == nil {

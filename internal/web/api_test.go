@@ -94,8 +94,8 @@ func TestGroupsAPI(t *testing.T) {
 // checkGroupJSON holds one group of the endpoint to the controller's view.
 func checkGroupJSON(t *testing.T, g map[string]any, v controller.GroupView) {
 	t.Helper()
-	wantKeys := []string{"action_error", "changes", "decision", "failures", "fleet", "history", "last_action",
-		"name", "queues", "settings"}
+	wantKeys := []string{"action_error", "backlog_trend", "changes", "decision", "failures", "fleet", "forecast_note",
+		"history", "last_action", "name", "queues", "settings"}
 	if got := keysOf(g); !slices.Equal(got, wantKeys) {
 		t.Errorf("group keys %v, want %v", got, wantKeys)
 	}
