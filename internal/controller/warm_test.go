@@ -58,9 +58,9 @@ func steady(groups ...string) *fakeObserver {
 
 func TestPreloadWarmsEachGroupsForecast(t *testing.T) {
 	t.Parallel()
-	// 10:04:30: the job due at 10:07 starts within the start delay and a
-	// minute, so a forecaster that knows the rhythm expects it.
-	start := time.Date(2026, 11, 30, 10, 2, 30, 0, time.UTC)
+	// 10:05:30: the job due at 10:07 starts within the start delay and an
+	// interval, so a forecaster that knows the rhythm expects it.
+	start := time.Date(2026, 11, 30, 10, 3, 30, 0, time.UTC)
 	off := forecastSettings("off")
 	off.Forecast.Off = true
 	bpw := forecastSettings("bpw")

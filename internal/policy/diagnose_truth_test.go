@@ -120,8 +120,8 @@ func TestCappedOnlyByCurrentLoad(t *testing.T) {
 		s.Cap = 12
 		return s
 	}
-	// 10:04:30, a start delay and a minute before the job due at 10:07.
-	now := time.Date(2025, 3, 1, 10, 4, 30, 0, time.UTC)
+	// 10:05:30, a start delay and an interval before the job due at 10:07.
+	now := time.Date(2025, 3, 1, 10, 5, 30, 0, time.UTC)
 
 	t.Run("forecast above the cap, today's load below it", func(t *testing.T) {
 		t.Parallel()
