@@ -142,6 +142,9 @@ const (
 	maxBursts     = 64
 
 	maxOccurrences = 16
+	// maxRate: a rate above this many messages a second is garbage, not
+	// kept (a float32 minute would hold it as +Inf).
+	maxRate = 1e12
 	maxOnsets      = 128
 	// maxObservation: an observation spanning longer than this is a gap,
 	// not spread over the minutes it spans.
@@ -211,7 +214,7 @@ func (f *forecaster) isExplain(m int64) bool { return f.known(m) && getBit(f.exp
 // add credits an observation of rate msg/s over [from, to) to the minutes it
 // covers, closing the minutes it passes.
 func (f *forecaster) add(from, to time.Time, rate float64, horizon time.Duration) {
-	if !(rate >= 0) || math.IsInf(rate, 0) || !to.After(from) {
+	if !(rate >= 0) || rate > maxRate || !to.After(from) {
 		return
 	}
 	if to.Sub(from) > maxObservation {
@@ -310,7 +313,7 @@ func (f *forecaster) close(m int64, v float64) {
 // set replaces the rate of a closed minute m with a better measurement of
 // it, and marks it and the minute after it hot again.
 func (f *forecaster) set(m int64, v float64) {
-	if !(v >= 0) || math.IsInf(v, 0) {
+	if !(v >= 0) || v > maxRate {
 		return
 	}
 	if f.curOK && m == f.cur {
@@ -866,7 +869,7 @@ func (f *forecaster) preload(h model.MinuteHistory, horizon time.Duration) int {
 			v = f.rates[f.idx(g)]
 		}
 		if g <= end && g-start < int64(len(h.Counts)) {
-			if c := h.Counts[g-start]; c >= 0 && !math.IsInf(c, 0) {
+			if c := h.Counts[g-start]; c >= 0 && c/60 <= maxRate {
 				v = float32(c / 60)
 			}
 		}

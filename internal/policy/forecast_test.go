@@ -286,7 +286,7 @@ func TestForecasterSurvivesGarbage(t *testing.T) {
 	f := newForecaster()
 	now := fcStart
 	for i := range 2000 {
-		v := []float64{math.NaN(), math.Inf(1), -5}[i%3]
+		v := []float64{math.NaN(), math.Inf(1), -5, 1e300}[i%4]
 		f.add(now, now.Add(5*time.Second), v, fcHorizon)
 		now = now.Add(5 * time.Second)
 		if r := f.forecast(now, fcHorizon, 0, false); r.ok {
