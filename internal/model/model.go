@@ -168,3 +168,9 @@ type Action struct {
 	To               int    `json:"to"`
 	DryRun           bool   `json:"dry_run"` // nothing was changed on purpose
 }
+
+// MinuteHistory is a per-minute count series, oldest first.
+type MinuteHistory struct {
+	Start  time.Time // the first minute, UTC, truncated to the minute
+	Counts []float64 // messages in each minute; NaN where CloudWatch had no datapoint
+}
