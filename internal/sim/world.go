@@ -56,6 +56,10 @@ type Config struct {
 	// with that time as its At.
 	ReportOldestAge bool
 	OldestAgeLag    time.Duration
+
+	// WarmUp is left out of the scores: messages that arrive before it,
+	// the cost and the scaling before it do not count.
+	WarmUp time.Duration
 }
 
 // worker states
@@ -207,8 +211,10 @@ type World struct {
 	completions fifo // completions (as arrived times) within the last deletedWindow seconds
 	waits       waitStats
 
+	scoreFrom      float64 // seconds: WarmUp
 	workerSeconds  float64
 	scalingActions int
+	launches       int
 	maxOldestAge   float64
 	ages           []agePoint // observed oldest ages, for a lagged reading
 }
@@ -235,6 +241,7 @@ func NewWorld(cfg Config) (*World, error) {
 		w.group = DefaultGroup
 	}
 	w.waits.target = cfg.LatencyTarget.Seconds()
+	w.scoreFrom = cfg.WarmUp.Seconds()
 	w.cursor.init(cfg.Scenario)
 	w.nextArrival = w.drawArrival(0)
 	w.desired = cfg.Workers
@@ -275,6 +282,9 @@ func (c Config) validate() error {
 	}
 	if c.LatencyTarget < 0 {
 		errs = append(errs, fmt.Errorf("latency target %v: must be >= 0", c.LatencyTarget))
+	}
+	if c.WarmUp < 0 {
+		errs = append(errs, fmt.Errorf("warm-up %v: must be >= 0", c.WarmUp))
 	}
 	if c.OldestAgeLag < 0 {
 		errs = append(errs, fmt.Errorf("oldest-age lag %v: must be >= 0", c.OldestAgeLag))
@@ -343,7 +353,9 @@ func (w *World) accrue(t float64) {
 	if t <= w.t {
 		return
 	}
-	w.workerSeconds += float64(w.pending+w.active+w.retiring) * (t - w.t)
+	if t > w.scoreFrom {
+		w.workerSeconds += float64(w.pending+w.active+w.retiring) * (t - max(w.t, w.scoreFrom))
+	}
 	w.t = t
 }
 
@@ -353,7 +365,9 @@ func (w *World) schedule(at float64, kind, id int) {
 }
 
 func (w *World) arrive() {
-	w.arrivals++
+	if w.t >= w.scoreFrom {
+		w.arrivals++
+	}
 	w.queue.push(message{arrived: w.t, service: w.svc.draw(w.svcRand)})
 	w.nextArrival = w.drawArrival(w.t)
 	w.dispatch()
@@ -369,7 +383,9 @@ func (w *World) dispatch() {
 		}
 		w.free--
 		m := w.queue.pop()
-		w.waits.add(w.t - m.arrived)
+		if m.arrived >= w.scoreFrom {
+			w.waits.add(w.t - m.arrived)
+		}
 		w.workers[id].busy++
 		w.inFlight++
 		w.schedule(w.t+m.service, evCompletion, id)
@@ -420,7 +436,9 @@ func (w *World) setDesired(n int) bool {
 		return false
 	}
 	w.desired = n
-	w.scalingActions++
+	if w.t >= w.scoreFrom {
+		w.scalingActions++
+	}
 	w.reconcile()
 	return true
 }
@@ -431,6 +449,9 @@ func (w *World) reconcile() {
 		w.workers = append(w.workers, worker{state: workerPending, launched: w.t})
 		id := len(w.workers) - 1
 		w.pending++
+		if w.t >= w.scoreFrom {
+			w.launches++
+		}
 		if w.startDelay <= 0 {
 			w.start(id)
 		} else {
@@ -498,7 +519,9 @@ func (w *World) oldestAge() float64 {
 func (w *World) observe(now time.Time) {
 	w.advance(w.seconds(now))
 	age := w.oldestAge()
-	w.maxOldestAge = math.Max(w.maxOldestAge, age)
+	if w.t >= w.scoreFrom {
+		w.maxOldestAge = math.Max(w.maxOldestAge, age)
+	}
 	if w.cfg.ReportOldestAge && w.cfg.OldestAgeLag > 0 {
 		w.ages = append(w.ages, agePoint{at: w.t, age: age})
 	}
@@ -653,7 +676,10 @@ type Scores struct {
 	// starting, or finishing their last messages.
 	WorkerSeconds  float64 `json:"worker_seconds"`
 	ScalingActions int     `json:"scaling_actions"` // changes of the desired count
-	Messages       int64   `json:"messages"`        // arrivals
+	// Launches counts the workers started (each one pays its start delay);
+	// a fleet that drops to zero and back launches again.
+	Launches int   `json:"launches"`
+	Messages int64 `json:"messages"` // arrivals
 }
 
 // Scores returns the scores so far. Messages still waiting count with the
@@ -664,7 +690,9 @@ func (w *World) Scores() Scores {
 	defer w.mu.Unlock()
 	ws := w.waits.clone()
 	for i := 0; i < w.queue.n; i++ {
-		ws.add(w.t - w.queue.at(i).arrived)
+		if m := w.queue.at(i); m.arrived >= w.scoreFrom {
+			ws.add(w.t - m.arrived)
+		}
 	}
 	s := Scores{
 		SLOAttainment:  1,
@@ -674,6 +702,7 @@ func (w *World) Scores() Scores {
 		MaxOldestAge:   w.maxOldestAge,
 		WorkerSeconds:  w.workerSeconds,
 		ScalingActions: w.scalingActions,
+		Launches:       w.launches,
 		Messages:       w.arrivals,
 	}
 	if ws.n > 0 {
