@@ -177,9 +177,12 @@ func daysSegments(rate float64, n int, seed uint64) []Segment {
 const csvHeader = "t_seconds,arrivals_per_second"
 
 // ParseCSV reads a scenario from CSV: the header `t_seconds,arrivals_per_second`
-// then one row per change of rate, times strictly increasing from 0 or more,
-// rates >= 0. Each rate holds until the next row; the last holds to the end
-// of the run. Errors name the line.
+// then one row per change of rate, times strictly increasing from 0 or more
+// (at most MaxCSVSeconds, at most MaxCSVRows rows), rates >= 0. Each rate
+// holds until the next row; the last holds to the end of the run. The
+// scenario's Length is the last row's time plus the gap before it (for
+// evenly spaced rows, one more step); 0 for a single row. Errors name the
+// line.
 func ParseCSV(name string, r io.Reader) (Scenario, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
@@ -192,10 +195,11 @@ func ParseCSV(name string, r io.Reader) (Scenario, error) {
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		line, _ := cr.FieldPos(0)
 		if err != nil {
+			// A *csv.ParseError names the line and column itself.
 			return Scenario{}, fmt.Errorf("%s: %w", name, err)
 		}
+		line, _ := cr.FieldPos(0)
 		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
 			continue
 		}
@@ -211,8 +215,8 @@ func ParseCSV(name string, r io.Reader) (Scenario, error) {
 			return Scenario{}, fmt.Errorf("%s:%d: want 2 fields (t_seconds,arrivals_per_second), got %d", name, line, len(rec))
 		}
 		t, err := strconv.ParseFloat(strings.TrimSpace(rec[0]), 64)
-		if err != nil || math.IsNaN(t) || math.IsInf(t, 0) || t < 0 {
-			return Scenario{}, fmt.Errorf("%s:%d: t_seconds %q: want a finite number >= 0", name, line, rec[0])
+		if err != nil || math.IsNaN(t) || math.IsInf(t, 0) || t < 0 || t > MaxCSVSeconds {
+			return Scenario{}, fmt.Errorf("%s:%d: t_seconds %q: want a number from 0 to %d (366 days)", name, line, rec[0], MaxCSVSeconds)
 		}
 		rate, err := strconv.ParseFloat(strings.TrimSpace(rec[1]), 64)
 		if err != nil || math.IsNaN(rate) || math.IsInf(rate, 0) || rate < 0 {
@@ -223,6 +227,9 @@ func ParseCSV(name string, r io.Reader) (Scenario, error) {
 			return Scenario{}, fmt.Errorf("%s:%d: t_seconds %v: must be greater than the previous row's %v",
 				name, line, t, sc.Segments[n-1].At.Seconds())
 		}
+		if len(sc.Segments) >= MaxCSVRows {
+			return Scenario{}, fmt.Errorf("%s:%d: more than %d rows", name, line, MaxCSVRows)
+		}
 		sc.Segments = append(sc.Segments, Segment{at, rate})
 	}
 	if !header {
@@ -230,6 +237,9 @@ func ParseCSV(name string, r io.Reader) (Scenario, error) {
 	}
 	if len(sc.Segments) == 0 {
 		return Scenario{}, fmt.Errorf("%s: no rows after the header", name)
+	}
+	if n := len(sc.Segments); n > 1 {
+		sc.Length = 2*sc.Segments[n-1].At - sc.Segments[n-2].At
 	}
 	return sc, nil
 }
