@@ -471,7 +471,7 @@ func cloudWatchScenario(ctx context.Context, cfg config.Config, g config.Group, 
 	if !ok {
 		return sim.Scenario{}, fmt.Errorf("--from-cloudwatch: no history for group %s", g.Name)
 	}
-	sc, err := sim.FromMinutes(fmt.Sprintf("%s (CloudWatch, %s from %s)", g.Name, d, h.Start.Format(time.RFC3339)), h.Counts)
+	sc, err := sim.FromMinutes(fmt.Sprintf("%s: NumberOfMessagesSent per minute from %s", g.Name, h.Start.Format(time.RFC3339)), h.Counts)
 	if err != nil {
 		return sim.Scenario{}, fmt.Errorf("--from-cloudwatch: group %s: %w", g.Name, err)
 	}

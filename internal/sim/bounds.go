@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -102,10 +103,15 @@ func FromMinutes(name string, counts []float64) (Scenario, error) {
 }
 
 // WriteCSV writes a scenario's segments as a scenario file ParseCSV reads
-// back. Evenly spaced segments (a per-minute trace) read back with the
-// same length.
+// back, its name first as a comment line. Evenly spaced segments (a
+// per-minute trace) read back with the same length.
 func WriteCSV(w io.Writer, sc Scenario) error {
 	buf := make([]byte, 0, 64*(len(sc.Segments)+2))
+	if sc.Name != "" {
+		buf = append(buf, "# "...)
+		buf = append(buf, strings.ReplaceAll(sc.Name, "\n", " ")...)
+		buf = append(buf, '\n')
+	}
 	buf = append(buf, csvHeader...)
 	buf = append(buf, '\n')
 	row := func(at time.Duration, rate float64) {
