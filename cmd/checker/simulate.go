@@ -88,7 +88,10 @@ func cmdSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.IntVar(&f.min, "min", 1, "fewest workers")
 	fs.IntVar(&f.max, "max", 200, "most workers (at most 1000000)")
 	fs.IntVar(&f.workers, "workers", 0, "the fixed fleet and every policy's starting size; 0: what the base rate (a CSV file's mean rate) needs at 80 % utilisation and by the Erlang C wait floor")
-	fs.StringVar(&f.policy, "policy", "all", "policy to run: "+strings.Join(sim.Policies, ", ")+", or all")
+	fs.StringVar(&f.policy, "policy", "all", "policy to run: "+strings.Join(sim.Policies, ", ")+", or all. "+
+		"keda: visible + in-flight ÷ queueLength under the HPA (tolerance 0.1, scale-up at most +100 % or +4 pods per 15 s); "+
+		"target-tracking: SQS visible ÷ in-service on 1-minute datapoints, out after 3 above the target, in after 15 below; "+
+		"step: +1 at 1,000 visible, +2 at 1,500, -1 below 100; oracle: clairvoyant, launching one start delay ahead; oracle-instant: clairvoyant with instant workers")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed; the same seed gives the same run (and the days scenario's noise)")
 	fs.StringVar(&f.output, "output", "table", "output format: table or json")
 	fs.StringVar(&f.chart, "chart", "", "also draw backlog, oldest age and workers over time to this .svg or .png file")
