@@ -6,7 +6,7 @@ COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 GOLANGCI_LINT_VERSION ?= v2.15.0
 
-.PHONY: all build test vet lint bench tidy-check validate-example clean
+.PHONY: all build test vet lint bench comparison tidy-check validate-example clean
 
 all: build
 
@@ -24,6 +24,12 @@ lint:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# The README's comparison: every policy on spike, bursty, cron and days,
+# seeds 1 to 3, through `checker simulate`; checks the README's claims and
+# prints its table (several minutes).
+comparison:
+	$(GO) test -count=1 -timeout 60m -run 'TestComparison' ./cmd/checker -comparison -v
 
 validate-example:
 	$(GO) run ./cmd/checker validate --config config.example.yaml

@@ -53,7 +53,5 @@ func assemble(ctx context.Context, cfg config.Config, log *zap.Logger) (*assembl
 	for _, g := range cfg.Groups {
 		groups = append(groups, g.PolicySettings(cfg.Interval))
 	}
-	// The poller reads the arrival history once it has ArrivalHistory.
-	history, _ := any(p).(arrivalHistory)
-	return &assembly{groups: groups, observer: p, actuator: pub, registry: reg, history: history}, nil
+	return &assembly{groups: groups, observer: p, actuator: pub, registry: reg, history: p}, nil
 }

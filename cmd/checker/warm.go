@@ -9,6 +9,7 @@ import (
 
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
+	"github.com/queuechecker/queue-checker/internal/poller"
 )
 
 // arrivalHistory reads every group's per-minute arrivals (messages sent to
@@ -17,6 +18,8 @@ import (
 type arrivalHistory interface {
 	ArrivalHistory(ctx context.Context, from, to time.Time) (map[string]model.MinuteHistory, error)
 }
+
+var _ arrivalHistory = (*poller.Poller)(nil)
 
 // preloader takes the history into the groups' forecasts: the controller.
 type preloader interface {

@@ -144,8 +144,8 @@ const (
 	maxOccurrences = 16
 	// maxRate: a rate above this many messages a second is garbage, not
 	// kept (a float32 minute would hold it as +Inf).
-	maxRate = 1e12
-	maxOnsets      = 128
+	maxRate   = 1e12
+	maxOnsets = 128
 	// maxObservation: an observation spanning longer than this is a gap,
 	// not spread over the minutes it spans.
 	maxObservation = 5 * time.Minute

@@ -52,6 +52,7 @@ type Poller struct {
 	callTimeout time.Duration
 	limit       int
 	metrics     *metrics
+	clients     clientSource
 
 	groups  []*group
 	regions []*region
@@ -98,6 +99,7 @@ func newPoller(cfg config.Config, clients clientSource, reg prometheus.Registere
 		callTimeout: cfg.AWS.CallTimeout,
 		limit:       cfg.AWS.ConcurrencyPerRegion,
 		metrics:     m,
+		clients:     clients,
 	}
 	if p.callTimeout <= 0 {
 		p.callTimeout = time.Duration(callTimeoutShare * float64(cfg.Interval))

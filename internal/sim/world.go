@@ -62,6 +62,10 @@ type Config struct {
 	// is the queue's (DefaultVisibilityTimeout when 0).
 	ScaleIn           string
 	VisibilityTimeout time.Duration
+
+	// WarmUp is left out of the scores: messages that arrive before it,
+	// the cost and the scaling before it do not count.
+	WarmUp time.Duration
 }
 
 // worker states
@@ -213,8 +217,10 @@ type World struct {
 	completions fifo // completions (as arrived times) within the last deletedWindow seconds
 	waits       waitStats
 
+	scoreFrom      float64 // seconds: WarmUp
 	workerSeconds  float64
 	scalingActions int
+	launches       int
 	maxOldestAge   float64
 	ages           []agePoint // observed oldest ages, for a lagged reading
 
@@ -244,6 +250,7 @@ func NewWorld(cfg Config) (*World, error) {
 	}
 	w.waits.target = cfg.LatencyTarget.Seconds()
 	w.kill = newKillState(cfg)
+	w.scoreFrom = cfg.WarmUp.Seconds()
 	w.cursor.init(cfg.Scenario)
 	w.nextArrival = w.drawArrival(0)
 	w.desired = cfg.Workers
@@ -284,6 +291,9 @@ func (c Config) validate() error {
 	}
 	if c.LatencyTarget < 0 {
 		errs = append(errs, fmt.Errorf("latency target %v: must be >= 0", c.LatencyTarget))
+	}
+	if c.WarmUp < 0 {
+		errs = append(errs, fmt.Errorf("warm-up %v: must be >= 0", c.WarmUp))
 	}
 	if c.OldestAgeLag < 0 {
 		errs = append(errs, fmt.Errorf("oldest-age lag %v: must be >= 0", c.OldestAgeLag))
@@ -355,7 +365,9 @@ func (w *World) accrue(t float64) {
 	if t <= w.t {
 		return
 	}
-	w.workerSeconds += float64(w.pending+w.active+w.retiring) * (t - w.t)
+	if t > w.scoreFrom {
+		w.workerSeconds += float64(w.pending+w.active+w.retiring) * (t - max(w.t, w.scoreFrom))
+	}
 	w.t = t
 }
 
@@ -365,7 +377,9 @@ func (w *World) schedule(at float64, kind, id int) {
 }
 
 func (w *World) arrive() {
-	w.arrivals++
+	if w.t >= w.scoreFrom {
+		w.arrivals++
+	}
 	w.queue.push(message{arrived: w.t, service: w.svc.draw(w.svcRand)})
 	w.nextArrival = w.drawArrival(w.t)
 	w.dispatch()
@@ -381,7 +395,9 @@ func (w *World) dispatch() {
 		}
 		w.free--
 		m := w.queue.pop()
-		w.waits.add(w.t - m.arrived)
+		if m.arrived >= w.scoreFrom {
+			w.waits.add(w.t - m.arrived)
+		}
 		w.workers[id].busy++
 		w.inFlight++
 		w.schedule(w.t+m.service, evCompletion, id)
@@ -441,7 +457,9 @@ func (w *World) setDesired(n int) bool {
 		return false
 	}
 	w.desired = n
-	w.scalingActions++
+	if w.t >= w.scoreFrom {
+		w.scalingActions++
+	}
 	w.reconcile()
 	return true
 }
@@ -452,6 +470,9 @@ func (w *World) reconcile() {
 		w.workers = append(w.workers, worker{state: workerPending, launched: w.t})
 		id := len(w.workers) - 1
 		w.pending++
+		if w.t >= w.scoreFrom {
+			w.launches++
+		}
 		if w.startDelay <= 0 {
 			w.start(id)
 		} else {
@@ -522,7 +543,9 @@ func (w *World) oldestAge() float64 {
 func (w *World) observe(now time.Time) {
 	w.advance(w.seconds(now))
 	age := w.oldestAge()
-	w.maxOldestAge = math.Max(w.maxOldestAge, age)
+	if w.t >= w.scoreFrom {
+		w.maxOldestAge = math.Max(w.maxOldestAge, age)
+	}
 	if w.cfg.ReportOldestAge && w.cfg.OldestAgeLag > 0 {
 		w.ages = append(w.ages, agePoint{at: w.t, age: age})
 	}
@@ -678,7 +701,10 @@ type Scores struct {
 	// starting, or finishing their last messages.
 	WorkerSeconds  float64 `json:"worker_seconds"`
 	ScalingActions int     `json:"scaling_actions"` // changes of the desired count
-	Messages       int64   `json:"messages"`        // arrivals
+	// Launches counts the workers started (each one pays its start delay);
+	// a fleet that drops to zero and back launches again.
+	Launches int   `json:"launches"`
+	Messages int64 `json:"messages"` // arrivals
 	// Duplicates counts deliveries after the first: messages of killed
 	// workers delivered again (scale-in mode kill).
 	Duplicates int64 `json:"duplicates"`
@@ -692,7 +718,9 @@ func (w *World) Scores() Scores {
 	defer w.mu.Unlock()
 	ws := w.waits.clone()
 	for i := 0; i < w.queue.n; i++ {
-		ws.add(w.t - w.queue.at(i).arrived)
+		if m := w.queue.at(i); m.arrived >= w.scoreFrom {
+			ws.add(w.t - m.arrived)
+		}
 	}
 	s := Scores{
 		SLOAttainment:  1,
@@ -702,6 +730,7 @@ func (w *World) Scores() Scores {
 		MaxOldestAge:   w.maxOldestAge,
 		WorkerSeconds:  w.workerSeconds,
 		ScalingActions: w.scalingActions,
+		Launches:       w.launches,
 		Messages:       w.arrivals,
 		Duplicates:     w.duplicates(),
 	}
