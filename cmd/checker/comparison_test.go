@@ -19,6 +19,13 @@ var comparisonFlag = flag.Bool("comparison", false, "run the README comparison o
 var (
 	comparisonScenarios = []string{"spike", "bursty", "cron", "days"}
 	comparisonSeeds     = []string{"1", "2", "3"}
+	// comparisonArgs run the recurring scenarios long enough to recur, and
+	// leave out of the scores the start a learning policy has not seen
+	// yet: cron's first hour (three jobs), days' first day.
+	comparisonArgs = map[string][]string{
+		"cron": {"--duration", "6h", "--warm-up", "1h"},
+		"days": {"--warm-up", "24h"},
+	}
 )
 
 // comparisonRun is one scenario and seed: every policy's scores, and
@@ -56,11 +63,12 @@ func comparison(t *testing.T) []comparisonRun {
 					sem <- struct{}{}
 					defer func() { <-sem }()
 					r := comparisonRun{scenario: sc, seed: seed, byPolicy: map[string]simResult{}}
-					for _, res := range simJSON(t, "--scenario", sc, "--seed", seed, "--policy", "all") {
+					args := append([]string{"--scenario", sc, "--seed", seed}, comparisonArgs[sc]...)
+					for _, res := range simJSON(t, append(args, "--policy", "all")...) {
 						r.byPolicy[res.Policy] = res
 					}
-					r.ttOneStep = simJSON(t, "--scenario", sc, "--seed", seed, "--policy", "target-tracking",
-						"--tt-scale-in-step", "100", "--tt-scale-in-below", "1", "--tt-scale-in-cooldown", "0s")[0]
+					r.ttOneStep = simJSON(t, append(args, "--policy", "target-tracking",
+						"--tt-scale-in-step", "100", "--tt-scale-in-below", "1", "--tt-scale-in-cooldown", "0s")...)[0]
 					mu.Lock()
 					comparisonRuns = append(comparisonRuns, r)
 					mu.Unlock()
@@ -179,7 +187,7 @@ func TestComparisonModelGoalsOnRecurringLoad(t *testing.T) {
 		}
 	}
 	if len(misses) > 0 {
-		t.Skipf("the model policy has no forecaster of recurring load yet; goals not met:\n%s", strings.Join(misses, "\n"))
+		t.Errorf("the model policy's goals on recurring load not met:\n%s", strings.Join(misses, "\n"))
 	}
 }
 
