@@ -62,8 +62,8 @@ func TestLoadOK(t *testing.T) {
 			check(t, "target.drain_time (default)", v.Target.DrainTime, DefaultDrainTime)
 			check(t, "fleet.max (merged)", v.Fleet.Max, 30)
 			check(t, "set_desired_capacity (merged)", v.Actions.SetDesiredCapacity, true)
-			if v.Fleet.AutoScalingGroup == nil || v.Fleet.AutoScalingGroup.Name != "images-workers" {
-				t.Errorf("fleet.autoscaling_group = %+v, want images-workers", v.Fleet.AutoScalingGroup)
+			if v.Fleet.AutoScalingGroup == nil || v.Fleet.AutoScalingGroup.Name != "video-workers" {
+				t.Errorf("fleet.autoscaling_group = %+v, want video-workers (own)", v.Fleet.AutoScalingGroup)
 			}
 			check(t, "first group's latency", c.Groups[0].Target.Latency, 20*time.Second)
 		},

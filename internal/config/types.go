@@ -54,6 +54,10 @@ type Group struct {
 type Queue struct {
 	URL    string `yaml:"url"`
 	Region string `yaml:"region"`
+	// Shared lets a queue that an earlier group lists be counted by this
+	// group as well: its messages are then counted in both backlogs, on
+	// purpose (two fleets that both take from it).
+	Shared bool `yaml:"shared"`
 }
 
 // Count says which messages besides the visible ones make up the backlog.

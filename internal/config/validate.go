@@ -69,6 +69,7 @@ func (c Config) Validate() error {
 		}
 		g.validate(&p, path, c)
 	}
+	c.validateOwners(&p)
 	return p.err()
 }
 

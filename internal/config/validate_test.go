@@ -79,8 +79,70 @@ func TestValidateRules(t *testing.T) {
 		{"same queue in two groups", func(c *Config, g *Group) {
 			other := *g
 			other.Name = "jobs-2"
+			other.Fleet.AutoScalingGroup = nil
+			c.Groups = append(c.Groups, other)
+		}, []string{"groups[1].queues[0].url: the same queue as groups[0].queues[0]; another group counts it already (set shared: true on this entry to count it in both on purpose)"}},
+		{"same queue in two groups, shared", func(c *Config, g *Group) {
+			other := *g
+			other.Name = "jobs-2"
+			other.Fleet.AutoScalingGroup = nil
+			other.Queues = []Queue{{URL: g.Queues[0].URL, Shared: true}}
 			c.Groups = append(c.Groups, other)
 		}, nil},
+		{"same queue by region key and by URL", func(c *Config, g *Group) {
+			c.AWS.Region = "us-east-1"
+			g.Queues[0].URL = "http://localhost:9324/000000000000/jobs"
+			other := *g
+			other.Name = "jobs-2"
+			other.Fleet.AutoScalingGroup = nil
+			other.Queues = []Queue{{URL: "http://localhost:9324/000000000000/jobs", Region: "us-east-1"}}
+			c.Groups = append(c.Groups, other)
+		}, []string{"groups[1].queues[0].url: the same queue as groups[0].queues[0]; another group counts it already (set shared: true on this entry to count it in both on purpose)"}},
+		{"two groups set the same Auto Scaling group", func(c *Config, g *Group) {
+			g.Actions.SetDesiredCapacity = true
+			other := *g
+			other.Name = "jobs-2"
+			other.Queues = []Queue{{URL: "https://sqs.us-east-1.amazonaws.com/123456789012/other"}}
+			other.Fleet.AutoScalingGroup = &AutoScalingGroup{Name: "jobs-workers"}
+			c.Groups = append(c.Groups, other)
+		}, []string{"groups[1].fleet.autoscaling_group: the same fleet as groups[0].fleet.autoscaling_group, which also acts on it (set_desired_capacity or cloudwatch_metrics); a fleet has one owner"}},
+		{"one sets, one publishes for the same group via aws.region", func(c *Config, g *Group) {
+			c.AWS.Region = "us-east-1"
+			g.Actions.SetDesiredCapacity = true
+			other := *g
+			other.Name = "jobs-2"
+			other.Queues = []Queue{{URL: "https://sqs.us-east-1.amazonaws.com/123456789012/other"}}
+			other.Fleet.AutoScalingGroup = &AutoScalingGroup{Name: "jobs-workers", Region: "us-east-1"}
+			other.Actions = Actions{CloudWatchMetrics: &CloudWatchMetrics{Namespace: "QueueChecker"}}
+			c.Groups = append(c.Groups, other)
+		}, []string{"groups[1].fleet.autoscaling_group: the same fleet as groups[0].fleet.autoscaling_group, which also acts on it (set_desired_capacity or cloudwatch_metrics); a fleet has one owner"}},
+		{"a second group only reads the fleet", func(c *Config, g *Group) {
+			g.Actions.SetDesiredCapacity = true
+			other := *g
+			other.Name = "jobs-2"
+			other.Queues = []Queue{{URL: "https://sqs.us-east-1.amazonaws.com/123456789012/other"}}
+			other.Actions = Actions{}
+			c.Groups = append(c.Groups, other)
+		}, nil},
+		{"same group name in two regions", func(c *Config, g *Group) {
+			g.Actions.SetDesiredCapacity = true
+			g.Fleet.AutoScalingGroup = &AutoScalingGroup{Name: "w", Region: "us-east-1"}
+			other := *g
+			other.Name = "jobs-2"
+			other.Queues = []Queue{{URL: "https://sqs.us-east-1.amazonaws.com/123456789012/other"}}
+			other.Fleet.AutoScalingGroup = &AutoScalingGroup{Name: "w", Region: "eu-west-1"}
+			c.Groups = append(c.Groups, other)
+		}, nil},
+		{"ECS service by name and by ARN", func(c *Config, g *Group) {
+			g.Actions.SetDesiredCapacity = true
+			g.Fleet.AutoScalingGroup = nil
+			g.Fleet.ECSService = &ECSService{Cluster: "c", Service: "s", Region: "us-east-1"}
+			other := *g
+			other.Name = "jobs-2"
+			other.Queues = []Queue{{URL: "https://sqs.us-east-1.amazonaws.com/123456789012/other"}}
+			other.Fleet.ECSService = &ECSService{Cluster: "c", Service: "arn:aws:ecs:us-east-1:123456789012:service/c/s", Region: "us-east-1"}
+			c.Groups = append(c.Groups, other)
+		}, []string{"groups[1].fleet.ecs_service: the same fleet as groups[0].fleet.ecs_service, which also acts on it (set_desired_capacity or cloudwatch_metrics); a fleet has one owner"}},
 		{"same name in two regions", func(_ *Config, g *Group) {
 			g.Queues = append(g.Queues, Queue{URL: "https://sqs.eu-west-1.amazonaws.com/123456789012/jobs"})
 		}, nil},
@@ -152,6 +214,7 @@ func TestValidateRules(t *testing.T) {
 		{"problems in two groups", func(c *Config, g *Group) {
 			other := *g
 			other.Name = "other"
+			other.Queues = []Queue{{URL: "https://sqs.us-east-1.amazonaws.com/123456789012/other"}}
 			other.Fleet.Max = -1
 			g.Target.Utilization = 0
 			c.Groups = append(c.Groups, other)
