@@ -44,6 +44,7 @@ func TestLoadOK(t *testing.T) {
 			check(t, "target.stale_after", g.Target.StaleAfter, 6*time.Second) // 3 × 2s
 			check(t, "target.drain_time", g.Target.DrainTime, DefaultDrainTime)
 			check(t, "fleet.scale_in_stabilization", g.Fleet.ScaleInStabilization, time.Duration(0))
+			check(t, "fleet.fixed_workers", g.Fleet.FixedWorkers, 1)
 			if g.Actions.CloudWatchMetrics == nil {
 				t.Fatal("actions.cloudwatch_metrics: nil, want the block")
 			}
@@ -185,7 +186,7 @@ groups:
     queues: [{url: "https://sqs.us-east-1.amazonaws.com/1/b"}]
     workers: {throughput: 1}
     target: {latency: 1m, policy: backlog_per_worker}
-    fleet: {max: 1}
+    fleet: {max: 1, fixed_workers: 1}
     actions: {cloudwatch_metrics: {high_resolution: true}}
 `
 	c, err := Parse([]byte(doc))

@@ -109,6 +109,10 @@ type Fleet struct {
 	Cap                  int               `yaml:"cap"` // downstream ceiling; 0 = none
 	StartDelay           time.Duration     `yaml:"start_delay"`
 	ScaleInStabilization time.Duration     `yaml:"scale_in_stabilization"` // default 5m
+	// FixedWorkers is the size of a fleet that is not read from AWS (workers
+	// on machines of their own, a fleet another tool sizes): the per-worker
+	// metrics are computed against it. 0 = none.
+	FixedWorkers int `yaml:"fixed_workers"`
 }
 
 // AutoScalingGroup names an EC2 Auto Scaling group.

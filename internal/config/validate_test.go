@@ -205,6 +205,21 @@ func TestValidateRules(t *testing.T) {
 			g.Actions.SetDesiredCapacity = true
 		}, []string{"groups[0].actions.set_desired_capacity: needs fleet.autoscaling_group or fleet.ecs_service to act on"}},
 		{"no fleet and no metrics is allowed", func(_ *Config, g *Group) { g.Fleet.AutoScalingGroup = nil }, nil},
+		{"metrics from a fleet that is only read", func(_ *Config, g *Group) {
+			g.Actions.CloudWatchMetrics = &CloudWatchMetrics{Namespace: DefaultNamespace}
+		}, nil},
+		{"metrics from a fixed fleet", func(_ *Config, g *Group) {
+			g.Fleet.AutoScalingGroup, g.Fleet.FixedWorkers = nil, 4
+			g.Actions.CloudWatchMetrics = &CloudWatchMetrics{Namespace: DefaultNamespace}
+		}, nil},
+		{"metrics without workers to divide by", func(_ *Config, g *Group) {
+			g.Fleet.AutoScalingGroup = nil
+			g.Actions.CloudWatchMetrics = &CloudWatchMetrics{Namespace: DefaultNamespace}
+		}, []string{"groups[0].actions.cloudwatch_metrics: needs the workers it divides by: name the fleet (fleet.autoscaling_group or fleet.ecs_service; set_desired_capacity: false reads it only) or set fleet.fixed_workers"}},
+		{"fixed workers and a fleet", func(_ *Config, g *Group) { g.Fleet.FixedWorkers = 2 },
+			[]string{"groups[0].fleet.fixed_workers: set fixed_workers or a fleet to read (autoscaling_group, ecs_service), not both"}},
+		{"fixed workers negative", func(_ *Config, g *Group) { g.Fleet.AutoScalingGroup, g.Fleet.FixedWorkers = nil, -1 },
+			[]string{"groups[0].fleet.fixed_workers: must be >= 0 (0 means none), got -1"}},
 		{"namespace with allowed punctuation", func(_ *Config, g *Group) {
 			g.Actions.CloudWatchMetrics = &CloudWatchMetrics{Namespace: "Team/Queue Checker:prod#1.x_y-z"}
 		}, nil},
@@ -336,6 +351,7 @@ func TestNotes(t *testing.T) {
 			[]string{"groups[0]: no fleet and no cloudwatch_metrics: the group is only observed (Prometheus, logs, `checker once`)"}},
 		{"metrics only", func(_ *Config, g *Group) {
 			g.Fleet.AutoScalingGroup = nil
+			g.Fleet.FixedWorkers = 3
 			g.Actions.CloudWatchMetrics = &CloudWatchMetrics{Namespace: DefaultNamespace}
 		}, nil},
 		{"every interface, cap above max", func(c *Config, g *Group) {

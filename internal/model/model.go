@@ -75,9 +75,13 @@ func (s GroupSample) Missing() bool { return s.Answered == 0 }
 // Partial reports that some, but not all, queues answered.
 func (s GroupSample) Partial() bool { return s.Answered > 0 && s.Answered < s.Queues }
 
+// FleetFixed is the Kind of a fleet of configured, fixed size
+// (fleet.fixed_workers): known without being read.
+const FleetFixed = "fixed"
+
 // Fleet is the worker fleet as read back from Auto Scaling or ECS.
 type Fleet struct {
-	Kind string // "autoscaling", "ecs", or "" when the group has no fleet to read
+	Kind string // "autoscaling", "ecs", "fixed", or "" when the group has no fleet to read
 	Name string
 	At   time.Time
 

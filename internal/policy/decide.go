@@ -90,6 +90,7 @@ func Decide(s Settings, sample model.GroupSample, fleet model.Fleet, st *State, 
 	c.size()
 	c.diagnose()
 	c.guard()
+	c.safety()
 	c.clamp()
 	c.report()
 	c.remember()

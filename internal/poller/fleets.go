@@ -23,7 +23,17 @@ import (
 const (
 	KindAutoScaling = "autoscaling"
 	KindECS         = "ecs"
+	KindFixed       = model.FleetFixed
 )
+
+// fixedFleet is the fleet of a group that names none: a known fixed size
+// (fleet.fixed_workers), all in service, or nothing known when n is 0.
+func fixedFleet(n int, now time.Time) model.Fleet {
+	if n <= 0 {
+		return model.Fleet{At: now}
+	}
+	return model.Fleet{Kind: KindFixed, Name: "fixed", At: now, Known: true, Desired: n, InService: n}
+}
 
 const (
 	// asgNamesPerCall is how many groups one DescribeAutoScalingGroups asks for.
