@@ -76,7 +76,7 @@ func cmdRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 		zap.Int("groups", len(cfg.Groups)), zap.Duration("interval", cfg.Interval),
 		zap.String("listen", cfg.Listen), zap.Bool("dry_run", cfg.DryRun))
 
-	handler := web.Handler(web.Options{Controller: ctrl, Gatherer: gatherer, Interval: cfg.Interval})
+	handler := web.Handler(web.Options{Controller: ctrl, Gatherer: gatherer, Interval: cfg.Interval, Started: time.Now()})
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		return ctrl.Run(gctx, controller.RunOptions{Interval: cfg.Interval})
