@@ -67,7 +67,7 @@ func DefaultGroup() Group {
 			LatencyQuantile:  DefaultLatencyQuantile,
 			PeakWindow:       DefaultPeakWindow,
 		},
-		Fleet: Fleet{ScaleInStabilization: DefaultScaleInStabilization},
+		Fleet: Fleet{ScaleInStabilization: DefaultScaleInStabilization, ScaleIn: true},
 	}
 }
 

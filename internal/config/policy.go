@@ -38,7 +38,19 @@ func (g Group) PolicySettings(interval time.Duration) policy.Settings {
 		LatencyQuantile:      g.Target.LatencyQuantile,
 		PeakWindow:           g.Target.PeakWindow,
 		MetricStaleAfter:     g.OldestAge.StaleAfter,
+
+		Paused:     g.Fleet.Paused,
+		ScaleInOff: !g.Fleet.ScaleIn,
+		Pinned:     g.Fleet.Pin != nil,
+		Pin:        pin(g.Fleet.Pin),
 	}
+}
+
+func pin(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 // orOff maps an explicit 0 of the configuration (defaults are already filled

@@ -9,4 +9,13 @@ func (f Fleet) validateSafety(p *problems, path string) {
 	case f.FixedWorkers > 0 && (f.AutoScalingGroup != nil || f.ECSService != nil):
 		p.add(joinPath(path, "fixed_workers"), "set fixed_workers or a fleet to read (autoscaling_group, ecs_service), not both")
 	}
+	if f.Pin != nil {
+		pp := joinPath(path, "pin")
+		switch n := *f.Pin; {
+		case n < 0:
+			p.add(pp, "must be a whole number of workers >= 0, got %d", n)
+		case n < f.Min || (f.Max > 0 && n > f.Max):
+			p.add(pp, "must be within min and max (%d to %d), got %d", f.Min, f.Max, n)
+		}
+	}
 }

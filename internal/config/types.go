@@ -113,6 +113,15 @@ type Fleet struct {
 	// on machines of their own, a fleet another tool sizes): the per-worker
 	// metrics are computed against it. 0 = none.
 	FixedWorkers int `yaml:"fixed_workers"`
+	// Paused holds the group: no scaling call, metrics still published.
+	// The tag queue-checker:paused=true on the fleet does the same.
+	Paused bool `yaml:"paused"`
+	// ScaleIn false lets the group scale out only (default true). The tag
+	// queue-checker:scale-in=false on the fleet does the same.
+	ScaleIn bool `yaml:"scale_in"`
+	// Pin holds the group at this count, within min and max; absent = none.
+	// The tag queue-checker:pin=N on the fleet wins over it.
+	Pin *int `yaml:"pin"`
 }
 
 // AutoScalingGroup names an EC2 Auto Scaling group.

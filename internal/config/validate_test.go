@@ -218,6 +218,13 @@ func TestValidateRules(t *testing.T) {
 		}, []string{"groups[0].actions.cloudwatch_metrics: needs the workers it divides by: name the fleet (fleet.autoscaling_group or fleet.ecs_service; set_desired_capacity: false reads it only) or set fleet.fixed_workers"}},
 		{"fixed workers and a fleet", func(_ *Config, g *Group) { g.Fleet.FixedWorkers = 2 },
 			[]string{"groups[0].fleet.fixed_workers: set fixed_workers or a fleet to read (autoscaling_group, ecs_service), not both"}},
+		{"pin at min", func(_ *Config, g *Group) { n := 1; g.Fleet.Pin = &n }, nil},
+		{"pin 0 with min 0", func(_ *Config, g *Group) { n := 0; g.Fleet.Min, g.Fleet.Pin = 0, &n }, nil},
+		{"pin above max", func(_ *Config, g *Group) { n := 11; g.Fleet.Pin = &n },
+			[]string{"groups[0].fleet.pin: must be within min and max (1 to 10), got 11"}},
+		{"pin negative", func(_ *Config, g *Group) { n := -1; g.Fleet.Pin = &n },
+			[]string{"groups[0].fleet.pin: must be a whole number of workers >= 0, got -1"}},
+		{"paused, scale-in off", func(_ *Config, g *Group) { g.Fleet.Paused, g.Fleet.ScaleIn = true, false }, nil},
 		{"fixed workers negative", func(_ *Config, g *Group) { g.Fleet.AutoScalingGroup, g.Fleet.FixedWorkers = nil, -1 },
 			[]string{"groups[0].fleet.fixed_workers: must be >= 0 (0 means none), got -1"}},
 		{"namespace with allowed punctuation", func(_ *Config, g *Group) {
@@ -280,6 +287,11 @@ func TestDefaults(t *testing.T) {
 	})
 	check(t, "oldest_age", g.OldestAge, OldestAge{CloudWatch: false, StaleAfter: 5 * time.Minute})
 	check(t, "fleet.scale_in_stabilization", g.Fleet.ScaleInStabilization, 5*time.Minute)
+	check(t, "fleet.scale_in", g.Fleet.ScaleIn, true)
+	check(t, "fleet.paused", g.Fleet.Paused, false)
+	if g.Fleet.Pin != nil {
+		t.Errorf("fleet.pin = %d, want none", *g.Fleet.Pin)
+	}
 	check(t, "fleet.max", g.Fleet.Max, 0)
 	check(t, "actions.set_desired_capacity", g.Actions.SetDesiredCapacity, false)
 	if g.Fleet.AutoScalingGroup != nil || g.Fleet.ECSService != nil || g.Actions.CloudWatchMetrics != nil {
@@ -310,7 +322,8 @@ func TestPolicySettings(t *testing.T) {
 			Deadband: 0.05, MaxStepOut: 8, StaleAfter: 40 * time.Second, ArrivalSmoothing: 90 * time.Second,
 			LatencyQuantile: 0.95, PeakWindow: 30 * time.Minute,
 		},
-		Fleet: Fleet{Min: 1, Max: 60, Cap: 40, StartDelay: 90 * time.Second, ScaleInStabilization: 7 * time.Minute},
+		Fleet: Fleet{Min: 1, Max: 60, Cap: 40, StartDelay: 90 * time.Second, ScaleInStabilization: 7 * time.Minute,
+			Paused: true, ScaleIn: false, Pin: func() *int { n := 5; return &n }()},
 	}
 	want := policy.Settings{
 		Group: "jobs", Policy: "backlog_per_worker",
@@ -321,6 +334,7 @@ func TestPolicySettings(t *testing.T) {
 		StartDelay: 90 * time.Second, ScaleInStabilization: 7 * time.Minute,
 		Deadband: 0.05, MaxStepOut: 8, StaleAfter: 40 * time.Second, ArrivalSmoothing: 90 * time.Second,
 		LatencyQuantile: 0.95, PeakWindow: 30 * time.Minute, MetricStaleAfter: 3 * time.Minute,
+		Paused: true, ScaleInOff: true, Pinned: true, Pin: 5,
 	}
 	got := g.PolicySettings(5 * time.Second)
 	if !reflect.DeepEqual(got, want) {

@@ -95,6 +95,22 @@ type Fleet struct {
 	Pending   int // instances launching or warming / tasks PENDING
 	// PendingSince holds the launch time of each pending worker, when known.
 	PendingSince []time.Time
+	// Switches are the operator's switches read from the fleet's tags.
+	Switches Switches
+}
+
+// Switches are an operator's overrides of a group, set without a redeploy
+// as tags on its Auto Scaling group or ECS service (see README, "Pause and
+// switches").
+type Switches struct {
+	Paused      bool      // queue-checker:paused=true: hold, no scaling call
+	PausedBy    string    // queue-checker:paused-by
+	PausedSince time.Time // queue-checker:paused-at, else when first seen paused
+	ScaleInOff  bool      // queue-checker:scale-in=false: scale out only
+	Pinned      bool      // queue-checker:pin=N: hold at Pin, within min and max
+	Pin         int
+	// Warnings name tags that were ignored: unknown keys or values.
+	Warnings []string
 }
 
 // Floors are the worker counts each sizing rule asks for; nil when the rule
@@ -155,6 +171,19 @@ type Decision struct {
 	// DrainSeconds is the time to clear the backlog with the current workers; nil when it never drains or is unknown.
 	DrainSeconds     *float64 `json:"drain_seconds"`
 	OldestAgeSeconds *float64 `json:"oldest_age_seconds"`
+	// Paused: an operator paused the group; nothing is scaled, metrics are
+	// still published. PausedBy and PausedSince say who and since when, as
+	// far as known ("configuration" for fleet.paused).
+	Paused      bool       `json:"paused"`
+	PausedBy    string     `json:"paused_by"`
+	PausedSince *time.Time `json:"paused_since"`
+	// ScaleInOff: the group only scales out (tag or fleet.scale_in: false).
+	ScaleInOff bool `json:"scale_in_off"`
+	// Pinned is the count an operator pinned the group at; nil when none.
+	Pinned *int `json:"pinned"`
+	// Warnings are problems an operator must see that do not stop the
+	// decision, such as a switch tag with a value that is not understood.
+	Warnings []string `json:"warnings"`
 }
 
 // Observation is one interval's view of one group: its queues and its fleet.

@@ -103,6 +103,8 @@ func Decide(s Settings, sample model.GroupSample, fleet model.Fleet, st *State, 
 type box struct {
 	drain, util, wait, bpw      int
 	arrival, utilz, drainS, age float64
+	pinned                      int
+	pausedSince                 time.Time
 }
 
 // call is one Decide call in progress.

@@ -197,7 +197,8 @@ func (p *Publisher) Apply(ctx context.Context, d model.Decision, f model.Fleet) 
 
 // plan returns the count to set and whether to set it at all.
 func (p *Publisher) plan(g config.Group, d model.Decision, f model.Fleet, log *zap.Logger) (int, bool, error) {
-	if !g.Actions.SetDesiredCapacity || !f.Known {
+	if !g.Actions.SetDesiredCapacity || !f.Known || d.Paused {
+		// A paused group is never scaled, not even into its bounds.
 		return f.Desired, false, nil
 	}
 	to, err := clamp(d.DesiredWorkers, g.Fleet, f, g.Fleet.AutoScalingGroup != nil)

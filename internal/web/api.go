@@ -32,6 +32,9 @@ type groupDoc struct {
 	ActionError string               `json:"action_error"`
 	History     []controller.Point   `json:"history"`
 	Changes     []controller.Change  `json:"changes"` // most recent last
+	// Switches are the operator switches holding the group and the switch
+	// tags ignored, one sentence each.
+	Switches []string `json:"switches"`
 }
 
 // settingsDoc is policy.Settings with durations in seconds and percents as
@@ -146,6 +149,7 @@ func groupOf(v controller.GroupView) groupDoc {
 		ActionError: v.ActionError,
 		History:     v.History,
 		Changes:     v.Changes,
+		Switches:    switchNotes(v.Decision),
 	}
 	// Lists are always arrays in the JSON, never null.
 	if g.Failures == nil {

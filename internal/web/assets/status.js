@@ -412,6 +412,9 @@
       } else {
         g.decision.reasons.forEach(function (r) { items.push(el("li", r)); });
       }
+    } else if (kind === "switches") {
+      (g.switches || []).forEach(function (s) { items.push(el("li", s)); });
+      list.hidden = items.length === 0;
     } else if (kind === "failures") {
       (g.failures || []).forEach(function (f) {
         var tr = el("tr");
