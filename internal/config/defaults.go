@@ -26,6 +26,7 @@ const (
 	DefaultLatencyQuantile      = policy.DefaultLatencyQuantile
 	DefaultPeakWindow           = policy.DefaultPeakWindow
 	DefaultMetricStaleAfter     = policy.DefaultMetricStaleAfter
+	DefaultActivation           = policy.DefaultActivation
 	// DefaultStaleAfterIntervals is target.stale_after, in intervals, when
 	// the key is absent or 0.
 	DefaultStaleAfterIntervals = 3
@@ -67,7 +68,7 @@ func DefaultGroup() Group {
 			LatencyQuantile:  DefaultLatencyQuantile,
 			PeakWindow:       DefaultPeakWindow,
 		},
-		Fleet: Fleet{ScaleInStabilization: DefaultScaleInStabilization, ScaleIn: true},
+		Fleet: Fleet{ScaleInStabilization: DefaultScaleInStabilization, ScaleIn: true, Activation: DefaultActivation},
 	}
 }
 

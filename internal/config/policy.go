@@ -43,6 +43,7 @@ func (g Group) PolicySettings(interval time.Duration) policy.Settings {
 		ScaleInOff: !g.Fleet.ScaleIn,
 		Pinned:     g.Fleet.Pin != nil,
 		Pin:        pin(g.Fleet.Pin),
+		Activation: g.Fleet.Activation,
 	}
 }
 

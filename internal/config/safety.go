@@ -9,6 +9,9 @@ func (f Fleet) validateSafety(p *problems, path string) {
 	case f.FixedWorkers > 0 && (f.AutoScalingGroup != nil || f.ECSService != nil):
 		p.add(joinPath(path, "fixed_workers"), "set fixed_workers or a fleet to read (autoscaling_group, ecs_service), not both")
 	}
+	if f.Activation < 1 {
+		p.add(joinPath(path, "activation"), "must be at least 1 (visible or delayed messages that wake a group at zero), got %d", f.Activation)
+	}
 	if f.Pin != nil {
 		pp := joinPath(path, "pin")
 		switch n := *f.Pin; {

@@ -122,6 +122,9 @@ type Fleet struct {
 	// Pin holds the group at this count, within min and max; absent = none.
 	// The tag queue-checker:pin=N on the fleet wins over it.
 	Pin *int `yaml:"pin"`
+	// Activation is the backlog of visible and delayed messages that wakes
+	// a group at zero workers (min 0); default 1.
+	Activation int `yaml:"activation"`
 }
 
 // AutoScalingGroup names an EC2 Auto Scaling group.

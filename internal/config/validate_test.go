@@ -225,6 +225,9 @@ func TestValidateRules(t *testing.T) {
 		{"pin negative", func(_ *Config, g *Group) { n := -1; g.Fleet.Pin = &n },
 			[]string{"groups[0].fleet.pin: must be a whole number of workers >= 0, got -1"}},
 		{"paused, scale-in off", func(_ *Config, g *Group) { g.Fleet.Paused, g.Fleet.ScaleIn = true, false }, nil},
+		{"activation 0", func(_ *Config, g *Group) { g.Fleet.Activation = 0 },
+			[]string{"groups[0].fleet.activation: must be at least 1 (visible or delayed messages that wake a group at zero), got 0"}},
+		{"activation 50 at min 0", func(_ *Config, g *Group) { g.Fleet.Min, g.Fleet.Activation = 0, 50 }, nil},
 		{"fixed workers negative", func(_ *Config, g *Group) { g.Fleet.AutoScalingGroup, g.Fleet.FixedWorkers = nil, -1 },
 			[]string{"groups[0].fleet.fixed_workers: must be >= 0 (0 means none), got -1"}},
 		{"namespace with allowed punctuation", func(_ *Config, g *Group) {
@@ -288,6 +291,7 @@ func TestDefaults(t *testing.T) {
 	check(t, "oldest_age", g.OldestAge, OldestAge{CloudWatch: false, StaleAfter: 5 * time.Minute})
 	check(t, "fleet.scale_in_stabilization", g.Fleet.ScaleInStabilization, 5*time.Minute)
 	check(t, "fleet.scale_in", g.Fleet.ScaleIn, true)
+	check(t, "fleet.activation", g.Fleet.Activation, 1)
 	check(t, "fleet.paused", g.Fleet.Paused, false)
 	if g.Fleet.Pin != nil {
 		t.Errorf("fleet.pin = %d, want none", *g.Fleet.Pin)
@@ -323,7 +327,7 @@ func TestPolicySettings(t *testing.T) {
 			LatencyQuantile: 0.95, PeakWindow: 30 * time.Minute,
 		},
 		Fleet: Fleet{Min: 1, Max: 60, Cap: 40, StartDelay: 90 * time.Second, ScaleInStabilization: 7 * time.Minute,
-			Paused: true, ScaleIn: false, Pin: func() *int { n := 5; return &n }()},
+			Paused: true, ScaleIn: false, Pin: func() *int { n := 5; return &n }(), Activation: 4},
 	}
 	want := policy.Settings{
 		Group: "jobs", Policy: "backlog_per_worker",
@@ -334,7 +338,7 @@ func TestPolicySettings(t *testing.T) {
 		StartDelay: 90 * time.Second, ScaleInStabilization: 7 * time.Minute,
 		Deadband: 0.05, MaxStepOut: 8, StaleAfter: 40 * time.Second, ArrivalSmoothing: 90 * time.Second,
 		LatencyQuantile: 0.95, PeakWindow: 30 * time.Minute, MetricStaleAfter: 3 * time.Minute,
-		Paused: true, ScaleInOff: true, Pinned: true, Pin: 5,
+		Paused: true, ScaleInOff: true, Pinned: true, Pin: 5, Activation: 4,
 	}
 	got := g.PolicySettings(5 * time.Second)
 	if !reflect.DeepEqual(got, want) {

@@ -75,6 +75,11 @@ type Settings struct {
 	ScaleInOff bool // scale out only
 	Pinned     bool // hold at Pin, within the bounds
 	Pin        int
+
+	// Activation is the backlog of visible and delayed messages that wakes
+	// a group at zero workers (Min 0); 0 means DefaultActivation. See
+	// activation.go.
+	Activation int
 }
 
 // Defaults of the settings that have one; WithDefaults fills them in.

@@ -40,6 +40,8 @@ type State struct {
 	lastDiagAt        time.Time // the last sample the streaks counted
 
 	scratch []byte // reused for formatting reasons
+
+	zero zeroState // scale to zero (activation.go)
 }
 
 // arrivalEstimator estimates the arrival rate λ from consecutive samples:

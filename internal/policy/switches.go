@@ -17,6 +17,8 @@ func (c *call) safety() {
 		c.reason("the fleet was not read: only Backlog and OldestMessageAge are published, so a policy tracking the per-worker ratio sees no data and holds")
 	}
 
+	c.scaleToZero()
+
 	sw := c.fleet.Switches
 	if len(sw.Warnings) > 0 {
 		c.d.Warnings = append([]string(nil), sw.Warnings...)
