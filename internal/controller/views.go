@@ -74,27 +74,32 @@ func (c *Controller) Groups() []GroupView {
 	defer c.mu.RUnlock()
 	out := make([]GroupView, 0, len(c.groups))
 	for _, g := range c.groups {
-		st := c.states[g.Group]
-		v := GroupView{Settings: g}
-		if st != nil {
-			if st.decision != nil {
-				d := *st.decision
-				d.Reasons = slices.Clone(d.Reasons)
-				v.Decision = &d
-			}
-			v.Sample = st.sample
-			v.Sample.Failures = slices.Clone(st.sample.Failures)
-			v.Fleet = st.fleet
-			v.Fleet.PendingSince = slices.Clone(st.fleet.PendingSince)
-			if st.action != nil {
-				a := *st.action
-				v.LastAction = &a
-			}
-			v.ActionError = st.actionErr
-			v.History = st.points.since(c.history)
-			v.Changes = slices.Clone(st.changes)
-		}
-		out = append(out, v)
+		out = append(out, c.viewOf(g))
 	}
 	return out
+}
+
+// viewOf copies what is known of group g; c.mu must be held.
+func (c *Controller) viewOf(g policy.Settings) GroupView {
+	st := c.states[g.Group]
+	v := GroupView{Settings: g}
+	if st != nil {
+		if st.decision != nil {
+			d := *st.decision
+			d.Reasons = slices.Clone(d.Reasons)
+			v.Decision = &d
+		}
+		v.Sample = st.sample
+		v.Sample.Failures = slices.Clone(st.sample.Failures)
+		v.Fleet = st.fleet
+		v.Fleet.PendingSince = slices.Clone(st.fleet.PendingSince)
+		if st.action != nil {
+			a := *st.action
+			v.LastAction = &a
+		}
+		v.ActionError = st.actionErr
+		v.History = st.points.since(c.history)
+		v.Changes = slices.Clone(st.changes)
+	}
+	return v
 }

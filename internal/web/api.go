@@ -210,9 +210,19 @@ func groupsOf(o Options) groupsDoc {
 	return doc
 }
 
-// serveGroups is GET /api/v1/groups.
+// serveGroups is GET /api/v1/groups, or with ?group=NAME that group alone
+// (404 when there is none).
 func serveGroups(o Options) http.HandlerFunc {
-	return func(w http.ResponseWriter, _ *http.Request) {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if name, one := groupParam(r); one {
+			doc, ok := oneGroupDoc(o, name)
+			if !ok {
+				writeJSON(w, http.StatusNotFound, map[string]string{"error": "no group named " + name})
+				return
+			}
+			writeJSON(w, http.StatusOK, doc)
+			return
+		}
 		writeJSON(w, http.StatusOK, groupsOf(o))
 	}
 }

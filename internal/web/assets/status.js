@@ -524,7 +524,8 @@
   // refresh; the promise it returns settles when that is done.
   function refresh() {
     if (document.hidden) { schedule(); return Promise.resolve(); }
-    return fetch("api/v1/groups", { cache: "no-store", headers: { Accept: "application/json" } })
+    var url = "api/v1/groups" + (cfg.group ? "?group=" + encodeURIComponent(cfg.group) : "");
+    return fetch(url, { cache: "no-store", headers: { Accept: "application/json" } })
       .then(function (r) {
         if (!r.ok) { throw new Error("HTTP " + r.status); }
         return r.json();
