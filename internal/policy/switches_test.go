@@ -2,8 +2,8 @@ package policy
 
 import (
 	"errors"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/queuechecker/queue-checker/internal/model"
 )

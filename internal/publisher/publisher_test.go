@@ -206,9 +206,13 @@ func TestApply(t *testing.T) {
 		{
 			name:  "paused: no call, not even into the bounds; metrics still published",
 			group: func() config.Group { g := asgGroup("g"); g.Fleet.Min = 3; return g }(),
-			d:     func() model.Decision { d := decision("g", 3); d.Paused, d.Held, d.HoldReason = true, true, "paused"; return d }(),
-			f:     asgFleet(1, 0, 5),
-			want:  model.Action{Group: "g", From: 1, To: 1, MetricsPublished: 5},
+			d: func() model.Decision {
+				d := decision("g", 3)
+				d.Paused, d.Held, d.HoldReason = true, true, "paused"
+				return d
+			}(),
+			f:    asgFleet(1, 0, 5),
+			want: model.Action{Group: "g", From: 1, To: 1, MetricsPublished: 5},
 		},
 		{
 			name:  "unchanged: no call",
