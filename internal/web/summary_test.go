@@ -130,3 +130,32 @@ func BenchmarkStatusPage5000(b *testing.B) {
 // benchCycles is an hour of cycles at 5 s: the history the page's groups
 // carry.
 var benchCycles = 720
+
+// TestSummaryEscapes: the overview writes its rows itself; a name and a
+// hold reason that need escaping are escaped.
+func TestSummaryEscapes(t *testing.T) {
+	t.Parallel()
+	groups := make([]policy.Settings, manyGroups+1)
+	for i := range groups {
+		groups[i] = policy.Settings{Group: fmt.Sprintf("g%d", i), ServiceTime: time.Second, Latency: 30 * time.Second, Max: 5}
+	}
+	groups[3].Group = groupOdd
+	obs := fakeObserver{observe: func(context.Context, time.Time) ([]model.Observation, error) { return nil, nil }}
+	c, err := controller.New(controller.Options{Groups: groups, Observer: obs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.RunOnce(context.Background(), testStart); err != nil {
+		t.Fatal(err)
+	}
+	body := get(t, newTestHandler(c, testStart), "/").Body.String()
+	if strings.Contains(body, groupOdd) || !strings.Contains(body, `&lt;b&gt;&#34;odd&#34; &amp; &#39;co&#39;&lt;/b&gt;`) {
+		t.Errorf("the odd name is not escaped in the overview")
+	}
+	if !strings.Contains(body, `href="?group=%3Cb%3E%22odd%22+%26+%27co%27%3C%2Fb%3E"`) {
+		t.Errorf("the odd group's link is not query-escaped")
+	}
+	if !strings.Contains(body, "held: missing data") {
+		t.Errorf("the hold reason is not shown")
+	}
+}
