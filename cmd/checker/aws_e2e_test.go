@@ -314,11 +314,13 @@ func (c e2eConfig) yaml() string {
 		w("  max_attempts: %d", c.maxAttempts)
 	}
 	w("groups:")
+	listed := map[string]bool{} // queues an earlier group lists: shared on purpose
 	for _, g := range c.groups {
 		w("  - name: %s", g.name)
 		w("    queues:")
 		for _, q := range g.queues {
-			w("      - {url: %q, region: %s}", q.url, q.region)
+			w("      - {url: %q, region: %s, shared: %t}", q.url, q.region, listed[q.url])
+			listed[q.url] = true
 		}
 		w("    count: {in_flight: true, delayed: false}")
 		w("    workers: {service_time: %s, concurrency: 1}", g.serviceTime)

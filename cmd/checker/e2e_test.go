@@ -39,6 +39,7 @@ var decisionKeys = []string{
 	"recommended_workers", "desired_workers", "capped", "held", "hold_reason",
 	"partial", "diagnosis", "reasons", "utilization", "drain_seconds", "oldest_age_seconds",
 	"forecast",
+	"paused", "paused_by", "paused_since", "scale_in_off", "pinned", "warnings",
 }
 
 // cloudWatchMetrics are the names `once --apply` publishes on a group's

@@ -27,6 +27,7 @@ const (
 	DefaultForecastMode         = ForecastAct
 	DefaultForecastHistory      = Duration(policy.DefaultForecastHistory)
 	DefaultMetricStaleAfter     = policy.DefaultMetricStaleAfter
+	DefaultActivation           = policy.DefaultActivation
 	// DefaultStaleAfterIntervals is target.stale_after, in intervals, when
 	// the key is absent or 0.
 	DefaultStaleAfterIntervals = 3
@@ -68,7 +69,7 @@ func DefaultGroup() Group {
 			LatencyQuantile:  DefaultLatencyQuantile,
 		},
 		Forecast: Forecast{Mode: DefaultForecastMode, History: DefaultForecastHistory},
-		Fleet:    Fleet{ScaleInStabilization: DefaultScaleInStabilization},
+		Fleet:    Fleet{ScaleInStabilization: DefaultScaleInStabilization, ScaleIn: true, Activation: DefaultActivation},
 	}
 }
 

@@ -49,6 +49,7 @@ func TestLoadOK(t *testing.T) {
 			check(t, "target.stale_after", g.Target.StaleAfter, 6*time.Second) // 3 × 2s
 			check(t, "target.drain_time", g.Target.DrainTime, DefaultDrainTime)
 			check(t, "fleet.scale_in_stabilization", g.Fleet.ScaleInStabilization, time.Duration(0))
+			check(t, "fleet.fixed_workers", g.Fleet.FixedWorkers, 1)
 			if g.Actions.CloudWatchMetrics == nil {
 				t.Fatal("actions.cloudwatch_metrics: nil, want the block")
 			}
@@ -67,8 +68,8 @@ func TestLoadOK(t *testing.T) {
 			check(t, "target.drain_time (default)", v.Target.DrainTime, DefaultDrainTime)
 			check(t, "fleet.max (merged)", v.Fleet.Max, 30)
 			check(t, "set_desired_capacity (merged)", v.Actions.SetDesiredCapacity, true)
-			if v.Fleet.AutoScalingGroup == nil || v.Fleet.AutoScalingGroup.Name != "images-workers" {
-				t.Errorf("fleet.autoscaling_group = %+v, want images-workers", v.Fleet.AutoScalingGroup)
+			if v.Fleet.AutoScalingGroup == nil || v.Fleet.AutoScalingGroup.Name != "video-workers" {
+				t.Errorf("fleet.autoscaling_group = %+v, want video-workers (own)", v.Fleet.AutoScalingGroup)
 			}
 			check(t, "first group's latency", c.Groups[0].Target.Latency, 20*time.Second)
 		},
@@ -206,7 +207,7 @@ groups:
     queues: [{url: "https://sqs.us-east-1.amazonaws.com/1/b"}]
     workers: {throughput: 1}
     target: {latency: 1m, policy: backlog_per_worker}
-    fleet: {max: 1}
+    fleet: {max: 1, fixed_workers: 1}
     actions: {cloudwatch_metrics: {high_resolution: true}}
 `
 	c, err := Parse([]byte(doc))

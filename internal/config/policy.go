@@ -38,7 +38,20 @@ func (g Group) PolicySettings(interval time.Duration) policy.Settings {
 		LatencyQuantile:      g.Target.LatencyQuantile,
 		MetricStaleAfter:     g.OldestAge.StaleAfter,
 		Forecast:             g.Forecast.settings(),
+
+		Paused:     g.Fleet.Paused,
+		ScaleInOff: !g.Fleet.ScaleIn,
+		Pinned:     g.Fleet.Pin != nil,
+		Pin:        pin(g.Fleet.Pin),
+		Activation: g.Fleet.Activation,
 	}
+}
+
+func pin(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 // orOff maps an explicit 0 of the configuration (defaults are already filled

@@ -55,6 +55,10 @@ type Group struct {
 type Queue struct {
 	URL    string `yaml:"url"`
 	Region string `yaml:"region"`
+	// Shared lets a queue that an earlier group lists be counted by this
+	// group as well: its messages are then counted in both backlogs, on
+	// purpose (two fleets that both take from it).
+	Shared bool `yaml:"shared"`
 }
 
 // Count says which messages besides the visible ones make up the backlog.
@@ -122,6 +126,22 @@ type Fleet struct {
 	Cap                  int               `yaml:"cap"` // downstream ceiling; 0 = none
 	StartDelay           time.Duration     `yaml:"start_delay"`
 	ScaleInStabilization time.Duration     `yaml:"scale_in_stabilization"` // default 5m
+	// FixedWorkers is the size of a fleet that is not read from AWS (workers
+	// on machines of their own, a fleet another tool sizes): the per-worker
+	// metrics are computed against it. 0 = none.
+	FixedWorkers int `yaml:"fixed_workers"`
+	// Paused holds the group: no scaling call, metrics still published.
+	// The tag queue-checker:paused=true on the fleet does the same.
+	Paused bool `yaml:"paused"`
+	// ScaleIn false lets the group scale out only (default true). The tag
+	// queue-checker:scale-in=false on the fleet does the same.
+	ScaleIn bool `yaml:"scale_in"`
+	// Pin holds the group at this count, within min and max; absent = none.
+	// The tag queue-checker:pin=N on the fleet wins over it.
+	Pin *int `yaml:"pin"`
+	// Activation is the backlog of visible and delayed messages that wakes
+	// a group at zero workers (min 0); default 1.
+	Activation int `yaml:"activation"`
 }
 
 // AutoScalingGroup names an EC2 Auto Scaling group.

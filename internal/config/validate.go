@@ -69,6 +69,7 @@ func (c Config) Validate() error {
 		}
 		g.validate(&p, path, c)
 	}
+	c.validateOwners(&p)
 	return p.err()
 }
 
@@ -285,6 +286,7 @@ func (f Fleet) validate(p *problems, path string) {
 	if f.ScaleInStabilization < 0 {
 		p.add(joinPath(path, "scale_in_stabilization"), "must be >= 0, got %s", f.ScaleInStabilization)
 	}
+	f.validateSafety(p, path)
 }
 
 func (a Actions) validate(p *problems, path string, f Fleet) {
@@ -296,6 +298,9 @@ func (a Actions) validate(p *problems, path string, f Fleet) {
 		return
 	}
 	mp := joinPath(path, "cloudwatch_metrics")
+	if f.AutoScalingGroup == nil && f.ECSService == nil && f.FixedWorkers == 0 {
+		p.add(mp, "needs the workers it divides by: name the fleet (fleet.autoscaling_group or fleet.ecs_service; set_desired_capacity: false reads it only) or set fleet.fixed_workers")
+	}
 	np := joinPath(mp, "namespace")
 	switch {
 	case m.Namespace == "":

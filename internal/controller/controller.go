@@ -237,7 +237,7 @@ func (c *Controller) record(g policy.Settings, st *groupState, o model.Observati
 	if actErr != nil {
 		st.actionErr = actErr.Error()
 	}
-	st.points.add(pointOf(d))
+	st.points.add(pointOf(d), c.history)
 	if prev != nil && prev.DesiredWorkers != d.DesiredWorkers {
 		st.changes = append(st.changes, Change{At: d.At, From: prev.DesiredWorkers, To: d.DesiredWorkers, Reasons: d.Reasons})
 		if len(st.changes) > maxChanges {

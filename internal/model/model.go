@@ -75,9 +75,13 @@ func (s GroupSample) Missing() bool { return s.Answered == 0 }
 // Partial reports that some, but not all, queues answered.
 func (s GroupSample) Partial() bool { return s.Answered > 0 && s.Answered < s.Queues }
 
+// FleetFixed is the Kind of a fleet of configured, fixed size
+// (fleet.fixed_workers): known without being read.
+const FleetFixed = "fixed"
+
 // Fleet is the worker fleet as read back from Auto Scaling or ECS.
 type Fleet struct {
-	Kind string // "autoscaling", "ecs", or "" when the group has no fleet to read
+	Kind string // "autoscaling", "ecs", "fixed", or "" when the group has no fleet to read
 	Name string
 	At   time.Time
 
@@ -97,6 +101,22 @@ type Fleet struct {
 	Draining int
 	// PendingSince holds the launch time of each pending worker, when known.
 	PendingSince []time.Time
+	// Switches are the operator's switches read from the fleet's tags.
+	Switches Switches
+}
+
+// Switches are an operator's overrides of a group, set without a redeploy
+// as tags on its Auto Scaling group or ECS service (see README, "Pause and
+// switches").
+type Switches struct {
+	Paused      bool      // queue-checker:paused=true: hold, no scaling call
+	PausedBy    string    // queue-checker:paused-by
+	PausedSince time.Time // queue-checker:paused-at, else when first seen paused
+	ScaleInOff  bool      // queue-checker:scale-in=false: scale out only
+	Pinned      bool      // queue-checker:pin=N: hold at Pin, within min and max
+	Pin         int
+	// Warnings name tags that were ignored: unknown keys or values.
+	Warnings []string
 }
 
 // Floors are the worker counts each sizing rule asks for; nil when the rule
@@ -160,6 +180,19 @@ type Decision struct {
 	// DrainSeconds is the time to clear the backlog with the current workers; nil when it never drains or is unknown.
 	DrainSeconds     *float64 `json:"drain_seconds"`
 	OldestAgeSeconds *float64 `json:"oldest_age_seconds"`
+	// Paused: an operator paused the group; nothing is scaled, metrics are
+	// still published. PausedBy and PausedSince say who and since when, as
+	// far as known ("configuration" for fleet.paused).
+	Paused      bool       `json:"paused"`
+	PausedBy    string     `json:"paused_by"`
+	PausedSince *time.Time `json:"paused_since"`
+	// ScaleInOff: the group only scales out (tag or fleet.scale_in: false).
+	ScaleInOff bool `json:"scale_in_off"`
+	// Pinned is the count an operator pinned the group at; nil when none.
+	Pinned *int `json:"pinned"`
+	// Warnings are problems an operator must see that do not stop the
+	// decision, such as a switch tag with a value that is not understood.
+	Warnings []string `json:"warnings"`
 	// Forecast is the arrival rate the fleet is sized to meet over the next
 	// start delay when it is above today's estimate; nil when there is none.
 	Forecast *Forecast `json:"forecast"`

@@ -90,6 +90,7 @@ func Decide(s Settings, sample model.GroupSample, fleet model.Fleet, st *State, 
 	c.size()
 	c.diagnose()
 	c.guard()
+	c.safety()
 	c.clamp()
 	c.report()
 	c.remember()
@@ -103,6 +104,8 @@ type box struct {
 	drain, util, wait, bpw      int
 	arrival, utilz, drainS, age float64
 	fc                          model.Forecast
+	pinned                      int
+	pausedSince                 time.Time
 }
 
 // call is one Decide call in progress.

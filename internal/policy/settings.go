@@ -61,6 +61,18 @@ type Settings struct {
 	// deleted) may be, from the start of its period, and still be used.
 	// CloudWatch's 1-minute datapoints arrive a minute or two late. Default 5m.
 	MetricStaleAfter time.Duration
+
+	// Operator switches from the configuration; the fleet's tags
+	// (model.Switches) can set them as well. See switches.go.
+	Paused     bool // hold: no scaling, metrics still published
+	ScaleInOff bool // scale out only
+	Pinned     bool // hold at Pin, within the bounds
+	Pin        int
+
+	// Activation is the backlog of visible and delayed messages that wakes
+	// a group at zero workers (Min 0); 0 means DefaultActivation. See
+	// activation.go.
+	Activation int
 }
 
 // ForecastSettings turn the model policy's forecast on and say how much

@@ -43,6 +43,8 @@ type State struct {
 
 	scratch []byte        // reused for formatting reasons
 	texts   durationTexts // the durations the reasons name, formatted once
+
+	zero zeroState // scale to zero (activation.go)
 }
 
 // arrivalEstimator estimates the arrival rate λ from consecutive samples:

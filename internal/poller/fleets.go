@@ -23,7 +23,17 @@ import (
 const (
 	KindAutoScaling = "autoscaling"
 	KindECS         = "ecs"
+	KindFixed       = model.FleetFixed
 )
+
+// fixedFleet is the fleet of a group that names none: a known fixed size
+// (fleet.fixed_workers), all in service, or nothing known when n is 0.
+func fixedFleet(n int, now time.Time) model.Fleet {
+	if n <= 0 {
+		return model.Fleet{At: now}
+	}
+	return model.Fleet{Kind: KindFixed, Name: "fixed", At: now, Known: true, Desired: n, InService: n}
+}
 
 const (
 	// asgNamesPerCall is how many groups one DescribeAutoScalingGroups asks for.
@@ -55,6 +65,11 @@ type fleetReader struct {
 
 	failing   bool
 	failSince time.Time
+
+	// pausedSeen is when the poller first saw the fleet paused without a
+	// paused-at tag; warned is the switch warnings last logged.
+	pausedSeen time.Time
+	warned     string
 }
 
 func (f *fleetReader) display() string {
@@ -75,8 +90,10 @@ func (f *fleetReader) settle(now time.Time) model.Fleet {
 		fl.Err = f.err
 	case f.kind == KindAutoScaling && f.asg != nil:
 		f.fromASG(&fl, now)
+		f.applySwitches(&fl, asgTags(f.asg), now)
 	case f.kind == KindECS && f.svc != nil:
 		fromService(&fl, f.svc)
+		f.applySwitches(&fl, serviceTags(f.svc), now)
 	default:
 		fl.Err = fmt.Errorf("%s %s in %s: no answer", f.kind, f.display(), f.region)
 	}
@@ -256,7 +273,10 @@ type ecsBatch struct {
 func serviceKey(s string) string { return s[strings.LastIndex(s, "/")+1:] }
 
 func (b *ecsBatch) fetch(ctx context.Context) {
-	out, err := b.api.DescribeServices(ctx, &ecs.DescribeServicesInput{Cluster: aws.String(b.cluster), Services: b.services})
+	out, err := b.api.DescribeServices(ctx, &ecs.DescribeServicesInput{
+		Cluster: aws.String(b.cluster), Services: b.services,
+		Include: []ecstypes.ServiceField{ecstypes.ServiceFieldTags}, // the switch tags
+	})
 	if err != nil {
 		err = fmt.Errorf("describe ECS services of cluster %s in %s: %w", b.cluster, b.region, err)
 		for _, rs := range b.readers {

@@ -37,6 +37,9 @@ type groupDoc struct {
 	// backlogTrend). Empty when there is nothing to say.
 	ForecastNote string `json:"forecast_note"`
 	BacklogTrend string `json:"backlog_trend"`
+	// Switches are the operator switches holding the group and the switch
+	// tags ignored, one sentence each.
+	Switches []string `json:"switches"`
 }
 
 // settingsDoc is policy.Settings with durations in seconds and percents as
@@ -161,6 +164,7 @@ func groupOf(v controller.GroupView) groupDoc {
 
 		ForecastNote: forecastNote(v.Settings, v.Decision),
 		BacklogTrend: backlogTrend(v.Decision, v.History),
+		Switches:     switchNotes(v.Decision),
 	}
 	// Lists are always arrays in the JSON, never null.
 	if g.Failures == nil {
@@ -221,9 +225,19 @@ func groupsOf(o Options) groupsDoc {
 	return doc
 }
 
-// serveGroups is GET /api/v1/groups.
+// serveGroups is GET /api/v1/groups, or with ?group=NAME that group alone
+// (404 when there is none).
 func serveGroups(o Options) http.HandlerFunc {
-	return func(w http.ResponseWriter, _ *http.Request) {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if name, one := groupParam(r); one {
+			doc, ok := oneGroupDoc(o, name)
+			if !ok {
+				writeJSON(w, http.StatusNotFound, map[string]string{"error": "no group named " + name})
+				return
+			}
+			writeJSON(w, http.StatusOK, doc)
+			return
+		}
 		writeJSON(w, http.StatusOK, groupsOf(o))
 	}
 }

@@ -95,7 +95,7 @@ func TestGroupsAPI(t *testing.T) {
 func checkGroupJSON(t *testing.T, g map[string]any, v controller.GroupView) {
 	t.Helper()
 	wantKeys := []string{"action_error", "backlog_trend", "changes", "decision", "failures", "fleet", "forecast_note",
-		"history", "last_action", "name", "queues", "settings"}
+		"history", "last_action", "name", "queues", "settings", "switches"}
 	if got := keysOf(g); !slices.Equal(got, wantKeys) {
 		t.Errorf("group keys %v, want %v", got, wantKeys)
 	}

@@ -119,7 +119,7 @@ func newTestHandler(c *controller.Controller, now time.Time) http.Handler {
 		Now: func() time.Time { return now }})
 }
 
-func get(t *testing.T, h http.Handler, target string) *httptest.ResponseRecorder {
+func get(t testing.TB, h http.Handler, target string) *httptest.ResponseRecorder {
 	t.Helper()
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil))
