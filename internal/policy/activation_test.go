@@ -212,3 +212,47 @@ func TestLongJobKeepsItsWorker(t *testing.T) {
 		t.Errorf("went to zero %s after the job ended (zero time %v), want at least the %s window, and within 15m", zeroAt.Sub(done), zeroAt, s.ScaleInStabilization)
 	}
 }
+
+// With the forecast on, a group whose messages come often enough that one is
+// expected within the start delay keeps one worker instead of going to zero
+// after each; one whose messages are rarer goes to zero after the window.
+func TestScaleToZeroWaitsForExpectedMessages(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		every int // minutes between messages in the history
+		zero  bool
+	}{
+		// A message every 5 minutes: λ = 1/300 msg/s; within a 60 s start
+		// delay and a 5 s interval, 1 − e^(−65/300) = 19.5 % ≥ 5 %.
+		{"every 5 minutes", 5, false},
+		// Every 30 minutes: 1 − e^(−65/1800) = 3.5 % < 5 %.
+		{"every 30 minutes", 30, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := base()
+			s.Min, s.Max = 0, 20
+			s.StartDelay = time.Minute
+			h := newHarness(t, s, asg(1, 1, 0))
+			start := h.now.Add(-2 * time.Hour).Truncate(time.Minute)
+			hist := model.MinuteHistory{Start: start, Counts: make([]float64, 120)}
+			for i := range hist.Counts {
+				if i%tc.every == 0 {
+					hist.Counts[i] = 1
+				}
+			}
+			h.st.Preload(s, hist)
+			var d model.Decision
+			for range 5 * 12 { // five quiet minutes
+				d = h.step(5*time.Second, q(0, 0))
+			}
+			if got := d.DesiredWorkers == 0; got != tc.zero {
+				t.Fatalf("desired %d, want zero %v; reasons %q", d.DesiredWorkers, tc.zero, d.Reasons)
+			}
+			if !tc.zero && !hasReason(d, "keeping 1 worker: at", "a message is expected within the 1m0s start delay") {
+				t.Fatalf("reasons %q", d.Reasons)
+			}
+		})
+	}
+}

@@ -367,6 +367,25 @@ func (f *forecaster) markWith(m int64, b float64, ok bool) {
 	}
 }
 
+// recentMean is the mean arrival rate, msg/s, of the known minutes among
+// the last n closed ones; false when fewer than half of them are known.
+func (f *forecaster) recentMean(n int64) (float64, bool) {
+	if !f.have {
+		return 0, false
+	}
+	sum, known := 0.0, int64(0)
+	for g := f.last - n + 1; g <= f.last; g++ {
+		if v := f.rate(g); !math.IsNaN(v) {
+			sum += v
+			known++
+		}
+	}
+	if 2*known < n {
+		return 0, false
+	}
+	return sum / float64(known), true
+}
+
 // stillHot reports whether arrivals of v msg/s now would carry on a hot run:
 // whether they stand above the baseline by the share and noise a run goes on
 // at (see mark).

@@ -579,6 +579,11 @@ func (w *World) sample() model.GroupSample {
 		Answered: 1,
 	}
 	if w.t > 0 {
+		// Completions older than the window leave it even when no new one
+		// comes: a queue gone quiet reads 0, as CloudWatch's would.
+		for w.completions.n > 0 && w.completions.front().arrived < w.t-deletedWindow {
+			w.completions.pop()
+		}
 		span := math.Min(w.t, deletedWindow)
 		s.Deleted = &model.Reading{Value: float64(w.completions.n) / span, At: at}
 	}
