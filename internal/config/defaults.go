@@ -18,9 +18,9 @@ const (
 	DefaultConcurrencyPerRegion = 128
 	// DefaultSQSPricePerMillion is SQS's public price of a million standard
 	// requests in us-east-1, beyond the free tier (aws.amazon.com/sqs/pricing).
-	DefaultSQSPricePerMillion = 0.40
-	DefaultIdleSampleInterval = 30 * time.Second
-	DefaultPerQueue           = PerQueueAll
+	DefaultSQSPricePerMillion   = 0.40
+	DefaultIdleSampleInterval   = 30 * time.Second
+	DefaultPerQueue             = PerQueueAll
 	DefaultConcurrency          = policy.DefaultConcurrency
 	DefaultPolicy               = policy.PolicyModel
 	DefaultDrainTime            = policy.DefaultDrainTime

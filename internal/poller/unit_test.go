@@ -244,7 +244,7 @@ func TestNewCallTimeoutAndConcurrency(t *testing.T) {
 		wantTimeout time.Duration
 		wantLimit   int
 	}{
-		{"defaults", 5 * time.Second, 0, 0, 4 * time.Second, 16},
+		{"defaults", 5 * time.Second, 0, 0, 4 * time.Second, config.DefaultConcurrencyPerRegion},
 		{"as configured", 10 * time.Second, 3 * time.Second, 2, 3 * time.Second, 2},
 	}
 	for _, tc := range tests {
