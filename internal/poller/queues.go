@@ -98,11 +98,12 @@ type queue struct {
 	res queueResult
 
 	// Between intervals.
-	everGood  bool
-	lastGood  time.Time
-	last      counts // the last good counts
-	failing   bool
-	failSince time.Time
+	everGood   bool
+	lastGood   time.Time
+	last       counts // the last good counts
+	failing    bool
+	failLogged bool // the failure was logged (a queue not reached is not: its region's notice is)
+	failSince  time.Time
 	// idleSince is when the queue's answers turned all zero; zero while
 	// they are not. nextDue is when an idle queue is asked again.
 	idleSince time.Time
@@ -193,18 +194,22 @@ func (q *queue) settle(now time.Time, m *metrics) {
 		if r.meta {
 			q.metaKnown, q.arn, q.fifo = true, r.arn, r.fifo
 		}
-		if q.failing {
+		if q.failing && q.failLogged {
 			q.logger().Info("queue answers again", zap.Duration("failed_for", now.Sub(q.failSince)))
-			q.failing = false
 		}
+		q.failing, q.failLogged = false, false
 		q.everGood, q.lastGood, q.last = true, now, r.counts
 		q.schedule(now)
 	} else {
 		q.idleSince = time.Time{}
 		if !q.failing {
 			q.failing, q.failSince = true, now
-			q.logger().Warn("queue sample failed; its last good counts are kept and age",
-				zap.String("class", r.class), zap.Error(r.err))
+			// A queue the round did not reach is the region's notice, logged
+			// once for all of them.
+			if q.failLogged = !r.notStarted; q.failLogged {
+				q.logger().Warn("queue sample failed; its last good counts are kept and age",
+					zap.String("class", r.class), zap.Error(r.err))
+			}
 		}
 	}
 	q.gauges.update(m, q, now)
