@@ -138,6 +138,16 @@ func newHTTPClient(conns int) *awshttp.BuildableClient {
 	})
 }
 
+// regionHTTPClient is a copy of the base HTTP client with a connection
+// pool of its own. A copy keeps what loading the configuration set on the
+// base client, such as the CA bundle of AWS_CA_BUNDLE.
+func (f *Factory) regionHTTPClient() aws.HTTPClient {
+	if bc, ok := f.base.HTTPClient.(*awshttp.BuildableClient); ok {
+		return bc.WithTransportOptions(func(*http.Transport) {})
+	}
+	return newHTTPClient(f.conns)
+}
+
 // DefaultRegion is the region used where a resource names none.
 func (f *Factory) DefaultRegion() string { return f.base.Region }
 
@@ -175,7 +185,7 @@ func (f *Factory) SQS(region string) *sqs.Client {
 	return cached(f, f.sqs, region, func(region string) *sqs.Client {
 		return sqs.NewFromConfig(f.base, func(o *sqs.Options) {
 			o.Region = region
-			o.HTTPClient = newHTTPClient(f.conns)
+			o.HTTPClient = f.regionHTTPClient()
 			if ep := f.endpointFor(); ep != nil {
 				o.BaseEndpoint = ep
 			}
