@@ -324,7 +324,7 @@ func writeConfig(o options) error {
 	perGroup := (o.queues + o.groups - 1) / o.groups
 	for first, gi := 0, 0; first < o.queues; first, gi = first+perGroup, gi+1 {
 		fmt.Fprintf(&b, "  - name: g%04d\n    idle_sample_interval: %s\n    workers: {service_time: 200ms}\n"+
-			"    target: {latency: 30s}\n    fleet: {max: 50}\n    queues:\n", gi, o.idleSample)
+			"    target: {latency: 30s}\n    fleet: {max: 1000}\n    queues:\n", gi, o.idleSample)
 		for i := first; i < min(first+perGroup, o.queues); i++ {
 			r := regions[i%len(regions)]
 			fmt.Fprintf(&b, "      - {url: \"https://sqs.%s.amazonaws.com/123456789012/q%05d\"}\n", r, i)

@@ -19,7 +19,7 @@ const (
 	paceFloor = 4
 	// latencyFall is the weight of a round's mean latency when it is below
 	// the estimate; a round above it replaces the estimate at once.
-	latencyFall = 0.3
+	latencyFall = 0.5
 	// rateWindowSpan is the span requests per minute are measured over.
 	rateWindowSpan = time.Minute
 	// monthMinutes is a 30-day month, the month of the cost estimate.

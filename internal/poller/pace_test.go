@@ -68,9 +68,9 @@ func TestPaceObserve(t *testing.T) {
 	if p.latency != 200*time.Millisecond {
 		t.Fatalf("after a slower round: %v, want 200ms", p.latency)
 	}
-	p.observe(100 * time.Millisecond) // down by 30 % of the gap: 200 - 30 = 170
-	if p.latency != 170*time.Millisecond {
-		t.Fatalf("after a faster round: %v, want 170ms", p.latency)
+	p.observe(100 * time.Millisecond) // down by half the gap: 200 - 50 = 150
+	if p.latency != 150*time.Millisecond {
+		t.Fatalf("after a faster round: %v, want 150ms", p.latency)
 	}
 }
 
