@@ -8,7 +8,7 @@
 //	sqs-standin -listen 127.0.0.1:8443 -cert-out /tmp/standin.pem -latency 60ms -region-latency eu-west-1=150ms -idle 0.9
 //
 // Point the checker at it with aws.endpoint_url: https://127.0.0.1:8443 and
-// AWS_CA_BUNDLE=/tmp/standin.pem. GET /stats answers the requests served,
+// AWS_CA_BUNDLE=/tmp/standin.pem. It serves HTTP/1.1 only. GET /stats answers the requests served,
 // in all and by region, as JSON. With -write-config FILE it writes a
 // checker configuration of -queues queues in -groups groups spread over
 // -regions, and exits.
@@ -94,6 +94,7 @@ type options struct {
 	idleSample  time.Duration
 	perQueue    string
 	endpoint    string
+	ceiling     int
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
@@ -112,6 +113,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&o.interval, "interval", 10*time.Second, "with -write-config: interval")
 	fs.DurationVar(&o.idleSample, "idle-sample-interval", 30*time.Second, "with -write-config: each group's idle_sample_interval")
 	fs.StringVar(&o.perQueue, "per-queue", "false", "with -write-config: metrics.per_queue")
+	fs.IntVar(&o.ceiling, "concurrency-per-region", 128, "with -write-config: aws.concurrency_per_region")
 	fs.StringVar(&o.endpoint, "endpoint", "", "with -write-config: aws.endpoint_url (the stand-in's https://host:port)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -145,6 +147,9 @@ func serve(o options, stdout io.Writer) error {
 		Handler:           s,
 		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
 		ReadHeaderTimeout: 10 * time.Second,
+		// HTTP/1.1 only, as SQS's endpoints serve it: a client needs a
+		// connection per call in flight.
+		TLSNextProto: map[string]func(*http.Server, *tls.Conn, http.Handler){},
 	}
 	fmt.Fprintf(stdout, "https://%s\n", ln.Addr())
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -167,7 +172,6 @@ func serve(o options, stdout io.Writer) error {
 type server struct {
 	o        options
 	total    atomic.Int64
-	conns    atomic.Int64
 	mu       sync.Mutex
 	byRegion map[string]*atomic.Int64
 }
@@ -320,7 +324,8 @@ func writeConfig(o options) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "interval: %s\nlisten: 127.0.0.1:0\ndry_run: true\nlog: {level: warn, format: json}\n", o.interval)
 	fmt.Fprintf(&b, "metrics: {per_queue: %s}\n", o.perQueue)
-	fmt.Fprintf(&b, "aws: {region: %s, endpoint_url: %q, max_attempts: 1}\ngroups:\n", regions[0], o.endpoint)
+	fmt.Fprintf(&b, "aws: {region: %s, endpoint_url: %q, max_attempts: 1, concurrency_per_region: %d}\ngroups:\n",
+		regions[0], o.endpoint, o.ceiling)
 	perGroup := (o.queues + o.groups - 1) / o.groups
 	for first, gi := 0, 0; first < o.queues; first, gi = first+perGroup, gi+1 {
 		fmt.Fprintf(&b, "  - name: g%04d\n    idle_sample_interval: %s\n    workers: {service_time: 200ms}\n"+

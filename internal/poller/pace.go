@@ -3,6 +3,8 @@ package poller
 import (
 	"fmt"
 	"math"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -33,10 +35,7 @@ type pace struct {
 	target time.Duration
 	// latency is the estimate of one call's latency; 0 until measured.
 	latency time.Duration
-	// overran is set when calls of the last round went unanswered by the
-	// deadline: the next round runs at the ceiling.
-	overran bool
-	limit   int // calls in flight in the last round
+	limit   int // calls in flight at most in the last round
 }
 
 // need is the concurrency that asks n queues within the target at the
@@ -48,16 +47,12 @@ func (p *pace) need(n int) int {
 	return int(math.Ceil(float64(n) * float64(p.latency) / float64(p.target)))
 }
 
-// size returns the concurrency of a round of n calls: the ceiling until a
-// latency is measured and after a round overran, else what the latency
-// needs, within the floor and the ceiling.
+// size returns the concurrency a round of n calls starts with: what the
+// estimated latency needs, within the floor and the ceiling; the floor
+// until a latency is measured. The round adds workers as it goes when its
+// own calls say it would not finish in time (pacedPool).
 func (p *pace) size(n int) int {
-	switch {
-	case p.latency <= 0 || p.overran:
-		p.limit = p.ceiling
-	default:
-		p.limit = min(max(p.need(n), p.floor), p.ceiling)
-	}
+	p.limit = min(max(p.need(n), p.floor), p.ceiling)
 	return p.limit
 }
 
@@ -72,6 +67,78 @@ func (p *pace) observe(mean time.Duration) {
 		return
 	}
 	p.latency += time.Duration(latencyFall * float64(mean-p.latency))
+}
+
+// pacedPool runs fn(0) … fn(n-1) on workers added to wg: first as many as
+// it is started with, then more, up to ceiling, whenever the mean latency
+// of its calls so far says the calls left would not finish by end. It
+// starts small, so a first round or a slower region does not open the
+// ceiling's connections at once, and grows within the round instead of
+// waiting for the next.
+type pacedPool struct {
+	n, ceiling int
+	end        time.Time
+	fn         func(i int) time.Duration // returns the call's latency, 0 when it got no answer
+	wg         *sync.WaitGroup
+
+	next, workers, calls, latency atomic.Int64
+}
+
+func runPaced(wg *sync.WaitGroup, start, ceiling, n int, end time.Time, fn func(i int) time.Duration) *pacedPool {
+	p := &pacedPool{n: n, ceiling: ceiling, end: end, fn: fn, wg: wg}
+	for range min(start, n) {
+		p.spawn()
+	}
+	return p
+}
+
+// spawn adds a worker unless there are ceiling already.
+func (p *pacedPool) spawn() bool {
+	for {
+		w := p.workers.Load()
+		if w >= int64(p.ceiling) {
+			return false
+		}
+		if p.workers.CompareAndSwap(w, w+1) {
+			break
+		}
+	}
+	p.wg.Go(p.work)
+	return true
+}
+
+func (p *pacedPool) work() {
+	for {
+		i := int(p.next.Add(1) - 1)
+		if i >= p.n {
+			return
+		}
+		if lat := p.fn(i); lat > 0 {
+			p.latency.Add(int64(lat))
+			p.calls.Add(1)
+		}
+		p.grow()
+	}
+}
+
+// grow adds the workers the calls left need to finish by end at the mean
+// latency so far.
+func (p *pacedPool) grow() {
+	left := p.n - int(p.next.Load())
+	calls := p.calls.Load()
+	if left <= 0 || calls == 0 {
+		return
+	}
+	mean := float64(p.latency.Load()) / float64(calls)
+	need := p.ceiling
+	if until := time.Until(p.end); until > 0 {
+		need = int(math.Ceil(float64(left) * mean / float64(until)))
+	}
+	for w := int(p.workers.Load()); w < min(need, p.ceiling); w++ {
+		if !p.spawn() {
+			return
+		}
+	}
 }
 
 // plan picks this interval's queues to ask: every queue that is due, the
@@ -112,7 +179,6 @@ func (r *region) settle(deadline time.Duration) {
 	if answered > 0 {
 		r.pace.observe(sum / time.Duration(answered))
 	}
-	r.pace.overran = notStarted+timedOut > 0
 
 	notice := ""
 	switch need := r.pace.need(len(r.due)); {

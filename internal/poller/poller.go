@@ -11,9 +11,12 @@
 // not read is never reported as zero.
 //
 // Concurrency: for each region the poller keeps an estimate of one call's
-// latency and runs as many calls at once as let the queues due there be
-// asked within 60 % of the interval (queues × latency ÷ concurrency),
-// between a floor of 4 and the ceiling aws.concurrency_per_region. When
+// latency and starts a round with as many calls at once as let the queues
+// due there be asked within 60 % of the interval (queues × latency ÷
+// concurrency), between a floor of 4 and the ceiling
+// aws.concurrency_per_region; within the round it adds calls, up to the
+// ceiling, as soon as the latency of the round's own calls says the rest
+// would not be asked in time. When
 // even the ceiling cannot fit, or calls went unanswered by the deadline,
 // the region's notice says so on every group sample that has queues there
 // (and on the status page), checker_region_cycle_fits drops to 0, and one
@@ -318,10 +321,15 @@ func (p *Poller) Observe(ctx context.Context, now time.Time) ([]model.Observatio
 	p.expectMu.Unlock()
 
 	var wg sync.WaitGroup
-	for _, r := range p.regions {
+	pools := make([]*pacedPool, len(p.regions))
+	for ri, r := range p.regions {
 		r.plan(now)
-		limit := r.pace.size(len(r.due))
-		runPool(&wg, limit, len(r.due), func(i int) { r.due[i].poll(callCtx, r.sqs) })
+		pools[ri] = runPaced(&wg, r.pace.size(len(r.due)), r.pace.ceiling, len(r.due), time.Now().Add(r.pace.target),
+			func(i int) time.Duration {
+				q := r.due[i]
+				q.poll(callCtx, r.sqs)
+				return q.res.latency
+			})
 		if r.cw != nil && r.cw.start(now) {
 			runPool(&wg, p.limit, len(r.cw.batches), func(b int) { r.cw.fetch(callCtx, now, b) })
 		}
@@ -338,7 +346,8 @@ func (p *Poller) Observe(ctx context.Context, now time.Time) ([]model.Observatio
 	}
 
 	// Everything below runs on this goroutine alone.
-	for _, r := range p.regions {
+	for ri, r := range p.regions {
+		r.pace.limit = int(pools[ri].workers.Load())
 		r.settle(p.callTimeout)
 		if r.cw != nil {
 			r.cw.settle(now)
