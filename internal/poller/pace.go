@@ -72,9 +72,8 @@ func (p *pace) observe(mean time.Duration) {
 // pacedPool runs fn(0) … fn(n-1) on workers added to wg: first as many as
 // it is started with, then more, up to ceiling, whenever the mean latency
 // of its calls so far says the calls left would not finish by end. It
-// starts small, so a first round or a slower region does not open the
-// ceiling's connections at once, and grows within the round instead of
-// waiting for the next.
+// starts small and grows within the round, at most doubling per call
+// latency, instead of opening the ceiling's connections at once.
 type pacedPool struct {
 	n, ceiling int
 	end        time.Time
@@ -121,8 +120,10 @@ func (p *pacedPool) work() {
 	}
 }
 
-// grow adds the workers the calls left need to finish by end at the mean
-// latency so far.
+// grow adds a worker when the calls left need more to finish by end at the
+// mean latency so far. One per call answered at most, so the workers at
+// most double per call latency: the first calls of a round, which open
+// connections and are slow, do not open the ceiling's connections at once.
 func (p *pacedPool) grow() {
 	left := p.n - int(p.next.Load())
 	calls := p.calls.Load()
@@ -134,10 +135,8 @@ func (p *pacedPool) grow() {
 	if until := time.Until(p.end); until > 0 {
 		need = int(math.Ceil(float64(left) * mean / float64(until)))
 	}
-	for w := int(p.workers.Load()); w < min(need, p.ceiling); w++ {
-		if !p.spawn() {
-			return
-		}
+	if int(p.workers.Load()) < min(need, p.ceiling) {
+		p.spawn()
 	}
 }
 
