@@ -181,7 +181,7 @@ func (r *region) settle(deadline time.Duration) {
 
 	notice := ""
 	switch need := r.pace.need(len(r.due)); {
-	case notStarted+timedOut > 0:
+	case notStarted > 0:
 		notice = fmt.Sprintf("region %s: %d of %d queues got no answer within the %s deadline (%d not asked in time, "+
 			"%d timed out) with %d calls in flight at %s a call; if this lasts, raise aws.concurrency_per_region (%d) or interval",
 			r.name, notStarted+timedOut, len(r.due), deadline, notStarted, timedOut, r.pace.limit,
@@ -200,6 +200,8 @@ func (r *region) settle(deadline time.Duration) {
 	}
 	r.notice = notice
 	r.gauges.set(r, notStarted+timedOut)
+	// Calls cut off by the deadline while every queue was asked are the
+	// service's slowness, not the pacing's: those queues fail on their own.
 }
 
 // polling fills the group's polling figures: queues asked, requests per

@@ -191,6 +191,7 @@ func newPoller(cfg config.Config, clients clientSource, reg prometheus.Registere
 				regions[rn] = r
 			}
 			r.queues = append(r.queues, q)
+			q.reg = r
 			if !slices.Contains(g.regions, r) {
 				g.regions = append(g.regions, r)
 			}

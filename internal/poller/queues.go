@@ -79,6 +79,7 @@ func parseAttributes(attrs map[string]string) (counts, error) {
 type queue struct {
 	group  string
 	grp    *group
+	reg    *region
 	name   string // the last element of the URL
 	url    string
 	region string
@@ -204,9 +205,10 @@ func (q *queue) settle(now time.Time, m *metrics) {
 		q.idleSince = time.Time{}
 		if !q.failing {
 			q.failing, q.failSince = true, now
-			// A queue the round did not reach is the region's notice, logged
-			// once for all of them.
-			if q.failLogged = !r.notStarted; q.failLogged {
+			// A queue the round did not reach, or whose call the deadline
+			// cut off while its region's round did not fit, is in the
+			// region's notice, logged once for all of them.
+			if q.failLogged = !r.notStarted && !(r.class == model.ErrClassTimeout && q.reg.notice != ""); q.failLogged {
 				q.logger().Warn("queue sample failed; its last good counts are kept and age",
 					zap.String("class", r.class), zap.Error(r.err))
 			}

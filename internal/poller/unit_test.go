@@ -367,6 +367,11 @@ func TestDeadlineAndConcurrencyBound(t *testing.T) {
 	if f := s.Failures[0]; f.Queue != "stuck" || f.Class != model.ErrClassTimeout {
 		t.Errorf("failure %+v, want stuck/timeout", f)
 	}
+	// Every queue was asked: one the service does not answer is its own
+	// failure, not a round that does not fit.
+	if len(s.Polling.Notices) != 0 {
+		t.Errorf("notices %q for one stuck queue, want none", s.Polling.Notices)
+	}
 	for r, m := range maxSeen {
 		if got := m.Load(); got > limit {
 			t.Errorf("%s: %d calls in flight at once, bound is %d", r, got, limit)
