@@ -19,6 +19,9 @@ const (
 	// paceFloor is the fewest calls in flight per region (or the ceiling,
 	// when that is lower).
 	paceFloor = 4
+	// paceFirst is the calls in flight a region's first round starts with,
+	// before any latency is measured (or the ceiling, when that is lower).
+	paceFirst = 16
 	// latencyFall is the weight of a round's mean latency when it is below
 	// the estimate; a round above it replaces the estimate at once.
 	latencyFall = 0.5
@@ -48,11 +51,15 @@ func (p *pace) need(n int) int {
 }
 
 // size returns the concurrency a round of n calls starts with: what the
-// estimated latency needs, within the floor and the ceiling; the floor
-// until a latency is measured. The round adds workers as it goes when its
+// estimated latency needs (paceFirst until a latency is measured), within
+// the floor and the ceiling. The round adds workers as it goes when its
 // own calls say it would not finish in time (pacedPool).
 func (p *pace) size(n int) int {
-	p.limit = min(max(p.need(n), p.floor), p.ceiling)
+	start := p.need(n)
+	if p.latency <= 0 {
+		start = paceFirst
+	}
+	p.limit = min(max(start, p.floor), p.ceiling)
 	return p.limit
 }
 

@@ -28,7 +28,8 @@ func TestPaceSize(t *testing.T) {
 		want    int
 		wantNed int
 	}{
-		{"unmeasured starts at the floor", pace{floor: 4, ceiling: 64, target: 6 * time.Second}, 2500, 4, 0},
+		{"unmeasured starts at 16", pace{floor: 4, ceiling: 64, target: 6 * time.Second}, 2500, 16, 0},
+		{"unmeasured under a low ceiling", pace{floor: 4, ceiling: 8, target: 6 * time.Second}, 2500, 8, 0},
 		// 2,500 × 60 ms ÷ 6 s = 25.
 		{"60 ms in a 10 s interval", pace{floor: 4, ceiling: 64, target: 6 * time.Second, latency: 60 * time.Millisecond}, 2500, 25, 25},
 		// 2,500 × 150 ms ÷ 6 s = 62.5 → 63.
@@ -139,8 +140,8 @@ func manyQueues(n int, region string) []config.Queue {
 
 // TestConcurrencyFollowsLatency: 200 queues answering in 30 ms, a 1 s
 // interval (rounds sized to 600 ms) and a ceiling of 64. The first round
-// starts at the floor of 4 and grows; every round runs at about 200 × 30
-// ms ÷ 600 ms = 10 calls in flight, and every queue answers.
+// starts at 16; later rounds at about 200 × 30 ms ÷ 600 ms = 10 calls in
+// flight, and every queue answers.
 func TestConcurrencyFollowsLatency(t *testing.T) {
 	t.Parallel()
 	s := &sleepySQS{delay: 30 * time.Millisecond, visible: 1}
@@ -167,10 +168,8 @@ func TestConcurrencyFollowsLatency(t *testing.T) {
 			t.Fatalf("round %d: %d calls in flight, limit %d", round, got, limit)
 		}
 		// The latency is at least the 30 ms delay, so the need is at least
-		// 10 (the first round, growing from 4 as it learns, may stay a
-		// little under); a loaded machine may slow calls, hence the loose
-		// top.
-		if low := map[bool]int{true: 8, false: 10}[round == 0]; limit < low || limit > 40 {
+		// 10; a loaded machine may slow calls, hence the loose top.
+		if limit < 10 || limit > 40 {
 			t.Fatalf("round %d at %d calls in flight (latency %v), want about 10", round, limit, p.regions[0].pace.latency)
 		}
 	}
