@@ -12,6 +12,8 @@ type Config struct {
 	Log      Log           `yaml:"log"`
 	AWS      AWS           `yaml:"aws"`
 	Groups   []Group       `yaml:"groups"`
+	// Coordination, when present, shares the groups among several checkers.
+	Coordination *Coordination `yaml:"coordination"`
 }
 
 // Log chooses the logger's level (debug, info, warn, error) and format (json, console).

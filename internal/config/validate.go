@@ -55,6 +55,7 @@ func (c Config) Validate() error {
 	oneOf(&p, "log.level", c.Log.Level, logLevels)
 	oneOf(&p, "log.format", c.Log.Format, logFormats)
 	c.AWS.validate(&p, c.Interval)
+	c.Coordination.validate(&p, c.Interval)
 
 	if len(c.Groups) == 0 {
 		p.add("groups", "at least one group is required")
