@@ -17,6 +17,9 @@ type groupsDoc struct {
 	GeneratedAt time.Time  `json:"generated_at"`
 	// RefreshSeconds is how often the status page asks again.
 	RefreshSeconds float64 `json:"refresh_seconds"`
+	// Coordination lists the checkers sharing the groups; absent when this
+	// checker runs alone.
+	Coordination *controller.Coordination `json:"coordination,omitempty"`
 }
 
 // groupDoc is one group: its settings, its last decision and what the
@@ -32,6 +35,9 @@ type groupDoc struct {
 	ActionError string               `json:"action_error"`
 	History     []controller.Point   `json:"history"`
 	Changes     []controller.Change  `json:"changes"` // most recent last
+	// Lease is the group's lease (its owner among the checkers); absent
+	// when this checker runs alone.
+	Lease *controller.LeaseStatus `json:"lease,omitempty"`
 }
 
 // settingsDoc is policy.Settings with durations in seconds and percents as
@@ -146,6 +152,7 @@ func groupOf(v controller.GroupView) groupDoc {
 		ActionError: v.ActionError,
 		History:     v.History,
 		Changes:     v.Changes,
+		Lease:       v.Lease,
 	}
 	// Lists are always arrays in the JSON, never null.
 	if g.Failures == nil {
@@ -199,6 +206,7 @@ func groupsOf(o Options) groupsDoc {
 		Groups:         make([]groupDoc, 0, len(views)),
 		GeneratedAt:    o.Now(),
 		RefreshSeconds: refreshEvery(o.refreshInterval()).Seconds(),
+		Coordination:   o.Controller.Coordination(),
 	}
 	for _, v := range views {
 		doc.Groups = append(doc.Groups, groupOf(v))
