@@ -17,6 +17,7 @@ import (
 
 	"github.com/queuechecker/queue-checker/internal/config"
 	"github.com/queuechecker/queue-checker/internal/controller"
+	"github.com/queuechecker/queue-checker/internal/lease"
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/web"
 )
@@ -65,9 +66,19 @@ func cmdRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 		return err
 	}
 	gatherer := &metricsGatherer{base: base, gen: asm.registry}
+	leases, err := newLeases(ctx, cfg, base, log)
+	if err != nil {
+		return err
+	}
+	var gate controller.Gate
+	if leases != nil {
+		gate = leaseGate{leases}
+		log.Info("sharing the groups through a lease table", zap.String("table", cfg.Coordination.DynamoDB.Table),
+			zap.String("identity", leases.Identity()), zap.Duration("lease_duration", cfg.Coordination.LeaseDuration))
+	}
 	ctrl, err := controller.New(controller.Options{
 		Groups: asm.groups, Observer: asm.observer, Actuator: asm.actuator,
-		Logger: log.Named("controller"), Registerer: base,
+		Logger: log.Named("controller"), Registerer: base, Gate: gate,
 	})
 	if err != nil {
 		return err
@@ -86,15 +97,16 @@ func cmdRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 			log.Info("listening", zap.String("addr", a.String()), zap.String("status_page", "http://"+a.String()+"/"))
 		})
 	})
-	g.Go(func() error { return reloadOnHangup(gctx, *path, ctrl, gatherer, log) })
+	g.Go(func() error { return reloadOnHangup(gctx, *path, ctrl, gatherer, leases, log) })
 	err = g.Wait()
+	releaseLeases(leases, log)
 	log.Info("stopped")
 	return err
 }
 
 // reloadOnHangup reloads the configuration on SIGHUP until ctx is done. An
 // invalid new configuration is logged and the running one kept.
-func reloadOnHangup(ctx context.Context, path string, ctrl *controller.Controller, gatherer *metricsGatherer, log *zap.Logger) error {
+func reloadOnHangup(ctx context.Context, path string, ctrl *controller.Controller, gatherer *metricsGatherer, leases *lease.Manager, log *zap.Logger) error {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -119,6 +131,9 @@ func reloadOnHangup(ctx context.Context, path string, ctrl *controller.Controlle
 			continue
 		}
 		gatherer.swap(asm.registry)
+		if leases != nil {
+			leases.SetGroups(groupNames(cfg))
+		}
 		log.Info("configuration reloaded", zap.String("config", path), zap.Int("groups", len(cfg.Groups)),
 			zap.String("note", "listen, interval and log settings change only on restart"))
 	}
@@ -138,6 +153,9 @@ func cmdOnce(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	cfg, err := loadConfig(*path)
 	if err != nil {
 		return err
+	}
+	if *apply && cfg.Coordination != nil {
+		return usageErr("--apply would act on every group beside the checkers that hold their leases (the configuration has a coordination block); run once without --apply")
 	}
 	if !*apply {
 		cfg.DryRun = true

@@ -381,58 +381,100 @@ func (m *Manager) write(ctx context.Context, group, owner, session string, seen 
 	return n, false, nil
 }
 
-// renewAll renews every lease held, and releases those of groups no longer
-// served. A lease whose renewal fails on its condition is lost; one whose
-// renewal fails otherwise stops acting until a renewal succeeds.
+// renewAll renews every lease held, several at once, and releases those
+// of groups no longer served. A lease whose renewal fails on its condition
+// is lost; one whose renewal fails otherwise stops acting until a renewal
+// succeeds.
 func (m *Manager) renewAll(ctx context.Context, groups []string, items map[string]item, scanned bool) error {
 	m.mu.Lock()
+	if scanned {
+		// A lease written with this session but not held here is one whose
+		// write reached the table after its caller gave up on it: it is
+		// this checker's, and is renewed below before it acts on it.
+		for k, it := range items {
+			g, ok := strings.CutPrefix(k, groupPrefix)
+			if ok && it.owner == m.id && it.session == m.session && m.held[g] == nil && slices.Contains(groups, g) {
+				now := m.now()
+				m.held[g] = &held{counter: it.counter, since: now, from: now}
+			}
+		}
+	}
 	names := make([]string, 0, len(m.held))
 	for g := range m.held {
 		names = append(names, g)
 	}
 	m.mu.Unlock()
 	slices.Sort(names)
-	var errs []error
+	var (
+		wg   sync.WaitGroup
+		emu  sync.Mutex
+		errs []error
+		sem  = make(chan struct{}, maxWritesInFlight)
+	)
 	for _, g := range names {
-		m.mu.Lock()
-		h := m.held[g]
-		counter := h.counter
-		m.mu.Unlock()
-		if !slices.Contains(groups, g) {
-			m.releaseOne(ctx, g, counter)
-			continue
-		}
-		if scanned {
-			// The table says someone else wrote the lease: it is lost, and
-			// no write is needed to learn it.
-			if it, ok := items[groupPrefix+g]; !ok || it.counter != counter {
-				m.lose(g, "the lease table shows another owner")
-				continue
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if err := m.renew(ctx, g, groups, items, scanned); err != nil {
+				emu.Lock()
+				errs = append(errs, err)
+				emu.Unlock()
 			}
-		}
-		sent := m.now()
-		n, failed, err := m.write(ctx, g, m.id, m.session, counter, sent.Add(m.duration))
-		m.mu.Lock()
-		switch {
-		case err != nil:
-			if !h.until.IsZero() {
-				m.log.Warn("lease renewal failed; not acting on the group until it succeeds", zap.String("group", g), zap.Error(err))
-			}
-			h.until = time.Time{}
-			errs = append(errs, fmt.Errorf("renew the lease of %s: %w", g, err))
-		case failed:
-			m.mu.Unlock()
-			m.lose(g, "the renewal's condition failed: another checker holds it")
-			continue
-		default:
-			if h.until.IsZero() && !h.since.IsZero() && sent.After(h.since) {
-				m.log.Info("lease renewed again; acting on the group", zap.String("group", g))
-			}
-			h.counter, h.until = n, sent.Add(m.duration)
-		}
-		m.mu.Unlock()
+		})
 	}
+	wg.Wait()
+	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return errors.Join(errs...)
+}
+
+// maxWritesInFlight bounds the lease writes one checker has in flight.
+const maxWritesInFlight = 16
+
+// renew renews one lease held.
+func (m *Manager) renew(ctx context.Context, g string, groups []string, items map[string]item, scanned bool) error {
+	m.mu.Lock()
+	h := m.held[g]
+	counter := h.counter
+	m.mu.Unlock()
+	if !slices.Contains(groups, g) {
+		m.releaseOne(ctx, g, counter)
+		return nil
+	}
+	if scanned {
+		it, ok := items[groupPrefix+g]
+		switch {
+		case ok && it.owner == m.id && it.session == m.session:
+			// A write of ours the table took after we gave up on it.
+			counter = it.counter
+		case !ok || it.counter != counter:
+			// Someone else wrote the lease: it is lost, and no write is
+			// needed to learn it.
+			m.lose(g, "the lease table shows another owner")
+			return nil
+		}
+	}
+	sent := m.now()
+	n, failed, err := m.write(ctx, g, m.id, m.session, counter, sent.Add(m.duration))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case err != nil:
+		if !h.until.IsZero() {
+			m.log.Warn("lease renewal failed; not acting on the group until it succeeds", zap.String("group", g), zap.Error(err))
+		}
+		h.until = time.Time{}
+		return fmt.Errorf("renew the lease of %s: %w", g, err)
+	case failed:
+		m.mu.Unlock()
+		m.lose(g, "the renewal's condition failed: another checker holds it")
+		m.mu.Lock()
+	default:
+		if h.until.IsZero() && sent.After(h.since) {
+			m.log.Info("lease renewed again; acting on the group", zap.String("group", g))
+		}
+		h.counter, h.until = n, sent.Add(m.duration)
+	}
+	return nil
 }
 
 func (m *Manager) lose(group, why string) {
@@ -543,6 +585,8 @@ func (m *Manager) acquire(ctx context.Context, groups []string, items map[string
 		}
 	}
 	m.mu.Unlock()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, maxWritesInFlight)
 	for _, g := range mine {
 		it, ok := items[groupPrefix+g]
 		seen := int64(-1)
@@ -553,8 +597,13 @@ func (m *Manager) acquire(ctx context.Context, groups []string, items map[string
 		if ok && it.owner != "" && it.expires.After(from) {
 			from = it.expires
 		}
-		m.take(ctx, g, seen, from, ReasonAcquired)
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			m.take(ctx, g, seen, from, ReasonAcquired)
+		})
 	}
+	wg.Wait()
 }
 
 // balance takes one lease from the checker holding most, when it holds at
@@ -802,4 +851,39 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}
 	}
 	return m, nil
+}
+
+// DefaultIdentity names this checker when the configuration names none:
+// on ECS, the container's id, the last part of the task metadata endpoint's
+// URL (ECS_CONTAINER_METADATA_URI_V4, or ECS_CONTAINER_METADATA_URI), which
+// differs for every task; elsewhere the host name and the process id.
+func DefaultIdentity(getenv func(string) string, hostname func() (string, error), pid int) string {
+	for _, k := range []string{"ECS_CONTAINER_METADATA_URI_V4", "ECS_CONTAINER_METADATA_URI"} {
+		if u := strings.TrimRight(getenv(k), "/"); u != "" {
+			if id := u[strings.LastIndex(u, "/")+1:]; id != "" {
+				return clean("ecs-" + id)
+			}
+		}
+	}
+	host, err := hostname()
+	if err != nil || host == "" {
+		host = "checker"
+	}
+	return clean(fmt.Sprintf("%s-%d", host, pid))
+}
+
+// clean keeps an identity to the characters and length the configuration
+// accepts for one.
+func clean(id string) string {
+	b := []byte(id)
+	for i, c := range b {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("._:@/+-", c) >= 0
+		if !ok {
+			b[i] = '-'
+		}
+	}
+	if len(b) > 128 {
+		b = b[len(b)-128:]
+	}
+	return string(b)
 }

@@ -472,7 +472,12 @@ func TestThrottlingDoesNotFlap(t *testing.T) {
 	if n := proxy.Injected(awstest.FaultThrottle); n == 0 {
 		t.Fatalf("no request was throttled")
 	}
-	// Every request is throttled for two intervals: renewals fail.
+	sync1(t, clk, a, b)
+	if got := len(permitted(a, groups)); got != 3 {
+		t.Errorf("a acts on %d groups after intermittent throttling, want 3", got)
+	}
+	// Every request is throttled for two intervals, less than a lease:
+	// renewals fail.
 	stop = proxy.Inject(awstest.MatchAll(), awstest.Fault{Kind: awstest.FaultThrottle, Code: "ProvisionedThroughputExceededException"})
 	for range 2 {
 		clk.Add(interval)
@@ -545,5 +550,33 @@ func TestCutOffIsUnhealthy(t *testing.T) {
 	}
 	if err := a.Healthy(); err == nil || !strings.Contains(err.Error(), tbl) {
 		t.Errorf("Healthy() = %v after a lease duration cut off, want an error naming the table", err)
+	}
+}
+
+func TestDefaultIdentity(t *testing.T) {
+	t.Parallel()
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	host := func(h string, err error) func() (string, error) { return func() (string, error) { return h, err } }
+	tests := []struct {
+		name   string
+		getenv func(string) string
+		host   func() (string, error)
+		want   string
+	}{
+		{"ECS v4", env(map[string]string{"ECS_CONTAINER_METADATA_URI_V4": "http://169.254.170.2/v4/6d0a1c2b3e4f-1234567890"}),
+			host("ip-10-0-0-1", nil), "ecs-6d0a1c2b3e4f-1234567890"},
+		{"ECS v3, trailing slash", env(map[string]string{"ECS_CONTAINER_METADATA_URI": "http://169.254.170.2/v3/abc123/"}),
+			host("ip-10-0-0-1", nil), "ecs-abc123"},
+		{"host and pid", env(nil), host("ip-10-0-0-1.ec2.internal", nil), "ip-10-0-0-1.ec2.internal-4242"},
+		{"no host name", env(nil), host("", errors.New("no name")), "checker-4242"},
+		{"odd characters", env(nil), host("my host*", nil), "my-host--4242"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := DefaultIdentity(tt.getenv, tt.host, 4242); got != tt.want {
+				t.Errorf("DefaultIdentity = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }
