@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
-	"maps"
 	"net/url"
 	"os"
 	"os/exec"
@@ -65,7 +65,7 @@ type wire struct {
 	writes  []leaseWrite
 	calls   []scaleCall
 	ops     map[int]map[string]int // DynamoDB requests per checker slot, by operation (and owner written)
-	current map[int]string // the identity running in each slot
+	current map[int]string         // the identity running in each slot
 }
 
 // recorder is a reverse proxy in front of moto for one checker slot. The

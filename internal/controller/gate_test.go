@@ -44,7 +44,9 @@ func (g *fakeGate) Lease(group string) LeaseStatus {
 	return g.leases[group]
 }
 
-func (g *fakeGate) Peers() []Peer    { return []Peer{{Identity: "me", Leases: 1}, {Identity: "other", Leases: 1}} }
+func (g *fakeGate) Peers() []Peer {
+	return []Peer{{Identity: "me", Leases: 1}, {Identity: "other", Leases: 1}}
+}
 func (g *fakeGate) Identity() string { return "me" }
 func (g *fakeGate) Healthy() error   { return g.health }
 
