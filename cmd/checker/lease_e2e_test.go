@@ -33,7 +33,7 @@ import (
 // leaseRounds is how many random kills, pauses and restarts the
 // several-checkers test runs.
 var (
-	leaseRounds = flag.Int("lease.rounds", 8, "random kills, pauses and restarts in TestE2ESeveralCheckers")
+	leaseRounds = flag.Int("lease.rounds", 5, "random kills, pauses and restarts in TestE2ESeveralCheckers")
 	leaseGroups = flag.Int("lease.groups", 9, "groups shared by the checkers of TestE2ESeveralCheckers")
 	// leaseInterval is the checkers' interval; their lease lasts three.
 	leaseInterval = flag.Duration("lease.interval", time.Second, "interval of the checkers of TestE2ESeveralCheckers")

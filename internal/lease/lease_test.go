@@ -580,3 +580,50 @@ func TestDefaultIdentity(t *testing.T) {
 		})
 	}
 }
+
+// counting counts the calls made through a client.
+type counting struct {
+	dynamoAPI
+	mu    sync.Mutex
+	calls int
+}
+
+func (c *counting) Scan(ctx context.Context, in *dynamodb.ScanInput, opts ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
+	c.mu.Lock()
+	c.calls++
+	c.mu.Unlock()
+	return c.dynamoAPI.Scan(ctx, in, opts...)
+}
+
+func (c *counting) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	c.mu.Lock()
+	c.calls++
+	c.mu.Unlock()
+	return c.dynamoAPI.UpdateItem(ctx, in, opts...)
+}
+
+// TestCallsPerSync: in steady state a Sync makes one scan, one heartbeat
+// and one write per lease held.
+func TestCallsPerSync(t *testing.T) {
+	t.Parallel()
+	c, tbl := table(t)
+	clk := newClock()
+	groups := groupNames(10)
+	ca, cb := &counting{dynamoAPI: c}, &counting{dynamoAPI: c}
+	a := newManager(t, ca, tbl, "a", groups, clk, nil)
+	b := newManager(t, cb, tbl, "b", groups, clk, nil)
+	for range 3 {
+		sync1(t, clk, a, b)
+	}
+	for _, tc := range []struct {
+		m *Manager
+		c *counting
+	}{{a, ca}, {b, cb}} {
+		tc.c.calls = 0
+		sync1(t, clk, tc.m)
+		held := len(permitted(tc.m, groups))
+		if held != 5 || tc.c.calls != held+2 {
+			t.Errorf("%s: %d calls in a steady sync holding %d leases, want 5 leases and %d calls", tc.m.Identity(), tc.c.calls, held, held+2)
+		}
+	}
+}
