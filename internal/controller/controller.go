@@ -169,15 +169,14 @@ func (c *Controller) RunOnce(ctx context.Context, now time.Time) ([]model.Decisi
 	c.mu.RUnlock()
 
 	start := time.Now()
-	var gateErr error
 	if gate != nil {
-		if err := gate.Sync(ctx); err != nil {
-			gateErr = fmt.Errorf("leases: %w", err)
-		}
+		// The gate logs its own failures once per change and reports them on
+		// /healthz; a group whose lease was not renewed is not acted on.
+		_ = gate.Sync(ctx)
 	}
 	observations, err := obs.Observe(ctx, now)
 	if err != nil {
-		err = errors.Join(fmt.Errorf("observe: %w", err), gateErr)
+		err = fmt.Errorf("observe: %w", err)
 		c.finishCycle(now, start, false, err)
 		return nil, err
 	}
@@ -229,7 +228,7 @@ func (c *Controller) RunOnce(ctx context.Context, now time.Time) ([]model.Decisi
 		c.record(g, st, o, d, action, actErr)
 		decisions = append(decisions, d)
 	}
-	err = errors.Join(append(actErrs, gateErr)...)
+	err = errors.Join(actErrs...)
 	c.finishCycle(now, start, anyData || len(groups) == 0, err)
 	return decisions, err
 }

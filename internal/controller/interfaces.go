@@ -29,7 +29,8 @@ type Actuator interface {
 type Gate interface {
 	// Sync renews, takes and balances this checker's leases. It runs at
 	// the start of every cycle; an error means some of it failed, and the
-	// groups whose leases were not renewed are not acted on.
+	// groups whose leases were not renewed are not acted on. The gate logs
+	// its failures itself and reports them through Healthy.
 	Sync(ctx context.Context) error
 	// Permit reports whether this checker may act on a group now, for at
 	// least one action's deadline, and until when its lease runs.

@@ -240,6 +240,12 @@ func (m *Manager) Sync(ctx context.Context) error {
 	}
 	err := errors.Join(errs...)
 	m.mu.Lock()
+	switch {
+	case err != nil && m.lastErr == nil:
+		m.log.Warn("lease table exchange failed; groups whose leases were not renewed are not acted on", zap.Error(err))
+	case err == nil && m.lastErr != nil:
+		m.log.Info("lease table exchange works again")
+	}
 	m.lastErr = err
 	if scanErr == nil && renewed == nil {
 		m.lastOK = now
