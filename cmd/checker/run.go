@@ -135,7 +135,7 @@ func reloadOnHangup(ctx context.Context, path string, ctrl *controller.Controlle
 			leases.SetGroups(groupNames(cfg))
 		}
 		log.Info("configuration reloaded", zap.String("config", path), zap.Int("groups", len(cfg.Groups)),
-			zap.String("note", "listen, interval and log settings change only on restart"))
+			zap.String("note", "listen, interval, log and coordination settings change only on restart"))
 	}
 }
 
