@@ -1,12 +1,17 @@
 # `make test` is the whole test suite: vet, then every package with the race
-# detector, the integration tests against moto's server included.
+# detector, the integration tests against moto's server included. It first
+# installs what the machine lacks (scripts/test-deps: moto into .venv or the
+# user's Python, Chromium from the distribution's packages).
 GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 GOLANGCI_LINT_VERSION ?= v2.15.0
 
-.PHONY: all build test vet lint bench tidy-check validate-example clean
+# moto_server installed by scripts/test-deps is found after whatever PATH has.
+export PATH := $(PATH):$(CURDIR)/.venv/bin:$(HOME)/.local/bin
+
+.PHONY: all build test test-deps vet lint bench comparison tidy-check validate-example clean
 
 all: build
 
@@ -16,14 +21,26 @@ build:
 vet:
 	$(GO) vet ./...
 
-test: vet
+test: test-deps vet
 	$(GO) test -race -count=1 -timeout 20m ./...
+	# The README's claims about the policies, on spike, bursty and cron: the
+	# race detector makes the simulations ten times slower, so without it.
+	$(GO) test -count=1 -timeout 20m -run 'TestComparison' ./cmd/checker
+
+test-deps:
+	scripts/test-deps
 
 lint:
 	$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) run ./...
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# The README's comparison: every policy on spike, bursty, cron and days,
+# seeds 1 to 3, through `checker simulate`; checks the README's claims and
+# prints its table (several minutes).
+comparison:
+	$(GO) test -count=1 -timeout 60m -run 'TestComparison' ./cmd/checker -comparison -v
 
 validate-example:
 	$(GO) run ./cmd/checker validate --config config.example.yaml

@@ -354,6 +354,7 @@ func TestCheckerASGTemplate(t *testing.T) {
 		resource any
 	}{
 		{"sqs:GetQueueAttributes", ref("QueueArns")},
+		{"ssm:GetParameter", map[string]any{"Fn::Sub": "arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter${ConfigParameterName}"}},
 		{"autoscaling:SetDesiredCapacity", ref("WorkerGroupArns")},
 		{"ecs:UpdateService", ref("WorkerServiceArns")},
 		{"dynamodb:UpdateItem", map[string]any{"Fn::GetAtt": []any{"LeaseTable", "Arn"}}},
@@ -371,7 +372,7 @@ func TestCheckerASGTemplate(t *testing.T) {
 		t.Errorf("PutMetricData condition on the namespace: %v", c)
 	}
 
-	// Around the checker: its config parameter and its log group, nothing wider.
+	// Around the checker: its log group, nothing wider.
 	boot := res("BootstrapPolicy", "AWS::IAM::Policy")
 	for _, st := range policyStatements(at(boot, "Properties", "PolicyDocument")) {
 		if equal(st["Resource"], "*") {
@@ -402,7 +403,16 @@ func TestCheckerASGTemplate(t *testing.T) {
 		t.Fatal(err)
 	}
 	delete(std["Unit"], "Documentation")
-	inst["Service"] = maps(inst["Service"], "StandardOutput", "StandardError")
+	// The instance's unit reads its config from the SSM parameter, not a file.
+	if got, want := inst.get("Service", "ExecStart"), "/usr/local/bin/checker run --config ssm:${ConfigParameterName} --config-refresh 5m"; got != want {
+		t.Errorf("the instance's unit runs %q, want %q", got, want)
+	}
+	if got := inst.get("Service", "Environment"); got != "AWS_REGION=${AWS::Region}" {
+		t.Errorf("the instance's unit sets %q, want AWS_REGION=${AWS::Region}", got)
+	}
+	delete(std["Unit"], "ConditionPathExists")
+	inst["Service"] = maps(inst["Service"], "StandardOutput", "StandardError", "ExecStart", "Environment")
+	std["Service"] = maps(std["Service"], "ExecStart")
 	for _, d := range unitDiff(inst, std) {
 		t.Errorf("the unit in user data differs from deploy/systemd/queue-checker.service: %s", d)
 	}

@@ -61,6 +61,9 @@ func TestEveryFileParses(t *testing.T) {
 	for _, want := range []string{
 		"deploy/cloudformation/checker-asg.yaml",
 		"deploy/cloudformation/worker-target-tracking.yaml",
+		"deploy/cloudformation/worker-fleet.yaml",
+		"deploy/ecs/worker-task-definition.json",
+		"deploy/iam/worker-task-policy.json",
 		"deploy/ecs/task-definition.json",
 		"deploy/ecs/service.json",
 		"deploy/ecs/README.md",
@@ -477,8 +480,34 @@ func TestECSTaskDefinition(t *testing.T) {
 		hc.Command[1] != "/checker" || hc.Command[2] != "health" || hc.StartPeriod <= 0 {
 		t.Errorf("health check %+v, want [CMD /checker health ...] with a start period", checker.HealthCheck)
 	}
-	if !slices.Equal(checker.Command, []string{"run", "--config", "/etc/queue-checker/config.yaml"}) {
-		t.Errorf("checker command %q", checker.Command)
+	// The checker reads its config from SSM itself: no init container, no
+	// volume, and the task role may read that one parameter.
+	if len(checker.Command) != 5 || checker.Command[0] != "run" || checker.Command[1] != "--config" ||
+		!strings.HasPrefix(checker.Command[2], "ssm:arn:aws:ssm:") || checker.Command[3] != "--config-refresh" {
+		t.Fatalf("checker command %q, want run --config ssm:ARN --config-refresh D", checker.Command)
+	}
+	if len(td.Containers) != 1 || len(td.Volumes) != 0 || len(checker.DependsOn) != 0 {
+		t.Errorf("%d containers, %d volumes, dependsOn %+v: want the checker alone", len(td.Containers), len(td.Volumes), checker.DependsOn)
+	}
+	param := strings.TrimPrefix(checker.Command[2], "ssm:")
+	var task, exec iamPolicy
+	readJSON(t, "deploy/iam/policy.json", &task)
+	readJSON(t, "deploy/iam/ecs-execution-policy.json", &exec)
+	var readers []string
+	for _, st := range task.Statement {
+		if slices.Contains(st.Action, "ssm:GetParameter") {
+			readers = append(readers, st.Resource...)
+		}
+	}
+	if !slices.Equal(readers, []string{param}) {
+		t.Errorf("the task policy lets ssm:GetParameter read %q, want exactly the config parameter %q", readers, param)
+	}
+	for _, st := range exec.Statement {
+		for _, a := range st.Action {
+			if strings.HasPrefix(a, "ssm:") {
+				t.Errorf("the execution role still allows %s: the config is no longer injected", a)
+			}
+		}
 	}
 	if !checker.ReadOnlyFS || checker.User == "" || strings.HasPrefix(checker.User, "0") || strings.HasPrefix(checker.User, "root") {
 		t.Errorf("checker: read-only root %v, user %q; want read-only and non-root", checker.ReadOnlyFS, checker.User)
@@ -487,44 +516,6 @@ func TestECSTaskDefinition(t *testing.T) {
 		t.Errorf("port mappings %+v, want the metrics port 9102 only", checker.PortMappings)
 	}
 
-	// The config reaches the checker through the init container and a volume.
-	if len(checker.DependsOn) != 1 || checker.DependsOn[0].Condition != "SUCCESS" {
-		t.Fatalf("checker dependsOn %+v, want one init container with condition SUCCESS", checker.DependsOn)
-	}
-	init, ok := byName[checker.DependsOn[0].ContainerName]
-	if !ok {
-		t.Fatalf("checker depends on %q, which is not defined", checker.DependsOn[0].ContainerName)
-	}
-	if init.Essential == nil || *init.Essential {
-		t.Error("the init container must be essential: false, or the task stops when it exits")
-	}
-	if len(init.Secrets) != 1 || !strings.HasPrefix(init.Secrets[0].ValueFrom, "arn:aws:ssm:") {
-		t.Fatalf("init secrets %+v, want the config's SSM parameter", init.Secrets)
-	}
-	script := strings.Join(append(slices.Clone(init.EntryPoint), init.Command...), " ")
-	if !strings.Contains(script, "$"+init.Secrets[0].Name) || !strings.Contains(script, "> /etc/queue-checker/config.yaml") {
-		t.Errorf("init container %q does not write $%s to the config file", script, init.Secrets[0].Name)
-	}
-	mount := func(c ecsContainer) (string, bool, bool) {
-		for _, m := range c.MountPoints {
-			if m.ContainerPath == "/etc/queue-checker" {
-				return m.SourceVolume, m.ReadOnly, true
-			}
-		}
-		return "", false, false
-	}
-	iv, iro, iok := mount(init)
-	cv, cro, cok := mount(checker)
-	if !iok || !cok || iv != cv || iro || !cro {
-		t.Errorf("config volume: init %q (read-only %v), checker %q (read-only %v); want the same volume, writable by init only", iv, iro, cv, cro)
-	}
-	if !slices.ContainsFunc(td.Volumes, func(v struct {
-		Name string `json:"name"`
-	}) bool {
-		return v.Name == cv
-	}) {
-		t.Errorf("volume %q is not declared", cv)
-	}
 }
 
 func TestECSService(t *testing.T) {

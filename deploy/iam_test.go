@@ -270,6 +270,7 @@ func TestPolicyScopes(t *testing.T) {
 	// Where AWS allows a narrower resource, the policy names it.
 	scopes := map[string]string{
 		"sqs:GetQueueAttributes":                "arn:aws:sqs:",
+		"ssm:GetParameter":                      "arn:aws:ssm:", // the config parameter only
 		"autoscaling:SetDesiredCapacity":        "arn:aws:autoscaling:",
 		"ecs:DescribeServices":                  "arn:aws:ecs:",
 		"ecs:UpdateService":                     "arn:aws:ecs:",

@@ -275,7 +275,10 @@ type e2eGroup struct {
 	policy string
 
 	serviceTime, latency, drainTime time.Duration
-	peakWindow, arrivalSmoothing    time.Duration
+	arrivalSmoothing                time.Duration
+	// forecastOff sizes for the latest arrival rate alone: no forecast
+	// keeps capacity for bursts.
+	forecastOff bool
 
 	asg     string       // Auto Scaling group in east, or
 	service *testService // ECS service in west
@@ -311,11 +314,13 @@ func (c e2eConfig) yaml() string {
 		w("  max_attempts: %d", c.maxAttempts)
 	}
 	w("groups:")
+	listed := map[string]bool{} // queues an earlier group lists: shared on purpose
 	for _, g := range c.groups {
 		w("  - name: %s", g.name)
 		w("    queues:")
 		for _, q := range g.queues {
-			w("      - {url: %q, region: %s}", q.url, q.region)
+			w("      - {url: %q, region: %s, shared: %t}", q.url, q.region, listed[q.url])
+			listed[q.url] = true
 		}
 		w("    count: {in_flight: true, delayed: false}")
 		w("    workers: {service_time: %s, concurrency: 1}", g.serviceTime)
@@ -327,11 +332,11 @@ func (c e2eConfig) yaml() string {
 		if g.drainTime > 0 {
 			w("      drain_time: %s", g.drainTime)
 		}
-		if g.peakWindow > 0 {
-			w("      peak_window: %s", g.peakWindow)
-		}
 		if g.arrivalSmoothing > 0 {
 			w("      arrival_smoothing: %s", g.arrivalSmoothing)
+		}
+		if g.forecastOff {
+			w("    forecast: {enabled: false}")
 		}
 		w("    fleet:")
 		switch {

@@ -23,6 +23,9 @@ type assembly struct {
 	observer controller.Observer
 	actuator controller.Actuator
 	registry *prometheus.Registry
+	// history reads the groups' arrival history for the warm start; nil
+	// when there is none to read.
+	history arrivalHistory
 }
 
 func assemble(ctx context.Context, cfg config.Config, log *zap.Logger) (*assembly, error) {
@@ -50,5 +53,5 @@ func assemble(ctx context.Context, cfg config.Config, log *zap.Logger) (*assembl
 	for _, g := range cfg.Groups {
 		groups = append(groups, g.PolicySettings(cfg.Interval))
 	}
-	return &assembly{groups: groups, observer: p, actuator: pub, registry: reg}, nil
+	return &assembly{groups: groups, observer: p, actuator: pub, registry: reg, history: p}, nil
 }

@@ -34,10 +34,12 @@ func TestMain(m *testing.M) { os.Exit(awstest.Main(m)) }
 // --output json` prints.
 var decisionKeys = []string{
 	"group", "at", "visible", "in_flight", "delayed", "backlog",
-	"current_workers", "in_service_workers", "pending_workers", "arrival_rate",
+	"current_workers", "in_service_workers", "pending_workers", "draining_workers", "arrival_rate",
 	"backlog_per_worker", "target_backlog_per_worker", "floors",
 	"recommended_workers", "desired_workers", "capped", "held", "hold_reason",
 	"partial", "diagnosis", "reasons", "utilization", "drain_seconds", "oldest_age_seconds",
+	"forecast",
+	"paused", "paused_by", "paused_since", "scale_in_off", "pinned", "warnings",
 }
 
 // cloudWatchMetrics are the names `once --apply` publishes on a group's
@@ -494,7 +496,7 @@ func TestE2ERunHoldsWhileSQSFails(t *testing.T) {
 	const stabilization = 3 * time.Second
 	path := writeConfig(t, e2eConfig{endpoint: proxy.URL, interval: time.Second, maxAttempts: 1, groups: []e2eGroup{{
 		name: "resilient", queues: []testQueue{q}, serviceTime: time.Second, latency: 5 * time.Second, drainTime: time.Minute,
-		peakWindow: time.Second, arrivalSmoothing: time.Second,
+		forecastOff: true, arrivalSmoothing: time.Second,
 		asg: asg, min: 1, max: 5, scaleInStabilization: stabilization,
 	}}})
 	d := startDaemon(t, path)
@@ -761,7 +763,7 @@ func TestE2EBacklogToScaleLatency(t *testing.T) {
 	asg := makeASG(t, f, 1, 20, 1)
 	path := writeConfig(t, e2eConfig{endpoint: proxy.URL, interval: interval, groups: []e2eGroup{{
 		name: "measured", queues: []testQueue{q}, serviceTime: time.Second, latency: 5 * time.Second,
-		drainTime: time.Minute, peakWindow: time.Second, arrivalSmoothing: time.Second,
+		drainTime: time.Minute, forecastOff: true, arrivalSmoothing: time.Second,
 		asg: asg, min: 1, max: 20, scaleInStabilization: 2 * interval,
 	}}})
 	d := startDaemon(t, path)

@@ -142,7 +142,7 @@ func TestHealthAgainstTheDaemonsHandler(t *testing.T) {
 		wantStdout string
 		wantStderr string
 	}{
-		{name: "before the first cycle", wantCode: 1, wantStderr: "no cycle has run yet"},
+		{name: "before the first cycle", wantCode: 1, wantStderr: "503 Service Unavailable: starting: the first cycle is still running"},
 		{name: "after a good cycle", before: func() {
 			if _, err := ctrl.RunOnce(context.Background(), start); err != nil {
 				t.Fatalf("RunOnce: %v", err)
@@ -151,7 +151,7 @@ func TestHealthAgainstTheDaemonsHandler(t *testing.T) {
 		{name: "three intervals later, still within the limit", before: func() { setClock(start.Add(15 * time.Second)) },
 			wantCode: 0, wantStdout: "ok\n"},
 		{name: "past three intervals without a good cycle", before: func() { setClock(start.Add(16 * time.Second)) },
-			wantCode: 1, wantStderr: "last good cycle 16s ago"},
+			wantCode: 1, wantStderr: "unhealthy: last good cycle 16s ago"},
 	}
 	for _, s := range steps {
 		if s.before != nil {

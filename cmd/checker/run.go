@@ -22,26 +22,34 @@ import (
 	"github.com/queuechecker/queue-checker/internal/web"
 )
 
-// loadConfig reads and validates a configuration file; any problem is exit 2.
-func loadConfig(path string) (config.Config, error) {
-	if path == "" {
-		return config.Config{}, usageErr("--config is required")
-	}
-	cfg, err := config.Load(path)
+// configHelp is the help of every command's --config flag.
+const configHelp = "configuration: a YAML file, or ssm:/parameter/name for SSM Parameter Store (default $" + envConfig + ")"
+
+// loadConfig reads and validates the configuration; any problem is exit 2.
+func loadConfig(ctx context.Context, flagValue string) (*configSource, config.Config, [32]byte, error) {
+	src, err := sourceFlag(flagValue)
 	if err != nil {
-		return config.Config{}, &exitError{code: 2, err: err}
+		return nil, config.Config{}, [32]byte{}, err
 	}
-	return cfg, nil
+	cfg, sum, err := src.load(ctx)
+	if err != nil {
+		return nil, config.Config{}, sum, &exitError{code: 2, err: err}
+	}
+	return src, cfg, sum, nil
 }
 
 func cmdRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs := newFlags("run", stderr)
-	path := fs.String("config", "", "configuration file (YAML)")
+	path := fs.String("config", "", configHelp)
 	listen := fs.String("listen", "", "override the configuration's listen address")
+	refresh := fs.Duration("config-refresh", 0, "read the configuration again this often and reload it when it changed (0: only on SIGHUP)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	cfg, err := loadConfig(*path)
+	if *refresh < 0 || (*refresh > 0 && *refresh < time.Second) {
+		return usageErr("--config-refresh must be 0 (off) or at least 1s, not %s", *refresh)
+	}
+	src, cfg, sum, err := loadConfig(ctx, *path)
 	if err != nil {
 		return err
 	}
@@ -83,12 +91,16 @@ func cmdRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	log.Info("starting", zap.String("version", version), zap.String("config", *path),
+	log.Info("starting", zap.String("version", version), zap.String("config", src.name),
 		zap.Int("groups", len(cfg.Groups)), zap.Duration("interval", cfg.Interval),
 		zap.String("listen", cfg.Listen), zap.Bool("dry_run", cfg.DryRun))
 
-	handler := web.Handler(web.Options{Controller: ctrl, Gatherer: gatherer, Interval: cfg.Interval})
+	handler := web.Handler(web.Options{Controller: ctrl, Gatherer: gatherer, Interval: cfg.Interval, Started: time.Now()})
 	g, gctx := errgroup.WithContext(ctx)
+	// The warm start runs beside the loop: the first cycle does not wait
+	// for the history.
+	warm := newWarmer(gctx, ctrl, log.Named("warm_start"))
+	warm.start(asm.history, asm.groups)
 	g.Go(func() error {
 		return ctrl.Run(gctx, controller.RunOptions{Interval: cfg.Interval})
 	})
@@ -97,51 +109,102 @@ func cmdRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 			log.Info("listening", zap.String("addr", a.String()), zap.String("status_page", "http://"+a.String()+"/"))
 		})
 	})
-	g.Go(func() error { return reloadOnHangup(gctx, *path, ctrl, gatherer, leases, log) })
+	r := &reloader{src: src, sum: sum, ctrl: ctrl, gatherer: gatherer, warm: warm, leases: leases, log: log}
+	g.Go(func() error { return r.run(gctx, *refresh) })
 	err = g.Wait()
+	warm.wait()
 	releaseLeases(leases, log)
 	log.Info("stopped")
 	return err
 }
 
-// reloadOnHangup reloads the configuration on SIGHUP until ctx is done. An
-// invalid new configuration is logged and the running one kept.
-func reloadOnHangup(ctx context.Context, path string, ctrl *controller.Controller, gatherer *metricsGatherer, leases *lease.Manager, log *zap.Logger) error {
+// reloader reloads the configuration on SIGHUP and, when refresh is set,
+// every refresh period if the document changed, and warm-starts the groups'
+// forecasts again from the new configuration. An invalid new configuration
+// is logged and the running one kept.
+type reloader struct {
+	src      *configSource
+	sum      [32]byte // digest of the document running
+	bad      [32]byte // digest of the last invalid document logged
+	unread   bool     // the last periodic read failed, and was logged
+	ctrl     *controller.Controller
+	gatherer *metricsGatherer
+	warm     *warmer        // warm-starts the forecasts of the new configuration
+	leases   *lease.Manager // nil when this checker runs alone
+	log      *zap.Logger
+}
+
+func (r *reloader) run(ctx context.Context, refresh time.Duration) error {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
+	var tick <-chan time.Time
+	if refresh > 0 {
+		t := time.NewTicker(refresh)
+		defer t.Stop()
+		tick = t.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-hup:
+			r.reload(ctx, true)
+		case <-tick:
+			r.reload(ctx, false)
 		}
-		cfg, err := config.Load(path)
-		if err != nil {
-			log.Error("reload failed; keeping the running configuration", zap.String("config", path), zap.Error(err))
-			continue
-		}
-		asm, err := assemble(ctx, cfg, log)
-		if err != nil {
-			log.Error("reload failed; keeping the running configuration", zap.String("config", path), zap.Error(err))
-			continue
-		}
-		if err := ctrl.Reload(asm.groups, asm.observer, asm.actuator); err != nil {
-			log.Error("reload failed; keeping the running configuration", zap.String("config", path), zap.Error(err))
-			continue
-		}
-		gatherer.swap(asm.registry)
-		if leases != nil {
-			leases.SetGroups(groupNames(cfg))
-		}
-		log.Info("configuration reloaded", zap.String("config", path), zap.Int("groups", len(cfg.Groups)),
-			zap.String("note", "listen, interval, log and coordination settings change only on restart"))
 	}
+}
+
+// reload reads the configuration again and swaps it in. always is false for
+// a periodic refresh: then an unchanged document is left alone, and an
+// invalid one is logged once, not every period.
+func (r *reloader) reload(ctx context.Context, always bool) {
+	fail := func(err error) {
+		r.log.Error("reload failed; keeping the running configuration", zap.String("config", r.src.name), zap.Error(err))
+	}
+	cfg, sum, err := r.src.load(ctx)
+	if sum == [32]byte{} { // not read at all
+		if !always && r.unread {
+			return
+		}
+		r.unread = !always
+		fail(err)
+		return
+	}
+	r.unread = false
+	if !always && (sum == r.sum || sum == r.bad) {
+		return
+	}
+	if err != nil {
+		r.bad = sum
+		fail(err)
+		return
+	}
+	asm, err := assemble(ctx, cfg, r.log)
+	if err != nil {
+		fail(err)
+		return
+	}
+	if err := r.ctrl.Reload(asm.groups, asm.observer, asm.actuator); err != nil {
+		fail(err)
+		return
+	}
+	r.sum, r.bad = sum, [32]byte{}
+	r.gatherer.swap(asm.registry)
+	if r.warm != nil {
+		r.warm.start(asm.history, asm.groups)
+	}
+	if r.leases != nil {
+		r.leases.SetGroups(groupNames(cfg))
+	}
+	r.log.Info("configuration reloaded", zap.String("config", r.src.name), zap.Int("groups", len(cfg.Groups)),
+		zap.String("note", "listen, interval, log and coordination settings change only on restart"))
 }
 
 func cmdOnce(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("once", stderr)
-	path := fs.String("config", "", "configuration file (YAML)")
+	path := fs.String("config", "", configHelp)
 	apply := fs.Bool("apply", false, "carry out the decisions (publish metrics, set desired counts); without it nothing changes")
 	output := fs.String("output", "table", "output format: table or json")
 	if err := parseFlags(fs, args); err != nil {
@@ -150,7 +213,7 @@ func cmdOnce(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *output != "table" && *output != "json" {
 		return usageErr("--output must be table or json, not %q", *output)
 	}
-	cfg, err := loadConfig(*path)
+	_, cfg, _, err := loadConfig(ctx, *path)
 	if err != nil {
 		return err
 	}

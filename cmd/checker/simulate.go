@@ -4,20 +4,27 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/schollz/progressbar/v3"
+	"go.uber.org/zap"
 	"golang.org/x/term"
 
+	"github.com/queuechecker/queue-checker/internal/awsclient"
 	"github.com/queuechecker/queue-checker/internal/capacity"
+	"github.com/queuechecker/queue-checker/internal/config"
 	"github.com/queuechecker/queue-checker/internal/policy"
+	"github.com/queuechecker/queue-checker/internal/poller"
 	"github.com/queuechecker/queue-checker/internal/sim"
 )
 
@@ -46,6 +53,18 @@ type simFlags struct {
 	seed          uint64
 	output        string
 	chart         string
+	scaleIn       string        // simulate_scalein.go
+	visibility    time.Duration // simulate_scalein.go
+	warmUp        time.Duration
+
+	configFile     string
+	group          string
+	fromCloudWatch time.Duration
+	saveTrace      string
+
+	peers sim.PeerParams
+
+	set map[string]bool // flags given on the command line
 }
 
 // cmdSimulate replays a traffic scenario against the checker's policies and
@@ -55,29 +74,60 @@ func cmdSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs := newFlags("simulate", stderr)
 	var f simFlags
 	fs.StringVar(&f.scenario, "scenario", sim.ScenarioSteady,
-		"traffic: steady, step (×3 after a third), spike (×10 for 5 minutes at a third), diurnal (one sinusoid, 0.2× to 1.8×), bursty (2 minutes at ×3 every 10, ×0.5 between), or a CSV file with the header t_seconds,arrivals_per_second")
+		"traffic: steady, step (×3 after a third), spike (×10 for 5 minutes at a third), diurnal (one sinusoid, 0.2× to 1.8×), bursty (2 minutes at ×3 every 10, ×0.5 between), "+
+			"cron (90 s at ×15 every 20 minutes), days (3 days: daily sinusoid 0.4× to 1.6×, nightly batch +8×, morning surge +3×, noise; runs 72h unless --duration), "+
+			"or a CSV file with the header t_seconds,arrivals_per_second (runs to its end unless --duration)")
 	fs.Float64Var(&f.rate, "rate", 50, "base arrival rate of the built-in scenarios, msg/s")
-	fs.DurationVar(&f.duration, "duration", 2*time.Hour, "simulated time")
+	f.duration = 2 * time.Hour
+	fs.Var((*dayDuration)(&f.duration), "duration", "simulated time (default: the scenario's own length, else 2h)")
 	fs.DurationVar(&f.serviceTime, "service-time", 200*time.Millisecond, "mean time one message takes from pick-up to delete")
 	fs.StringVar(&f.serviceDist, "service-dist", sim.DistExponential, "service-time distribution: exponential, lognormal or constant")
-	fs.Float64Var(&f.serviceCV, "service-cv", 1, "coefficient of variation of the lognormal service time")
+	fs.Float64Var(&f.serviceCV, "service-cv", 1, "coefficient of variation of the lognormal service time (at most 100)")
 	fs.IntVar(&f.concurrency, "concurrency", 1, "messages one worker handles at once")
 	fs.DurationVar(&f.startDelay, "start-delay", time.Minute, "launch until a new worker takes its first message")
 	fs.DurationVar(&f.interval, "interval", 5*time.Second, "sampling and decision interval")
 	fs.DurationVar(&f.latencyTarget, "latency-target", 10*time.Second, "the promise: how long a message may wait in the queue")
 	fs.IntVar(&f.min, "min", 1, "fewest workers")
-	fs.IntVar(&f.max, "max", 200, "most workers")
+	fs.IntVar(&f.max, "max", 200, "most workers (at most 1000000)")
 	fs.IntVar(&f.workers, "workers", 0, "the fixed fleet and every policy's starting size; 0: what the base rate (a CSV file's mean rate) needs at 80 % utilisation and by the Erlang C wait floor")
-	fs.StringVar(&f.policy, "policy", "all", "policy to run: "+strings.Join(sim.Policies, ", ")+", or all")
-	fs.Uint64Var(&f.seed, "seed", 1, "random seed; the same seed gives the same run")
+	fs.StringVar(&f.policy, "policy", "all", "policy to run: "+strings.Join(sim.Policies, ", ")+", or all. "+
+		"keda: visible + in-flight ÷ queueLength under the HPA (tolerance 0.1, scale-up at most +100 % or +4 pods per 15 s); "+
+		"target-tracking: SQS visible ÷ in-service on 1-minute datapoints, out after 3 above the target, in after 15 below; "+
+		"step: +1 at 1,000 visible, +2 at 1,500, -1 below 100; oracle: clairvoyant, launching one start delay ahead; oracle-instant: clairvoyant with instant workers")
+	fs.Uint64Var(&f.seed, "seed", 1, "random seed; the same seed gives the same run (and the days scenario's noise)")
 	fs.StringVar(&f.output, "output", "table", "output format: table or json")
 	fs.StringVar(&f.chart, "chart", "", "also draw backlog, oldest age and workers over time to this .svg or .png file")
+	f.scaleInFlags(fs)
+	fs.Var((*dayDuration)(&f.warmUp), "warm-up", "leave the first D out of the scores (a learning policy is not scored on its first day)")
+	fs.StringVar(&f.configFile, "config", "", "run the model and backlog policies with a group's settings from this configuration file, as the daemon loads them (needs --group); flags given override single values")
+	fs.StringVar(&f.group, "group", "", "the group of --config to simulate")
+	fs.Var((*dayDuration)(&f.fromCloudWatch), "from-cloudwatch", "replay the group's per-minute NumberOfMessagesSent, summed over its queues and regions, for the last D (at most 15 days); needs --config and --group and AWS credentials")
+	fs.StringVar(&f.saveTrace, "save-trace", "", "with --from-cloudwatch: also write the trace to this CSV file, for --scenario FILE.csv")
+
+	def := sim.DefaultPeers()
+	fs.Float64Var(&f.peers.KEDAQueueLength, "keda-queue-length", 0, "KEDA aws-sqs-queue queueLength, messages per replica; 0: the promise ÷ service time × concurrency, as KEDA's docs tell users to set it")
+	fs.DurationVar(&f.peers.KEDAPolling, "keda-polling", def.KEDAPolling, "KEDA pollingInterval: how often the queue is read; 0: at every HPA sync")
+	fs.DurationVar(&f.peers.HPASync, "hpa-sync", def.HPASync, "HPA sync period (--horizontal-pod-autoscaler-sync-period)")
+	fs.DurationVar(&f.peers.HPADownWindow, "hpa-down-window", def.HPADownWindow, "HPA scale-down stabilisation window")
+	fs.DurationVar(&f.peers.TTMetricLag, "tt-metric-lag", def.TTMetricLag, "target tracking: how late a minute's SQS datapoint reaches CloudWatch after the minute ends")
+	fs.Float64Var(&f.peers.TTInBelow, "tt-scale-in-below", def.TTInBelow, "target tracking: scale in only while the metric is under this share of the target (0..1)")
+	fs.Float64Var(&f.peers.TTInStep, "tt-scale-in-step", def.TTInStep, "target tracking: the most one scale-in removes, percent of the fleet (at least one worker)")
+	fs.DurationVar(&f.peers.TTInCooldown, "tt-scale-in-cooldown", def.TTInCooldown, "target tracking: the scale-in cooldown")
+	fs.DurationVar(&f.peers.StepPeriod, "step-period", def.StepPeriod, "step alarms: the period of their datapoints")
+	fs.DurationVar(&f.peers.StepCooldown, "step-cooldown", def.StepCooldown, "step alarms: the cooldown after each scaling activity")
+	f.peers.TTOutPoints, f.peers.TTInPoints = def.TTOutPoints, def.TTInPoints
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	rc, policies, err := f.runConfig()
+	f.set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+
+	rc, policies, err := f.runConfig(ctx)
 	if err != nil {
-		fs.Usage()
+		var ee *exitError
+		if errors.As(err, &ee) && ee.code == 2 {
+			fs.Usage()
+		}
 		return err
 	}
 	chartFormat := ""
@@ -107,21 +157,107 @@ func cmdSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			Results []sim.Result `json:"results"`
 		}{results})
 	}
-	return printSimTable(stdout, rc, results)
+	if err := printSimTable(stdout, rc, results); err != nil {
+		return err
+	}
+	return printScaleIn(stdout, rc, results)
 }
+
+// dayDuration is a duration flag that also takes days: "2d", "1d12h".
+type dayDuration time.Duration
+
+func (d *dayDuration) String() string { return time.Duration(*d).String() }
+
+func (d *dayDuration) Set(s string) error {
+	days := 0.0
+	rest := s
+	if i := strings.IndexByte(s, 'd'); i >= 0 {
+		v, err := strconv.ParseFloat(s[:i], 64)
+		if err != nil || v < 0 || v > 366 {
+			return fmt.Errorf("%q: want a duration such as 90s, 2h or 2d (at most 366d)", s)
+		}
+		days, rest = v, s[i+1:]
+	}
+	var extra time.Duration
+	if rest != "" {
+		v, err := time.ParseDuration(rest)
+		if err != nil {
+			return fmt.Errorf("%q: want a duration such as 90s, 2h or 2d", s)
+		}
+		extra = v
+	}
+	*d = dayDuration(time.Duration(days*24*float64(time.Hour)) + extra)
+	return nil
+}
+
+// Limits of one simulation: beyond them the run would take minutes to hours
+// or more memory than a laptop has, so the flags are refused up front.
+const (
+	maxSimDuration = 366 * 24 * time.Hour
+	maxSimMax      = 1_000_000
+	maxServiceCV   = 100
+)
 
 // runConfig checks the flags and turns them into a run; every problem is a
 // usage error naming its flag.
-func (f simFlags) runConfig() (sim.RunConfig, []string, error) {
+func (f simFlags) runConfig(ctx context.Context) (sim.RunConfig, []string, error) {
 	var errs []error
 	bad := func(flag, format string, a ...any) {
 		errs = append(errs, fmt.Errorf("--%s: %s", flag, fmt.Sprintf(format, a...)))
 	}
+	usage := func() (sim.RunConfig, []string, error) {
+		return sim.RunConfig{}, nil, &exitError{code: 2, err: errors.Join(errs...)}
+	}
+
+	// A group of a configuration file sets the defaults the flags override.
+	var settings *policy.Settings
+	var grp config.Group
+	var cfg config.Config
+	switch {
+	case f.configFile != "" && f.group == "":
+		bad("group", "needed with --config: which group to simulate")
+	case f.configFile == "" && f.group != "":
+		bad("config", "needed with --group")
+	case f.configFile != "":
+		var err error
+		if cfg, err = config.Load(f.configFile); err != nil {
+			bad("config", "%v", err)
+			return usage()
+		}
+		found := false
+		var names []string
+		for _, g := range cfg.Groups {
+			names = append(names, g.Name)
+			if g.Name == f.group {
+				grp, found = g, true
+			}
+		}
+		if !found {
+			bad("group", "%q is not a group of %s (groups: %s)", f.group, f.configFile, strings.Join(names, ", "))
+			return usage()
+		}
+		f.applyGroup(cfg, grp)
+		s := grp.PolicySettings(f.interval)
+		f.overrideSettings(&s)
+		settings = &s
+	}
+	if f.fromCloudWatch != 0 && f.configFile == "" {
+		bad("from-cloudwatch", "needs --config and --group: the group's queues are read")
+	}
+	if f.fromCloudWatch < 0 || f.fromCloudWatch > poller.HistoryMaxSpan {
+		bad("from-cloudwatch", "%v: must be within 1m and %v (CloudWatch keeps 1-minute data for 15 days)", f.fromCloudWatch, poller.HistoryMaxSpan)
+	} else if f.fromCloudWatch > 0 && f.fromCloudWatch < time.Minute {
+		bad("from-cloudwatch", "%v: must be within 1m and %v", f.fromCloudWatch, poller.HistoryMaxSpan)
+	}
+	if f.saveTrace != "" && f.fromCloudWatch == 0 {
+		bad("save-trace", "only with --from-cloudwatch")
+	}
+
 	if !(f.rate >= 0) || math.IsInf(f.rate, 0) {
 		bad("rate", "%v: must be a finite number >= 0", f.rate)
 	}
-	if f.duration <= 0 {
-		bad("duration", "%v: must be > 0", f.duration)
+	if f.duration <= 0 || f.duration > maxSimDuration {
+		bad("duration", "%v: must be > 0 and at most %v", f.duration, maxSimDuration)
 	}
 	if f.serviceTime <= 0 {
 		bad("service-time", "%v: must be > 0", f.serviceTime)
@@ -129,8 +265,8 @@ func (f simFlags) runConfig() (sim.RunConfig, []string, error) {
 	switch f.serviceDist {
 	case sim.DistExponential, sim.DistConstant:
 	case sim.DistLognormal:
-		if !(f.serviceCV > 0) || math.IsInf(f.serviceCV, 0) {
-			bad("service-cv", "%v: must be > 0", f.serviceCV)
+		if !(f.serviceCV > 0) || f.serviceCV > maxServiceCV {
+			bad("service-cv", "%v: must be > 0 and at most %d", f.serviceCV, maxServiceCV)
 		}
 	default:
 		bad("service-dist", "%q: want exponential, lognormal or constant", f.serviceDist)
@@ -138,8 +274,8 @@ func (f simFlags) runConfig() (sim.RunConfig, []string, error) {
 	if f.concurrency < 1 {
 		bad("concurrency", "%d: must be >= 1", f.concurrency)
 	}
-	if f.startDelay < 0 {
-		bad("start-delay", "%v: must be >= 0", f.startDelay)
+	if f.startDelay < 0 || f.startDelay > 24*time.Hour {
+		bad("start-delay", "%v: must be within 0 and 24h", f.startDelay)
 	}
 	if f.interval <= 0 || (f.duration > 0 && f.interval > f.duration) {
 		bad("interval", "%v: must be > 0 and at most --duration", f.interval)
@@ -150,11 +286,17 @@ func (f simFlags) runConfig() (sim.RunConfig, []string, error) {
 	if f.min < 0 {
 		bad("min", "%d: must be >= 0", f.min)
 	}
-	if f.max < max(f.min, 1) {
-		bad("max", "%d: must be >= 1 and >= --min (%d)", f.max, f.min)
+	if f.max < max(f.min, 1) || f.max > maxSimMax {
+		bad("max", "%d: must be >= 1, >= --min (%d) and at most %d", f.max, f.min, maxSimMax)
+	}
+	if f.concurrency >= 1 && f.max >= 1 && f.max <= maxSimMax && float64(f.concurrency)*float64(f.max) > sim.MaxSlots {
+		bad("concurrency", "%d × --max %d: at most %d message slots in a fleet", f.concurrency, f.max, sim.MaxSlots)
 	}
 	if f.workers < 0 || (f.workers > 0 && (f.workers < f.min || f.workers > f.max)) {
 		bad("workers", "%d: must be 0 or within --min (%d) and --max (%d)", f.workers, f.min, f.max)
+	}
+	if f.warmUp < 0 {
+		bad("warm-up", "%v: must be >= 0", f.warmUp)
 	}
 	var policies []string
 	switch {
@@ -168,15 +310,47 @@ func (f simFlags) runConfig() (sim.RunConfig, []string, error) {
 	if f.output != "table" && f.output != "json" {
 		bad("output", "%q: want table or json", f.output)
 	}
-	var sc sim.Scenario
-	if len(errs) == 0 {
-		var err error
-		if sc, err = loadScenario(f.scenario, f.rate, f.duration); err != nil {
-			bad("scenario", "%v", err)
-		}
+	f.checkScaleIn(bad)
+	if err := f.peers.Validate(); err != nil {
+		bad("peers", "%v", err)
 	}
 	if len(errs) > 0 {
-		return sim.RunConfig{}, nil, &exitError{code: 2, err: errors.Join(errs...)}
+		return usage()
+	}
+
+	var sc sim.Scenario
+	var err error
+	switch {
+	case f.fromCloudWatch > 0:
+		if f.set["scenario"] {
+			bad("scenario", "not with --from-cloudwatch, which gives the traffic")
+			return usage()
+		}
+		if sc, err = cloudWatchScenario(ctx, cfg, grp, f.fromCloudWatch); err != nil {
+			return sim.RunConfig{}, nil, err // an AWS problem, not a usage one
+		}
+		if f.saveTrace != "" {
+			if err := writeTrace(f.saveTrace, sc); err != nil {
+				return sim.RunConfig{}, nil, err
+			}
+		}
+	default:
+		if sc, err = loadScenario(f.scenario, f.rate, f.duration, f.seed); err != nil {
+			bad("scenario", "%v", err)
+			return usage()
+		}
+	}
+	if !f.set["duration"] && sc.Length > 0 {
+		f.duration = min(sc.Length, maxSimDuration)
+		if f.interval > f.duration {
+			bad("interval", "%v: must be at most the scenario's length %v", f.interval, f.duration)
+		}
+	}
+	if f.warmUp >= f.duration {
+		bad("warm-up", "%v: must be shorter than the run (%v)", f.warmUp, f.duration)
+	}
+	if len(errs) > 0 {
+		return usage()
 	}
 
 	svc := sim.Service{Dist: f.serviceDist, Mean: f.serviceTime}
@@ -186,7 +360,7 @@ func (f simFlags) runConfig() (sim.RunConfig, []string, error) {
 	workers := f.workers
 	if workers == 0 {
 		base := f.rate // the built-in scenarios' base rate; a CSV file's mean
-		if !slices.Contains(sim.BuiltinScenarios, f.scenario) {
+		if !slices.Contains(sim.BuiltinScenarios, f.scenario) || f.fromCloudWatch > 0 {
 			base = sc.MeanRate(f.duration)
 		}
 		workers = baseFleet(base, f.serviceTime, f.concurrency, f.latencyTarget)
@@ -194,6 +368,7 @@ func (f simFlags) runConfig() (sim.RunConfig, []string, error) {
 	}
 	rc := sim.RunConfig{
 		World: sim.Config{
+			Group:         f.group,
 			Start:         simStart,
 			Scenario:      sc,
 			Service:       svc,
@@ -204,17 +379,137 @@ func (f simFlags) runConfig() (sim.RunConfig, []string, error) {
 			Workers:       workers,
 			LatencyTarget: f.latencyTarget,
 			Seed:          f.seed,
+			WarmUp:        f.warmUp,
 		},
 		Duration: f.duration,
 		Interval: f.interval,
+		Peers:    f.peers,
+		Settings: settings,
 	}
+	if err := rc.Estimate(len(policies)).Err(); err != nil {
+		errs = append(errs, fmt.Errorf("refused before running: %s (lower --rate, --duration or the CSV's rates, or raise --interval)",
+			strings.ReplaceAll(err.Error(), "\n", "; ")))
+		return usage()
+	}
+	rc.World.ScaleIn, rc.World.VisibilityTimeout = f.scaleIn, f.visibility
 	return rc, policies, nil
 }
 
+// applyGroup takes the simulated queue's settings from a configuration's
+// group where the command line did not give them.
+func (f *simFlags) applyGroup(cfg config.Config, g config.Group) {
+	if !f.set["interval"] {
+		f.interval = cfg.Interval
+	}
+	if !f.set["concurrency"] && g.Workers.Concurrency > 0 {
+		f.concurrency = g.Workers.Concurrency
+	}
+	if !f.set["service-time"] {
+		switch {
+		case g.Workers.ServiceTime > 0:
+			f.serviceTime = g.Workers.ServiceTime
+		case g.Workers.Throughput > 0:
+			f.serviceTime = time.Duration(float64(max(g.Workers.Concurrency, 1)) / g.Workers.Throughput * float64(time.Second))
+		}
+	}
+	if !f.set["latency-target"] && g.Target.Latency > 0 {
+		f.latencyTarget = g.Target.Latency
+	}
+	if !f.set["start-delay"] {
+		f.startDelay = g.Fleet.StartDelay
+	}
+	if !f.set["min"] {
+		f.min = g.Fleet.Min
+	}
+	if !f.set["max"] {
+		f.max = g.Fleet.Max
+	}
+}
+
+// overrideSettings puts the values given on the command line into the
+// group's policy settings.
+func (f *simFlags) overrideSettings(s *policy.Settings) {
+	if f.set["service-time"] {
+		s.ServiceTime, s.Throughput = f.serviceTime, 0
+	}
+	if f.set["concurrency"] {
+		s.Concurrency = f.concurrency
+	}
+	if f.set["latency-target"] {
+		s.Latency = f.latencyTarget
+	}
+	if f.set["start-delay"] {
+		s.StartDelay = f.startDelay
+	}
+	if f.set["min"] {
+		s.Min = f.min
+	}
+	if f.set["max"] {
+		s.Max = f.max
+	}
+}
+
+// cloudWatchScenario reads the group's arrivals over the last d from
+// CloudWatch, with the history code the forecaster's warm start uses, and
+// makes a scenario of them: one segment per minute at the minute's count ÷
+// 60. A minute without a datapoint is 0 (SQS publishes nothing for an
+// idle queue), except at the end, where the newest minutes may not be
+// published yet: those are left out.
+func cloudWatchScenario(ctx context.Context, cfg config.Config, g config.Group, d time.Duration) (sim.Scenario, error) {
+	clients, err := awsclient.New(ctx, awsclient.Options{
+		Region:             cfg.AWS.Region,
+		EndpointURL:        cfg.AWS.EndpointURL,
+		CloudWatchProtocol: cfg.AWS.CloudWatchProtocol,
+		MaxAttempts:        cfg.AWS.MaxAttempts,
+		MaxConnsPerHost:    cfg.AWS.ConcurrencyPerRegion,
+		Registerer:         prometheus.NewRegistry(),
+	})
+	if err != nil {
+		return sim.Scenario{}, fmt.Errorf("--from-cloudwatch: %w", err)
+	}
+	one := cfg
+	one.Groups = []config.Group{g}
+	p, err := poller.New(one, clients, prometheus.NewRegistry(), zap.NewNop())
+	if err != nil {
+		return sim.Scenario{}, fmt.Errorf("--from-cloudwatch: %w", err)
+	}
+	to := time.Now().UTC().Truncate(time.Minute)
+	hist, err := p.ArrivalHistory(ctx, to.Add(-d), to)
+	if err != nil {
+		return sim.Scenario{}, fmt.Errorf("--from-cloudwatch: %w", err)
+	}
+	h, ok := hist[g.Name]
+	if !ok {
+		return sim.Scenario{}, fmt.Errorf("--from-cloudwatch: no history for group %s", g.Name)
+	}
+	sc, err := sim.FromMinutes(fmt.Sprintf("%s: NumberOfMessagesSent per minute from %s", g.Name, h.Start.Format(time.RFC3339)), h.Counts)
+	if err != nil {
+		return sim.Scenario{}, fmt.Errorf("--from-cloudwatch: group %s: %w", g.Name, err)
+	}
+	return sc, nil
+}
+
+// writeTrace writes a scenario as a CSV file ParseCSV reads back.
+func writeTrace(path string, sc sim.Scenario) (err error) {
+	file, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--save-trace: %w", err)
+	}
+	defer func() {
+		if cerr := file.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("--save-trace: %w", cerr)
+		}
+	}()
+	if err := sim.WriteCSV(file, sc); err != nil {
+		return fmt.Errorf("--save-trace: %w", err)
+	}
+	return nil
+}
+
 // loadScenario is a built-in scenario by name, or else a CSV file.
-func loadScenario(name string, rate float64, d time.Duration) (sim.Scenario, error) {
+func loadScenario(name string, rate float64, d time.Duration, seed uint64) (sim.Scenario, error) {
 	if slices.Contains(sim.BuiltinScenarios, name) {
-		return sim.Builtin(name, rate, d)
+		return sim.BuiltinSeeded(name, rate, d, seed)
 	}
 	if !strings.HasSuffix(strings.ToLower(name), ".csv") {
 		if _, err := os.Stat(name); err != nil {
@@ -278,9 +573,17 @@ func writeChart(path, format string, rc sim.RunConfig, results []sim.Result) (er
 // the oracle's when the oracle ran.
 func printSimTable(w io.Writer, rc sim.RunConfig, results []sim.Result) error {
 	c := rc.World
-	if _, err := fmt.Fprintf(w, "scenario %s over %v: mean %.3g msg/s; service %v %s; concurrency %d; start delay %v; latency target %v; workers %d..%d, starting at %d; seed %d\n\n",
+	if _, err := fmt.Fprintf(w, "scenario %s over %v: mean %.3g msg/s; service %v %s; concurrency %d; start delay %v; latency target %v; workers %d..%d, starting at %d; seed %d\n",
 		c.Scenario.Name, rc.Duration, c.Scenario.MeanRate(rc.Duration), c.Service.Mean, serviceDesc(c.Service),
 		max(c.Concurrency, 1), c.StartDelay, c.LatencyTarget, c.Min, c.Max, c.Workers, c.Seed); err != nil {
+		return err
+	}
+	if c.WarmUp > 0 {
+		if _, err := fmt.Fprintf(w, "scores leave out the first %v\n", c.WarmUp); err != nil {
+			return err
+		}
+	}
+	if _, err := fmt.Fprintln(w); err != nil {
 		return err
 	}
 	oracle := 0.0
@@ -290,17 +593,28 @@ func printSimTable(w io.Writer, rc sim.RunConfig, results []sim.Result) error {
 		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\tslo\tmean wait\tp50\tp99\tmax wait\tmax oldest\tworker-hours\t× oracle\tactions\tmessages\t")
+	fmt.Fprintln(tw, "policy\tslo\tmean wait\tp50\tp99\tmax wait\tmax oldest\tworker-hours\t× oracle\tactions\tlaunches\tmessages\t")
 	for _, r := range results {
 		mult := "-"
 		if oracle > 0 {
 			mult = fmt.Sprintf("%.2f", r.WorkerSeconds/oracle)
 		}
-		fmt.Fprintf(tw, "%s\t%.2f%%\t%.2fs\t%.2fs\t%.2fs\t%.1fs\t%.1fs\t%.1f\t%s\t%d\t%d\t\n",
+		fmt.Fprintf(tw, "%s\t%.2f%%\t%.2fs\t%.2fs\t%.2fs\t%.1fs\t%.1fs\t%.1f\t%s\t%d\t%d\t%d\t\n",
 			r.Policy, 100*r.SLOAttainment, r.MeanWait, r.P50Wait, r.P99Wait, r.MaxWait, r.MaxOldestAge,
-			r.WorkerSeconds/3600, mult, r.ScalingActions, r.Messages)
+			r.WorkerSeconds/3600, mult, r.ScalingActions, r.Launches, r.Messages)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintln(w); err != nil {
+		return err
+	}
+	for _, r := range results {
+		if _, err := fmt.Fprintf(w, "  %-16s %s\n", r.Policy, sim.PolicyLabels[r.Policy]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func serviceDesc(s sim.Service) string {

@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/queuechecker/queue-checker/internal/config"
 )
 
 type simResult struct {
@@ -21,7 +25,9 @@ type simResult struct {
 	MaxOldestAge   float64 `json:"max_oldest_age_seconds"`
 	WorkerSeconds  float64 `json:"worker_seconds"`
 	ScalingActions int     `json:"scaling_actions"`
+	Launches       int     `json:"launches"`
 	Messages       int64   `json:"messages"`
+	Duplicates     int64   `json:"duplicates"`
 }
 
 func runSimulate(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -80,6 +86,27 @@ func TestSimulateRejectsBadFlags(t *testing.T) {
 		{"chart without a known extension", []string{"--chart", filepath.Join(dir, "c.pdf"), "--duration", "1m"}, "--chart"},
 		{"not a duration", []string{"--duration", "soon"}, "-duration"},
 		{"stray argument", []string{"extra"}, "unexpected argument"},
+		// Inputs that once crashed or ran away.
+		{"stray quote in a CSV", []string{"--scenario", writeSimFile(t, dir, "quote.csv", "t_seconds,arrivals_per_second\n\"0,5\n")}, "quote.csv: parse error on line 2"},
+		{"huge CSV rate", []string{"--scenario", writeSimFile(t, dir, "huge.csv", "t_seconds,arrivals_per_second\n0,1e12\n")}, "refused before running"},
+		{"CSV time past a year", []string{"--scenario", writeSimFile(t, dir, "far.csv", "t_seconds,arrivals_per_second\n1e300,5\n")}, "far.csv:2: t_seconds"},
+		{"nanosecond interval", []string{"--interval", "1ns"}, "sampling intervals"},
+		{"centuries", []string{"--duration", "2562047h"}, "--duration"},
+		{"a billion a second", []string{"--rate", "1e9"}, "messages per policy"},
+		{"ten million workers", []string{"--max", "10000000"}, "--max"},
+		{"slots beyond memory", []string{"--concurrency", "1000000000"}, "--concurrency"},
+		{"unbounded spread", []string{"--service-dist", "lognormal", "--service-cv", "1e300"}, "--service-cv"},
+		{"warm-up as long as the run", []string{"--warm-up", "2h"}, "--warm-up"},
+		{"days that are not a number", []string{"--duration", "xd"}, "-duration"},
+		{"bad peer parameter", []string{"--tt-scale-in-step", "0"}, "target-tracking scale-in step"},
+		{"KEDA polling past an hour", []string{"--keda-polling", "2h"}, "KEDA polling"},
+		{"group without config", []string{"--group", "a"}, "--config"},
+		{"config without group", []string{"--config", "x.yaml"}, "--group"},
+		{"missing config", []string{"--config", filepath.Join(dir, "none.yaml"), "--group", "a"}, "--config"},
+		{"unknown group", []string{"--config", "../../config.example.yaml", "--group", "nope"}, `--group: "nope" is not a group`},
+		{"cloudwatch without config", []string{"--from-cloudwatch", "2d"}, "--from-cloudwatch"},
+		{"cloudwatch past 15 days", []string{"--config", "../../config.example.yaml", "--group", "thumbnails", "--from-cloudwatch", "16d"}, "--from-cloudwatch"},
+		{"trace without cloudwatch", []string{"--save-trace", filepath.Join(dir, "t.csv")}, "--save-trace"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -95,10 +122,84 @@ func TestSimulateRejectsBadFlags(t *testing.T) {
 	}
 }
 
+func writeSimFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// Every refusal comes before any simulation, within a second on any
+// machine: the runaway inputs are refused by estimate, not by running out.
+func TestSimulateRefusesRunawaysQuickly(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"--rate", "1e9"}, {"--interval", "1ns"}, {"--duration", "366d", "--rate", "10000"}} {
+		start := time.Now()
+		code, _, _ := runSimulate(t, args...)
+		if code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+		// Not a timing assertion on speed: a run would take hours, so
+		// anything near a minute means the refusal did not come first.
+		if d := time.Since(start); d > time.Minute {
+			t.Errorf("%v: took %v: the run started", args, d)
+		}
+	}
+}
+
+// A CSV runs for the file's length unless --duration says otherwise: rows
+// every 10 minutes up to 5h50m make a 6-hour run.
+func TestSimulateCSVRunsToItsEnd(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString("t_seconds,arrivals_per_second\n")
+	for m := 0; m < 360; m += 10 {
+		fmt.Fprintf(&b, "%d,%d\n", m*60, 1+m%3)
+	}
+	path := writeSimFile(t, t.TempDir(), "six.csv", b.String())
+	res := simJSON(t, "--scenario", path, "--policy", "fixed", "--workers", "2", "--min", "2", "--max", "2")
+	if got := res[0].WorkerSeconds; math.Abs(got-2*6*3600) > 1e-6 {
+		t.Errorf("worker seconds %v, want 2 workers × 6 h", got)
+	}
+	res = simJSON(t, "--scenario", path, "--policy", "fixed", "--workers", "2", "--min", "2", "--max", "2", "--duration", "1h")
+	if got := res[0].WorkerSeconds; math.Abs(got-2*3600) > 1e-6 {
+		t.Errorf("with --duration 1h: worker seconds %v, want 2 workers × 1 h", got)
+	}
+}
+
+// --config and --group run the policies with the group's settings: the
+// example's thumbnails group (its min, max, start delay, service time);
+// flags override single values.
+func TestSimulateWithAConfigGroup(t *testing.T) {
+	t.Parallel()
+	cfg, err := config.Load("../../config.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := cfg.Groups[0]
+	code, out, errOut := runSimulate(t, "--config", "../../config.example.yaml", "--group", g.Name, "--duration", "10m", "--policy", "model")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := fmt.Sprintf("start delay %v; latency target %v; workers %d..%d", g.Fleet.StartDelay, g.Target.Latency, g.Fleet.Min, g.Fleet.Max)
+	if !strings.Contains(out, want) {
+		t.Errorf("header does not show the group's settings %q:\n%s", want, out)
+	}
+	code, out, errOut = runSimulate(t, "--config", "../../config.example.yaml", "--group", g.Name, "--duration", "10m", "--policy", "model", "--max", "7", "--start-delay", "33s")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if want := fmt.Sprintf("start delay 33s; latency target %v; workers %d..7", g.Target.Latency, g.Fleet.Min); !strings.Contains(out, want) {
+		t.Errorf("flags do not override: want %q in\n%s", want, out)
+	}
+}
+
 func TestSimulateJSONHasEveryPolicyOnTheSameTraffic(t *testing.T) {
 	t.Parallel()
 	res := simJSON(t, "--scenario", "spike", "--duration", "20m")
-	want := []string{"model", "backlog", "keda", "target-tracking", "step", "fixed", "oracle"}
+	want := []string{"model", "backlog", "keda", "target-tracking", "step", "fixed", "oracle", "oracle-instant"}
 	if len(res) != len(want) {
 		t.Fatalf("%d results, want %d", len(res), len(want))
 	}
@@ -149,7 +250,7 @@ func TestSimulateTable(t *testing.T) {
 	if !strings.Contains(out, "starting at 13;") {
 		t.Errorf("header does not show the 13-worker default fleet:\n%s", out)
 	}
-	for _, p := range []string{"model", "backlog", "keda", "target-tracking", "step", "fixed", "oracle", "× oracle"} {
+	for _, p := range []string{"model", "backlog", "keda", "target-tracking", "step", "fixed", "oracle", "oracle-instant", "× oracle", "launches", "not AWS's mechanism"} {
 		if !strings.Contains(out, p) {
 			t.Errorf("table lacks %q:\n%s", p, out)
 		}

@@ -13,23 +13,25 @@ import (
 // and one line per problem on stderr, "FILE:LINE: PATH: MESSAGE" (without
 // LINE when the key is absent from the file). A file that cannot be read or
 // parsed is exit 2 as well.
-func cmdValidate(_ context.Context, args []string, stdout, stderr io.Writer) error {
+func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("validate", stderr)
-	path := fs.String("config", "", "configuration file (YAML) to check")
+	flagValue := fs.String("config", "", configHelp)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *path == "" {
+	src, err := sourceFlag(*flagValue)
+	if err != nil {
 		fs.Usage()
-		return usageErr("--config is required")
+		return err
 	}
+	path := &src.name
 	count := func(n int, noun string) string {
 		if n == 1 {
 			return "1 " + noun
 		}
 		return fmt.Sprintf("%d %ss", n, noun)
 	}
-	cfg, err := config.Load(*path)
+	cfg, _, err := src.load(ctx)
 	if err != nil {
 		problems := config.Problems(err)
 		if len(problems) == 0 {

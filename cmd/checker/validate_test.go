@@ -28,6 +28,7 @@ func TestValidateCommandOK(t *testing.T) {
 		configTestdata + "/explicit-zero.ok.yaml": 1,
 		configTestdata + "/anchors.ok.yaml":       2,
 		configTestdata + "/emulator.ok.yaml":      1,
+		configTestdata + "/forecast.ok.yaml":      4,
 	}
 	files, err := filepath.Glob(configTestdata + "/*.ok.yaml")
 	if err != nil || len(files) == 0 {

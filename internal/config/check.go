@@ -25,11 +25,15 @@ type shapeChecker struct {
 	lines    map[string]int        // YAML path -> line of the key or list item
 	active   map[*yaml.Node]bool   // aliases being expanded, against cycles
 	fields   map[reflect.Type]keys // yaml keys of each struct type, cached
-	visits   int                   // nodes checked, against alias and merge bombs
+	visits   int                   // nodes checked inside alias expansions, against alias and merge bombs
+	// expanding counts the aliases being expanded around the node checked:
+	// only nodes reached through an alias count towards maxVisits, so a
+	// large file written out is never refused, however many groups it has.
+	expanding int
 }
 
-// maxVisits bounds the nodes checked, aliases and merges expanded: a
-// configuration of a hundred groups checks a few thousand.
+// maxVisits bounds the nodes checked through aliases and merges: sharing
+// a block between groups expands it once per use, a few dozen values each.
 const maxVisits = 100_000
 
 // keys are the yaml keys of a struct type, with their field types.
@@ -38,7 +42,10 @@ type keys struct {
 	names []string // sorted, for messages
 }
 
-var durationType = reflect.TypeFor[time.Duration]()
+var (
+	durationType     = reflect.TypeFor[time.Duration]()
+	longDurationType = reflect.TypeFor[Duration]()
+)
 
 func newShapeChecker() *shapeChecker {
 	return &shapeChecker{
@@ -52,6 +59,10 @@ func newShapeChecker() *shapeChecker {
 func (c *shapeChecker) check(n *yaml.Node, t reflect.Type, path string) {
 	if !c.visit(n) {
 		return
+	}
+	if n.Kind == yaml.AliasNode {
+		c.expanding++
+		defer func() { c.expanding-- }()
 	}
 	n, ok := c.enter(n, path)
 	if !ok {
@@ -118,6 +129,10 @@ func (c *shapeChecker) mapping(n *yaml.Node, t reflect.Type, path string, explic
 		}
 		seen[k.Value] = k.Line
 		ft, known := ks.types[k.Value]
+		if msg, gone := removedKey(t, k.Value, path); gone && k.Kind == yaml.ScalarNode {
+			c.problems.addLine(p, k.Line, "%s", msg)
+			continue
+		}
 		if k.Kind != yaml.ScalarNode || !known {
 			c.problems.addLine(p, k.Line, "%s", unknownKey(k.Value, ks.names))
 			continue
@@ -147,18 +162,28 @@ func (c *shapeChecker) merge(v *yaml.Node, t reflect.Type, path string) {
 		if !ok {
 			continue
 		}
+		alias := item.Kind == yaml.AliasNode
+		if alias {
+			c.expanding++
+		}
 		if m.Kind == yaml.MappingNode {
 			c.mapping(m, t, path, false)
 		} else {
 			c.problems.addLine(path, item.Line, "<< merges a mapping or a list of mappings, got %s", describe(m))
 		}
+		if alias {
+			c.expanding--
+		}
 		c.leave(m)
 	}
 }
 
-// visit counts a node checked; false, with one problem recorded, once the
-// document has expanded to more than maxVisits nodes.
+// visit counts a node checked through an alias; false, with one problem
+// recorded, once aliases have expanded to more than maxVisits nodes.
 func (c *shapeChecker) visit(n *yaml.Node) bool {
+	if c.expanding == 0 {
+		return true
+	}
 	c.visits++
 	if c.visits == maxVisits+1 {
 		c.problems.addLine("", n.Line, "expands to more than %d values through aliases and merges; write it out", maxVisits)
@@ -211,7 +236,7 @@ func isInteger(t reflect.Type) bool {
 	switch t.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return t != durationType
+		return t != durationType && t != longDurationType
 	}
 	return false
 }
@@ -250,8 +275,11 @@ func want(t reflect.Type) string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t == durationType {
+	switch t {
+	case durationType:
 		return "a duration such as 30s, 5m or 1h30m"
+	case longDurationType:
+		return "a duration such as 36h, 8d or 1d12h"
 	}
 	switch t.Kind() {
 	case reflect.Bool:

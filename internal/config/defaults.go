@@ -24,8 +24,10 @@ const (
 	DefaultArrivalSmoothing     = policy.DefaultArrivalSmoothing
 	DefaultScaleInStabilization = policy.DefaultScaleInStabilization
 	DefaultLatencyQuantile      = policy.DefaultLatencyQuantile
-	DefaultPeakWindow           = policy.DefaultPeakWindow
+	DefaultForecastMode         = ForecastAct
+	DefaultForecastHistory      = Duration(policy.DefaultForecastHistory)
 	DefaultMetricStaleAfter     = policy.DefaultMetricStaleAfter
+	DefaultActivation           = policy.DefaultActivation
 	// DefaultStaleAfterIntervals is target.stale_after, in intervals, when
 	// the key is absent or 0.
 	DefaultStaleAfterIntervals = 3
@@ -65,9 +67,9 @@ func DefaultGroup() Group {
 			Deadband:         DefaultDeadband,
 			ArrivalSmoothing: DefaultArrivalSmoothing,
 			LatencyQuantile:  DefaultLatencyQuantile,
-			PeakWindow:       DefaultPeakWindow,
 		},
-		Fleet: Fleet{ScaleInStabilization: DefaultScaleInStabilization},
+		Forecast: Forecast{Mode: DefaultForecastMode, History: DefaultForecastHistory},
+		Fleet:    Fleet{ScaleInStabilization: DefaultScaleInStabilization, ScaleIn: true, Activation: DefaultActivation},
 	}
 }
 

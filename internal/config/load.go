@@ -43,7 +43,9 @@ func Load(path string) (Config, error) {
 // cloudwatch_metrics block over its default namespace, so a key absent from
 // the file keeps its default and a key set to false, 0 or "" keeps that
 // value; then derived defaults are filled (target.stale_after from the
-// interval, each queue's region from its URL or aws.region); last, Validate.
+// interval, each queue's region from its URL or aws.region, and
+// fleet.scale_in_stabilization, where the file leaves it out, from the
+// forecast: see fillForecastDefaults); last, Validate.
 func Parse(data []byte) (Config, error) {
 	root, err := parseDocument(data)
 	if err != nil {
@@ -68,6 +70,7 @@ func Parse(data []byte) (Config, error) {
 		return Config{}, fmt.Errorf("decode: %w", err)
 	}
 	cfg.fillDerived()
+	cfg.fillForecastDefaults(sc.lines)
 
 	err = cfg.Validate()
 	for _, p := range Problems(err) {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/queuechecker/queue-checker/internal/policy"
 )
 
 // TestLoadOK loads every testdata/*.ok.yaml and checks what it decoded to;
@@ -27,6 +29,9 @@ func TestLoadOK(t *testing.T) {
 			g.Target.Latency = 30 * time.Second
 			g.Target.StaleAfter = 15 * time.Second // 3 × the default 5s
 			g.Fleet.Max = 10
+			// The forecast acts by default, and the stabilisation window
+			// left out follows it.
+			g.Fleet.ScaleInStabilization = policy.DefaultForecastStabilization
 			want.Groups = []Group{g}
 			if !reflect.DeepEqual(c, want) {
 				t.Errorf("got  %+v\nwant %+v", c, want)
@@ -44,6 +49,7 @@ func TestLoadOK(t *testing.T) {
 			check(t, "target.stale_after", g.Target.StaleAfter, 6*time.Second) // 3 × 2s
 			check(t, "target.drain_time", g.Target.DrainTime, DefaultDrainTime)
 			check(t, "fleet.scale_in_stabilization", g.Fleet.ScaleInStabilization, time.Duration(0))
+			check(t, "fleet.fixed_workers", g.Fleet.FixedWorkers, 1)
 			if g.Actions.CloudWatchMetrics == nil {
 				t.Fatal("actions.cloudwatch_metrics: nil, want the block")
 			}
@@ -62,10 +68,26 @@ func TestLoadOK(t *testing.T) {
 			check(t, "target.drain_time (default)", v.Target.DrainTime, DefaultDrainTime)
 			check(t, "fleet.max (merged)", v.Fleet.Max, 30)
 			check(t, "set_desired_capacity (merged)", v.Actions.SetDesiredCapacity, true)
-			if v.Fleet.AutoScalingGroup == nil || v.Fleet.AutoScalingGroup.Name != "images-workers" {
-				t.Errorf("fleet.autoscaling_group = %+v, want images-workers", v.Fleet.AutoScalingGroup)
+			if v.Fleet.AutoScalingGroup == nil || v.Fleet.AutoScalingGroup.Name != "video-workers" {
+				t.Errorf("fleet.autoscaling_group = %+v, want video-workers (own)", v.Fleet.AutoScalingGroup)
 			}
 			check(t, "first group's latency", c.Groups[0].Target.Latency, 20*time.Second)
+		},
+		"forecast": func(t *testing.T, c Config) {
+			check(t, "groups", len(c.Groups), 4)
+			days, report, off, bpw := c.Groups[0], c.Groups[1], c.Groups[2], c.Groups[3]
+			check(t, "history 7d", days.Forecast.History, Duration(7*24*time.Hour))
+			check(t, "mode (default)", days.Forecast.Mode, ForecastAct)
+			check(t, "acts", days.Forecast.Acts(days.Target.Policy), true)
+			check(t, "window left out, forecast acting", days.Fleet.ScaleInStabilization, policy.DefaultForecastStabilization)
+			check(t, "history 1d12h", report.Forecast.History, Duration(36*time.Hour))
+			check(t, "report mode", report.PolicySettings(c.Interval).Forecast, policy.ForecastSettings{ReportOnly: true, History: 36 * time.Hour})
+			check(t, "window left out, forecast reporting", report.Fleet.ScaleInStabilization, DefaultScaleInStabilization)
+			check(t, "history 36h", off.Forecast.History, Duration(36*time.Hour))
+			check(t, "off", off.PolicySettings(c.Interval).Forecast.Off, true)
+			check(t, "window set explicitly", off.Fleet.ScaleInStabilization, 2*time.Minute)
+			check(t, "backlog_per_worker forecasts nothing", bpw.Forecast.On(bpw.Target.Policy), false)
+			check(t, "window left out, backlog_per_worker", bpw.Fleet.ScaleInStabilization, DefaultScaleInStabilization)
 		},
 		"emulator": func(t *testing.T, c Config) {
 			g := c.Groups[0]
@@ -185,7 +207,7 @@ groups:
     queues: [{url: "https://sqs.us-east-1.amazonaws.com/1/b"}]
     workers: {throughput: 1}
     target: {latency: 1m, policy: backlog_per_worker}
-    fleet: {max: 1}
+    fleet: {max: 1, fixed_workers: 1}
     actions: {cloudwatch_metrics: {high_resolution: true}}
 `
 	c, err := Parse([]byte(doc))
@@ -199,7 +221,11 @@ groups:
 		check(t, g.Name+" target.utilization", g.Target.Utilization, def.Target.Utilization)
 		check(t, g.Name+" target.deadband", g.Target.Deadband, def.Target.Deadband)
 		check(t, g.Name+" target.arrival_smoothing", g.Target.ArrivalSmoothing, def.Target.ArrivalSmoothing)
-		check(t, g.Name+" fleet.scale_in_stabilization", g.Fleet.ScaleInStabilization, def.Fleet.ScaleInStabilization)
+		window := def.Fleet.ScaleInStabilization
+		if i == 0 { // the model policy, whose forecast acts
+			window = policy.DefaultForecastStabilization
+		}
+		check(t, g.Name+" fleet.scale_in_stabilization", g.Fleet.ScaleInStabilization, window)
 		if i == 0 {
 			check(t, "a target.policy", g.Target.Policy, DefaultPolicy)
 		}

@@ -36,9 +36,22 @@ func (g Group) PolicySettings(interval time.Duration) policy.Settings {
 		StaleAfter:           g.Target.StaleAfterFor(interval),
 		ArrivalSmoothing:     g.Target.ArrivalSmoothing,
 		LatencyQuantile:      g.Target.LatencyQuantile,
-		PeakWindow:           g.Target.PeakWindow,
 		MetricStaleAfter:     g.OldestAge.StaleAfter,
+		Forecast:             g.Forecast.settings(),
+
+		Paused:     g.Fleet.Paused,
+		ScaleInOff: !g.Fleet.ScaleIn,
+		Pinned:     g.Fleet.Pin != nil,
+		Pin:        pin(g.Fleet.Pin),
+		Activation: g.Fleet.Activation,
 	}
+}
+
+func pin(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 // orOff maps an explicit 0 of the configuration (defaults are already filled

@@ -48,6 +48,7 @@ type Group struct {
 	OldestAge OldestAge `yaml:"oldest_age"`
 	Workers   Workers   `yaml:"workers"`
 	Target    Target    `yaml:"target"`
+	Forecast  Forecast  `yaml:"forecast"`
 	Fleet     Fleet     `yaml:"fleet"`
 	Actions   Actions   `yaml:"actions"`
 }
@@ -56,6 +57,10 @@ type Group struct {
 type Queue struct {
 	URL    string `yaml:"url"`
 	Region string `yaml:"region"`
+	// Shared lets a queue that an earlier group lists be counted by this
+	// group as well: its messages are then counted in both backlogs, on
+	// purpose (two fleets that both take from it).
+	Shared bool `yaml:"shared"`
 }
 
 // Count says which messages besides the visible ones make up the backlog.
@@ -95,7 +100,23 @@ type Target struct {
 	StaleAfter       time.Duration `yaml:"stale_after"`       // default 3 × interval
 	ArrivalSmoothing time.Duration `yaml:"arrival_smoothing"` // EWMA time constant, default 1m
 	LatencyQuantile  float64       `yaml:"latency_quantile"`  // share of messages that start within Latency, default 0.99
-	PeakWindow       time.Duration `yaml:"peak_window"`       // floors size for the highest arrival rate within it, default 15m
+}
+
+// Forecast is how the model policy anticipates load: it forecasts the
+// arrivals of the next start delay from recurring patterns and recent
+// bursts in the group's per-minute arrival history, and starts workers for
+// them before they arrive. The backlog_per_worker policy has no forecast.
+type Forecast struct {
+	// Enabled turns the forecast on; nil (the key absent) means on for the
+	// model policy. An explicit true under backlog_per_worker is a problem.
+	Enabled *bool `yaml:"enabled"`
+	// Mode is act (the forecast sizes the fleet) or report (it is computed,
+	// shown in the decision, its reasons, the metrics and the status page,
+	// and changes no count). Default act.
+	Mode string `yaml:"mode"`
+	// History is how much per-minute arrival history the forecast keeps and
+	// reads at start: 1h to 8d, default 8d.
+	History Duration `yaml:"history"`
 }
 
 // Fleet is where the workers live and the bounds on their number.
@@ -107,6 +128,22 @@ type Fleet struct {
 	Cap                  int               `yaml:"cap"` // downstream ceiling; 0 = none
 	StartDelay           time.Duration     `yaml:"start_delay"`
 	ScaleInStabilization time.Duration     `yaml:"scale_in_stabilization"` // default 5m
+	// FixedWorkers is the size of a fleet that is not read from AWS (workers
+	// on machines of their own, a fleet another tool sizes): the per-worker
+	// metrics are computed against it. 0 = none.
+	FixedWorkers int `yaml:"fixed_workers"`
+	// Paused holds the group: no scaling call, metrics still published.
+	// The tag queue-checker:paused=true on the fleet does the same.
+	Paused bool `yaml:"paused"`
+	// ScaleIn false lets the group scale out only (default true). The tag
+	// queue-checker:scale-in=false on the fleet does the same.
+	ScaleIn bool `yaml:"scale_in"`
+	// Pin holds the group at this count, within min and max; absent = none.
+	// The tag queue-checker:pin=N on the fleet wins over it.
+	Pin *int `yaml:"pin"`
+	// Activation is the backlog of visible and delayed messages that wakes
+	// a group at zero workers (min 0); default 1.
+	Activation int `yaml:"activation"`
 }
 
 // AutoScalingGroup names an EC2 Auto Scaling group.

@@ -70,6 +70,7 @@ func (c Config) Validate() error {
 		}
 		g.validate(&p, path, c)
 	}
+	c.validateOwners(&p)
 	return p.err()
 }
 
@@ -123,6 +124,7 @@ func (g Group) validate(p *problems, path string, c Config) {
 	g.OldestAge.validate(p, joinPath(path, "oldest_age"))
 	g.Workers.validate(p, joinPath(path, "workers"))
 	g.Target.validate(p, joinPath(path, "target"), c.Interval)
+	g.Forecast.validate(p, joinPath(path, "forecast"), g.Target.Policy)
 	g.Fleet.validate(p, joinPath(path, "fleet"))
 	g.Actions.validate(p, joinPath(path, "actions"), g.Fleet)
 }
@@ -233,9 +235,6 @@ func (t Target) validate(p *problems, path string, interval time.Duration) {
 	if !(t.LatencyQuantile > 0 && t.LatencyQuantile < 1) {
 		p.add(joinPath(path, "latency_quantile"), "must be a ratio in (0, 1), such as 0.99; got %v", t.LatencyQuantile)
 	}
-	if t.PeakWindow < interval {
-		p.add(joinPath(path, "peak_window"), "must be at least interval (%s), which sizes for the latest arrival rate; got %s", interval, t.PeakWindow)
-	}
 }
 
 func (o OldestAge) validate(p *problems, path string) {
@@ -288,6 +287,7 @@ func (f Fleet) validate(p *problems, path string) {
 	if f.ScaleInStabilization < 0 {
 		p.add(joinPath(path, "scale_in_stabilization"), "must be >= 0, got %s", f.ScaleInStabilization)
 	}
+	f.validateSafety(p, path)
 }
 
 func (a Actions) validate(p *problems, path string, f Fleet) {
@@ -299,6 +299,9 @@ func (a Actions) validate(p *problems, path string, f Fleet) {
 		return
 	}
 	mp := joinPath(path, "cloudwatch_metrics")
+	if f.AutoScalingGroup == nil && f.ECSService == nil && f.FixedWorkers == 0 {
+		p.add(mp, "needs the workers it divides by: name the fleet (fleet.autoscaling_group or fleet.ecs_service; set_desired_capacity: false reads it only) or set fleet.fixed_workers")
+	}
 	np := joinPath(mp, "namespace")
 	switch {
 	case m.Namespace == "":

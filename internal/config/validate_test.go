@@ -79,8 +79,70 @@ func TestValidateRules(t *testing.T) {
 		{"same queue in two groups", func(c *Config, g *Group) {
 			other := *g
 			other.Name = "jobs-2"
+			other.Fleet.AutoScalingGroup = nil
+			c.Groups = append(c.Groups, other)
+		}, []string{"groups[1].queues[0].url: the same queue as groups[0].queues[0]; another group counts it already (set shared: true on this entry to count it in both on purpose)"}},
+		{"same queue in two groups, shared", func(c *Config, g *Group) {
+			other := *g
+			other.Name = "jobs-2"
+			other.Fleet.AutoScalingGroup = nil
+			other.Queues = []Queue{{URL: g.Queues[0].URL, Shared: true}}
 			c.Groups = append(c.Groups, other)
 		}, nil},
+		{"same queue by region key and by URL", func(c *Config, g *Group) {
+			c.AWS.Region = "us-east-1"
+			g.Queues[0].URL = "http://localhost:9324/000000000000/jobs"
+			other := *g
+			other.Name = "jobs-2"
+			other.Fleet.AutoScalingGroup = nil
+			other.Queues = []Queue{{URL: "http://localhost:9324/000000000000/jobs", Region: "us-east-1"}}
+			c.Groups = append(c.Groups, other)
+		}, []string{"groups[1].queues[0].url: the same queue as groups[0].queues[0]; another group counts it already (set shared: true on this entry to count it in both on purpose)"}},
+		{"two groups set the same Auto Scaling group", func(c *Config, g *Group) {
+			g.Actions.SetDesiredCapacity = true
+			other := *g
+			other.Name = "jobs-2"
+			other.Queues = []Queue{{URL: "https://sqs.us-east-1.amazonaws.com/123456789012/other"}}
+			other.Fleet.AutoScalingGroup = &AutoScalingGroup{Name: "jobs-workers"}
+			c.Groups = append(c.Groups, other)
+		}, []string{"groups[1].fleet.autoscaling_group: the same fleet as groups[0].fleet.autoscaling_group, which also acts on it (set_desired_capacity or cloudwatch_metrics); a fleet has one owner"}},
+		{"one sets, one publishes for the same group via aws.region", func(c *Config, g *Group) {
+			c.AWS.Region = "us-east-1"
+			g.Actions.SetDesiredCapacity = true
+			other := *g
+			other.Name = "jobs-2"
+			other.Queues = []Queue{{URL: "https://sqs.us-east-1.amazonaws.com/123456789012/other"}}
+			other.Fleet.AutoScalingGroup = &AutoScalingGroup{Name: "jobs-workers", Region: "us-east-1"}
+			other.Actions = Actions{CloudWatchMetrics: &CloudWatchMetrics{Namespace: "QueueChecker"}}
+			c.Groups = append(c.Groups, other)
+		}, []string{"groups[1].fleet.autoscaling_group: the same fleet as groups[0].fleet.autoscaling_group, which also acts on it (set_desired_capacity or cloudwatch_metrics); a fleet has one owner"}},
+		{"a second group only reads the fleet", func(c *Config, g *Group) {
+			g.Actions.SetDesiredCapacity = true
+			other := *g
+			other.Name = "jobs-2"
+			other.Queues = []Queue{{URL: "https://sqs.us-east-1.amazonaws.com/123456789012/other"}}
+			other.Actions = Actions{}
+			c.Groups = append(c.Groups, other)
+		}, nil},
+		{"same group name in two regions", func(c *Config, g *Group) {
+			g.Actions.SetDesiredCapacity = true
+			g.Fleet.AutoScalingGroup = &AutoScalingGroup{Name: "w", Region: "us-east-1"}
+			other := *g
+			other.Name = "jobs-2"
+			other.Queues = []Queue{{URL: "https://sqs.us-east-1.amazonaws.com/123456789012/other"}}
+			other.Fleet.AutoScalingGroup = &AutoScalingGroup{Name: "w", Region: "eu-west-1"}
+			c.Groups = append(c.Groups, other)
+		}, nil},
+		{"ECS service by name and by ARN", func(c *Config, g *Group) {
+			g.Actions.SetDesiredCapacity = true
+			g.Fleet.AutoScalingGroup = nil
+			g.Fleet.ECSService = &ECSService{Cluster: "c", Service: "s", Region: "us-east-1"}
+			other := *g
+			other.Name = "jobs-2"
+			other.Queues = []Queue{{URL: "https://sqs.us-east-1.amazonaws.com/123456789012/other"}}
+			other.Fleet.ECSService = &ECSService{Cluster: "c", Service: "arn:aws:ecs:us-east-1:123456789012:service/c/s", Region: "us-east-1"}
+			c.Groups = append(c.Groups, other)
+		}, []string{"groups[1].fleet.ecs_service: the same fleet as groups[0].fleet.ecs_service, which also acts on it (set_desired_capacity or cloudwatch_metrics); a fleet has one owner"}},
 		{"same name in two regions", func(_ *Config, g *Group) {
 			g.Queues = append(g.Queues, Queue{URL: "https://sqs.eu-west-1.amazonaws.com/123456789012/jobs"})
 		}, nil},
@@ -120,9 +182,25 @@ func TestValidateRules(t *testing.T) {
 		{"latency quantile 1", func(_ *Config, g *Group) { g.Target.LatencyQuantile = 1 },
 			[]string{"groups[0].target.latency_quantile: must be a ratio in (0, 1), such as 0.99; got 1"}},
 		{"latency quantile 0.5", func(_ *Config, g *Group) { g.Target.LatencyQuantile = 0.5 }, nil},
-		{"peak window equal to interval", func(c *Config, g *Group) { g.Target.PeakWindow = c.Interval }, nil},
-		{"peak window under interval", func(_ *Config, g *Group) { g.Target.PeakWindow = time.Second },
-			[]string{"groups[0].target.peak_window: must be at least interval (5s), which sizes for the latest arrival rate; got 1s"}},
+		{"forecast history 1h", func(_ *Config, g *Group) { g.Forecast.History = Duration(time.Hour) }, nil},
+		{"forecast history 8d", func(_ *Config, g *Group) { g.Forecast.History = Duration(8 * 24 * time.Hour) }, nil},
+		{"forecast history under 1h", func(_ *Config, g *Group) { g.Forecast.History = Duration(59 * time.Minute) },
+			[]string{"groups[0].forecast.history: must be from 1h to 8d, got 59m0s"}},
+		{"forecast history over 8d", func(_ *Config, g *Group) { g.Forecast.History = Duration(8*24*time.Hour + time.Minute) },
+			[]string{"groups[0].forecast.history: must be from 1h to 8d, got 192h1m0s"}},
+		{"forecast mode report", func(_ *Config, g *Group) { g.Forecast.Mode = ForecastReport }, nil},
+		{"forecast mode unknown", func(_ *Config, g *Group) { g.Forecast.Mode = "dry" },
+			[]string{`groups[0].forecast.mode: must be one of act, report; got "dry"`}},
+		{"forecast off", func(_ *Config, g *Group) { g.Forecast.Enabled = ptr(false) }, nil},
+		{"forecast off under backlog_per_worker", func(_ *Config, g *Group) {
+			g.Target.Policy, g.Forecast.Enabled = policy.PolicyBacklogPerWorker, ptr(false)
+		}, nil},
+		{"forecast left to its default under backlog_per_worker", func(_ *Config, g *Group) {
+			g.Target.Policy = policy.PolicyBacklogPerWorker
+		}, nil},
+		{"forecast enabled under backlog_per_worker", func(_ *Config, g *Group) {
+			g.Target.Policy, g.Forecast.Enabled = policy.PolicyBacklogPerWorker, ptr(true)
+		}, []string{"groups[0].forecast.enabled: the backlog_per_worker policy has no forecast (it sizes on the backlog alone); remove the key, set it to false, or use target.policy model"}},
 		{"CloudWatch readings stale after 1m", func(_ *Config, g *Group) { g.OldestAge.StaleAfter = time.Minute }, nil},
 		{"CloudWatch readings stale under 1m", func(_ *Config, g *Group) { g.OldestAge.StaleAfter = 59 * time.Second },
 			[]string{"groups[0].oldest_age.stale_after: must be at least 1m, the period of a CloudWatch reading; got 59s"}},
@@ -143,6 +221,31 @@ func TestValidateRules(t *testing.T) {
 			g.Actions.SetDesiredCapacity = true
 		}, []string{"groups[0].actions.set_desired_capacity: needs fleet.autoscaling_group or fleet.ecs_service to act on"}},
 		{"no fleet and no metrics is allowed", func(_ *Config, g *Group) { g.Fleet.AutoScalingGroup = nil }, nil},
+		{"metrics from a fleet that is only read", func(_ *Config, g *Group) {
+			g.Actions.CloudWatchMetrics = &CloudWatchMetrics{Namespace: DefaultNamespace}
+		}, nil},
+		{"metrics from a fixed fleet", func(_ *Config, g *Group) {
+			g.Fleet.AutoScalingGroup, g.Fleet.FixedWorkers = nil, 4
+			g.Actions.CloudWatchMetrics = &CloudWatchMetrics{Namespace: DefaultNamespace}
+		}, nil},
+		{"metrics without workers to divide by", func(_ *Config, g *Group) {
+			g.Fleet.AutoScalingGroup = nil
+			g.Actions.CloudWatchMetrics = &CloudWatchMetrics{Namespace: DefaultNamespace}
+		}, []string{"groups[0].actions.cloudwatch_metrics: needs the workers it divides by: name the fleet (fleet.autoscaling_group or fleet.ecs_service; set_desired_capacity: false reads it only) or set fleet.fixed_workers"}},
+		{"fixed workers and a fleet", func(_ *Config, g *Group) { g.Fleet.FixedWorkers = 2 },
+			[]string{"groups[0].fleet.fixed_workers: set fixed_workers or a fleet to read (autoscaling_group, ecs_service), not both"}},
+		{"pin at min", func(_ *Config, g *Group) { n := 1; g.Fleet.Pin = &n }, nil},
+		{"pin 0 with min 0", func(_ *Config, g *Group) { n := 0; g.Fleet.Min, g.Fleet.Pin = 0, &n }, nil},
+		{"pin above max", func(_ *Config, g *Group) { n := 11; g.Fleet.Pin = &n },
+			[]string{"groups[0].fleet.pin: must be within min and max (1 to 10), got 11"}},
+		{"pin negative", func(_ *Config, g *Group) { n := -1; g.Fleet.Pin = &n },
+			[]string{"groups[0].fleet.pin: must be a whole number of workers >= 0, got -1"}},
+		{"paused, scale-in off", func(_ *Config, g *Group) { g.Fleet.Paused, g.Fleet.ScaleIn = true, false }, nil},
+		{"activation 0", func(_ *Config, g *Group) { g.Fleet.Activation = 0 },
+			[]string{"groups[0].fleet.activation: must be at least 1 (visible or delayed messages that wake a group at zero), got 0"}},
+		{"activation 50 at min 0", func(_ *Config, g *Group) { g.Fleet.Min, g.Fleet.Activation = 0, 50 }, nil},
+		{"fixed workers negative", func(_ *Config, g *Group) { g.Fleet.AutoScalingGroup, g.Fleet.FixedWorkers = nil, -1 },
+			[]string{"groups[0].fleet.fixed_workers: must be >= 0 (0 means none), got -1"}},
 		{"namespace with allowed punctuation", func(_ *Config, g *Group) {
 			g.Actions.CloudWatchMetrics = &CloudWatchMetrics{Namespace: "Team/Queue Checker:prod#1.x_y-z"}
 		}, nil},
@@ -152,6 +255,7 @@ func TestValidateRules(t *testing.T) {
 		{"problems in two groups", func(c *Config, g *Group) {
 			other := *g
 			other.Name = "other"
+			other.Queues = []Queue{{URL: "https://sqs.us-east-1.amazonaws.com/123456789012/other"}}
 			other.Fleet.Max = -1
 			g.Target.Utilization = 0
 			c.Groups = append(c.Groups, other)
@@ -198,10 +302,17 @@ func TestDefaults(t *testing.T) {
 	check(t, "target", g.Target, Target{
 		Policy: "model", DrainTime: 15 * time.Minute, Utilization: 0.8,
 		Deadband: 0.1, ArrivalSmoothing: time.Minute,
-		LatencyQuantile: 0.99, PeakWindow: 15 * time.Minute,
+		LatencyQuantile: 0.99,
 	})
+	check(t, "forecast", g.Forecast, Forecast{Mode: "act", History: Duration(8 * 24 * time.Hour)})
 	check(t, "oldest_age", g.OldestAge, OldestAge{CloudWatch: false, StaleAfter: 5 * time.Minute})
 	check(t, "fleet.scale_in_stabilization", g.Fleet.ScaleInStabilization, 5*time.Minute)
+	check(t, "fleet.scale_in", g.Fleet.ScaleIn, true)
+	check(t, "fleet.activation", g.Fleet.Activation, 1)
+	check(t, "fleet.paused", g.Fleet.Paused, false)
+	if g.Fleet.Pin != nil {
+		t.Errorf("fleet.pin = %d, want none", *g.Fleet.Pin)
+	}
 	check(t, "fleet.max", g.Fleet.Max, 0)
 	check(t, "actions.set_desired_capacity", g.Actions.SetDesiredCapacity, false)
 	if g.Fleet.AutoScalingGroup != nil || g.Fleet.ECSService != nil || g.Actions.CloudWatchMetrics != nil {
@@ -230,9 +341,11 @@ func TestPolicySettings(t *testing.T) {
 			Policy: "backlog_per_worker", Latency: 45 * time.Second, DrainTime: 20 * time.Minute,
 			Utilization: 0.75, BurstReserve: 25, OverheadReserve: 10, SafetyWorkers: 2,
 			Deadband: 0.05, MaxStepOut: 8, StaleAfter: 40 * time.Second, ArrivalSmoothing: 90 * time.Second,
-			LatencyQuantile: 0.95, PeakWindow: 30 * time.Minute,
+			LatencyQuantile: 0.95,
 		},
-		Fleet: Fleet{Min: 1, Max: 60, Cap: 40, StartDelay: 90 * time.Second, ScaleInStabilization: 7 * time.Minute},
+		Forecast: Forecast{Mode: ForecastReport, History: Duration(36 * time.Hour)},
+		Fleet: Fleet{Min: 1, Max: 60, Cap: 40, StartDelay: 90 * time.Second, ScaleInStabilization: 7 * time.Minute,
+			Paused: true, ScaleIn: false, Pin: func() *int { n := 5; return &n }(), Activation: 4},
 	}
 	want := policy.Settings{
 		Group: "jobs", Policy: "backlog_per_worker",
@@ -242,7 +355,9 @@ func TestPolicySettings(t *testing.T) {
 		Min: 1, Max: 60, Cap: 40,
 		StartDelay: 90 * time.Second, ScaleInStabilization: 7 * time.Minute,
 		Deadband: 0.05, MaxStepOut: 8, StaleAfter: 40 * time.Second, ArrivalSmoothing: 90 * time.Second,
-		LatencyQuantile: 0.95, PeakWindow: 30 * time.Minute, MetricStaleAfter: 3 * time.Minute,
+		LatencyQuantile: 0.95, MetricStaleAfter: 3 * time.Minute,
+		Forecast: policy.ForecastSettings{ReportOnly: true, History: 36 * time.Hour},
+		Paused:   true, ScaleInOff: true, Pinned: true, Pin: 5, Activation: 4,
 	}
 	got := g.PolicySettings(5 * time.Second)
 	if !reflect.DeepEqual(got, want) {
@@ -257,7 +372,13 @@ func TestPolicySettings(t *testing.T) {
 	}
 	g.Target.StaleAfter = 0
 	check(t, "stale_after 0 at a 4s interval", g.PolicySettings(4*time.Second).StaleAfter, 12*time.Second)
+	g.Forecast.Enabled = ptr(false)
+	check(t, "forecast enabled: false", g.PolicySettings(time.Second).Forecast.Off, true)
+	g.Forecast.Enabled = ptr(true)
+	check(t, "forecast enabled: true", g.PolicySettings(time.Second).Forecast.Off, false)
 }
+
+func ptr[T any](v T) *T { return &v }
 
 func TestNotes(t *testing.T) {
 	t.Parallel()
@@ -273,6 +394,7 @@ func TestNotes(t *testing.T) {
 			[]string{"groups[0]: no fleet and no cloudwatch_metrics: the group is only observed (Prometheus, logs, `checker once`)"}},
 		{"metrics only", func(_ *Config, g *Group) {
 			g.Fleet.AutoScalingGroup = nil
+			g.Fleet.FixedWorkers = 3
 			g.Actions.CloudWatchMetrics = &CloudWatchMetrics{Namespace: DefaultNamespace}
 		}, nil},
 		{"every interface, cap above max", func(c *Config, g *Group) {

@@ -56,6 +56,9 @@ type Controller struct {
 
 // groupState is what the controller keeps about one group between cycles.
 type groupState struct {
+	// deciding serialises the uses of policy: a cycle's Decide and a warm
+	// start's Preload (see Preload).
+	deciding   sync.Mutex
 	policy     policy.State
 	decision   *model.Decision
 	sample     model.GroupSample
@@ -203,7 +206,12 @@ func (c *Controller) RunOnce(ctx context.Context, now time.Time) ([]model.Decisi
 		if st == nil { // reloaded away mid-cycle
 			continue
 		}
+		st.deciding.Lock()
 		d := policy.Decide(g, o.Sample, o.Fleet, &st.policy, now)
+		st.deciding.Unlock()
+		if o.Fleet.Known {
+			d.DrainingWorkers = max(o.Fleet.Draining, 0)
+		}
 		var action *model.Action
 		var actErr error
 		actx, permitted, done := ctx, true, func() {}
@@ -248,7 +256,7 @@ func (c *Controller) record(g policy.Settings, st *groupState, o model.Observati
 	if actErr != nil {
 		st.actionErr = actErr.Error()
 	}
-	st.points.add(pointOf(d))
+	st.points.add(pointOf(d), c.history)
 	if prev != nil && prev.DesiredWorkers != d.DesiredWorkers {
 		st.changes = append(st.changes, Change{At: d.At, From: prev.DesiredWorkers, To: d.DesiredWorkers, Reasons: d.Reasons})
 		if len(st.changes) > maxChanges {

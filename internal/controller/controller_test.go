@@ -275,7 +275,7 @@ func TestHistoryKeepsTheWindowAndAtMostMaxPoints(t *testing.T) {
 	t.Parallel()
 	var r ring
 	for i := range maxPoints + 100 {
-		r.add(Point{At: t0.Add(time.Duration(i) * time.Second), Backlog: int64(i)})
+		r.add(Point{At: t0.Add(time.Duration(i) * time.Second), Backlog: int64(i)}, 10*time.Hour)
 	}
 	all := r.since(10 * time.Hour)
 	if len(all) != maxPoints || all[0].Backlog != 100 || all[len(all)-1].Backlog != maxPoints+99 {
@@ -288,6 +288,37 @@ func TestHistoryKeepsTheWindowAndAtMostMaxPoints(t *testing.T) {
 	var empty ring
 	if got := empty.since(time.Hour); len(got) != 0 {
 		t.Errorf("empty ring gave %d points", len(got))
+	}
+}
+
+// TestHistoryDropsPointsOlderThanTheWindow: at one point every 5 s with a
+// one-hour window the ring keeps 721 points however long it runs, in a
+// buffer at most a quarter larger, and gives back the values put in.
+func TestHistoryDropsPointsOlderThanTheWindow(t *testing.T) {
+	t.Parallel()
+	var r ring
+	age := 12.5
+	for i := range 5 * 720 {
+		p := Point{At: t0.Add(time.Duration(i) * 5 * time.Second), Backlog: int64(i), Current: i % 7, Desired: i % 11, Recommended: i % 13}
+		if i%2 == 0 {
+			p.OldestAge = &age
+		}
+		r.add(p, time.Hour)
+	}
+	got := r.since(time.Hour)
+	if len(got) != 721 || got[len(got)-1].Backlog != 5*720-1 {
+		t.Fatalf("%d points, last backlog %d; want 721 ending at %d", len(got), got[len(got)-1].Backlog, 5*720-1)
+	}
+	if kept := len(r.buf) - r.head; kept != 721 || cap(r.buf) > 721*5/4+16 {
+		t.Errorf("buffer of %d (capacity %d) for %d points kept", len(r.buf), cap(r.buf), kept)
+	}
+	for _, p := range got {
+		i := int(p.Backlog)
+		want := t0.Add(time.Duration(i) * 5 * time.Second)
+		if !p.At.Equal(want) || p.Current != i%7 || p.Desired != i%11 || p.Recommended != i%13 ||
+			(i%2 == 0) != (p.OldestAge != nil) || (p.OldestAge != nil && *p.OldestAge != age) {
+			t.Fatalf("point %d = %+v, want the values put in", i, p)
+		}
 	}
 }
 
@@ -343,5 +374,37 @@ func TestNewRejectsBadOptions(t *testing.T) {
 				t.Error("New accepted it")
 			}
 		})
+	}
+}
+
+// Draining workers are reported beside the in-service ones, not among
+// them, and the messages they hold stay in the backlog; a fleet that was
+// not read reports none.
+func TestDecisionReportsDrainingWorkers(t *testing.T) {
+	obs := &fakeObserver{observe: func(now time.Time) ([]model.Observation, error) {
+		a := observation("a", now, 300, 6)
+		a.Sample.InFlight, a.Sample.Backlog = 40, 340
+		a.Fleet.InService, a.Fleet.Draining = 4, 2
+		b := observation("b", now, 300, 6)
+		b.Fleet = model.Fleet{Kind: "autoscaling", Name: "b", Draining: 5, Err: errors.New("describe: timeout")}
+		return []model.Observation{a, b}, nil
+	}}
+	c, err := New(Options{Groups: []policy.Settings{settings("a"), settings("b")}, Observer: obs, Registerer: prometheus.NewRegistry(), Logger: zaptest.NewLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := c.RunOnce(context.Background(), t0)
+	if err != nil {
+		t.Fatalf("RunOnce: %v", err)
+	}
+	if d := ds[0]; d.DrainingWorkers != 2 || d.InServiceWorkers != 4 || d.Backlog != 340 || d.InFlight != 40 {
+		t.Errorf("group a: draining %d, in service %d, backlog %d, in flight %d; want 2, 4, 340, 40",
+			d.DrainingWorkers, d.InServiceWorkers, d.Backlog, d.InFlight)
+	}
+	if d := ds[1]; d.DrainingWorkers != 0 {
+		t.Errorf("group b (fleet not read): draining %d, want 0", d.DrainingWorkers)
+	}
+	if got := testutil.ToFloat64(c.metrics.workers.WithLabelValues("a", "draining")); got != 2 {
+		t.Errorf("workers{kind=draining} = %v, want 2", got)
 	}
 }

@@ -138,6 +138,13 @@ func TestGateSyncFailure(t *testing.T) {
 	if err := c.Healthy(t0, time.Minute); err == nil || !strings.Contains(err.Error(), "lease table") {
 		t.Errorf("Healthy = %v, want the gate's error", err)
 	}
+	if h := c.Health(t0, t0, time.Minute); h.State != HealthUnhealthy || !strings.Contains(h.Detail, "lease table") {
+		t.Errorf("Health = %+v, want unhealthy with the gate's error", h)
+	}
+	gate.health = nil
+	if h := c.Health(t0, t0, time.Minute); h.State != HealthOK {
+		t.Errorf("Health = %+v once the gate is healthy, want ok", h)
+	}
 }
 
 func TestHoldAfterTakeover(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 )
 
 // Worker kinds of checker_group_workers.
-var workerKinds = []string{"current", "in_service", "pending", "recommended", "desired"}
+var workerKinds = []string{"current", "in_service", "pending", "recommended", "desired", "draining"}
 
 // metrics are the per-group and per-cycle series of the controller.
 type metrics struct {
@@ -22,6 +22,7 @@ type metrics struct {
 	workers          *prometheus.GaugeVec
 	bounds           *prometheus.GaugeVec
 	arrival          *prometheus.GaugeVec
+	forecast         *prometheus.GaugeVec
 	utilization      *prometheus.GaugeVec
 	drain            *prometheus.GaugeVec
 	oldestAge        *prometheus.GaugeVec
@@ -46,9 +47,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		backlogPerWorker: g("checker_group_backlog_per_worker", "Backlog divided by the current workers.", "group"),
 		target:           g("checker_group_target_backlog_per_worker", "Acceptable backlog per worker: latency / service time x concurrency.", "group"),
 		ratio:            g("checker_group_backlog_per_worker_ratio", "Backlog per worker divided by its target; 1 is on target.", "group"),
-		workers:          g("checker_group_workers", "Workers of the group by kind: current, in_service, pending, recommended (before guards), desired (to be set).", "group", "kind"),
+		workers:          g("checker_group_workers", "Workers of the group by kind: current, in_service, pending, recommended (before guards), desired (to be set), draining (on their way out, not capacity).", "group", "kind"),
 		bounds:           g("checker_group_worker_bounds", "Configured bounds on the group's workers: min, max, cap (0 = no cap).", "group", "bound"),
 		arrival:          g("checker_group_arrival_messages_per_second", "Smoothed arrival rate estimate; absent while unknown.", "group"),
+		forecast:         g("checker_group_forecast_arrival_messages_per_second", "Arrival rate the forecast expects within the next start delay (plus an interval), when above the smoothed estimate; absent while there is no such forecast.", "group"),
 		utilization:      g("checker_group_utilization_ratio", "Arrivals over the capacity of the current workers; absent while unknown.", "group"),
 		drain:            g("checker_group_drain_seconds", "Time to clear the backlog with the current workers; +Inf when it never drains.", "group"),
 		oldestAge:        g("checker_group_oldest_message_age_seconds", "Age of the oldest message (CloudWatch ApproximateAgeOfOldestMessage); absent while unknown.", "group"),
@@ -75,7 +77,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}),
 	}
 	for _, c := range []prometheus.Collector{m.backlog, m.backlogPerWorker, m.target, m.ratio, m.workers,
-		m.bounds, m.arrival, m.utilization, m.drain, m.oldestAge, m.latency, m.capped, m.held, m.partial,
+		m.bounds, m.arrival, m.forecast, m.utilization, m.drain, m.oldestAge, m.latency, m.capped, m.held, m.partial,
 		m.diagnosis, m.actions, m.actionErrors, m.cycleDuration, m.cycleFailures, m.lastSuccess} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register controller metrics: %w", err)
@@ -110,7 +112,7 @@ func (m *metrics) observe(s policy.Settings, d model.Decision, a *model.Action) 
 	} else {
 		m.ratio.DeleteLabelValues(grp)
 	}
-	counts := []int{d.CurrentWorkers, d.InServiceWorkers, d.PendingWorkers, d.RecommendedWorkers, d.DesiredWorkers}
+	counts := []int{d.CurrentWorkers, d.InServiceWorkers, d.PendingWorkers, d.RecommendedWorkers, d.DesiredWorkers, d.DrainingWorkers}
 	for i, kind := range workerKinds {
 		m.workers.WithLabelValues(grp, kind).Set(float64(counts[i]))
 	}
@@ -118,6 +120,11 @@ func (m *metrics) observe(s policy.Settings, d model.Decision, a *model.Action) 
 	m.bounds.WithLabelValues(grp, "max").Set(float64(s.Max))
 	m.bounds.WithLabelValues(grp, "cap").Set(float64(s.Cap))
 	setOrDelete(m.arrival, grp, d.ArrivalRate)
+	if d.Forecast != nil {
+		setOrDelete(m.forecast, grp, &d.Forecast.Rate)
+	} else {
+		m.forecast.DeleteLabelValues(grp)
+	}
 	setOrDelete(m.utilization, grp, d.Utilization)
 	switch {
 	case d.DrainSeconds != nil:
@@ -147,7 +154,7 @@ func (m *metrics) observe(s policy.Settings, d model.Decision, a *model.Action) 
 // forget removes every series of a group that is no longer configured.
 func (m *metrics) forget(group string) {
 	for _, v := range []*prometheus.GaugeVec{m.backlog, m.backlogPerWorker, m.target, m.ratio, m.workers,
-		m.bounds, m.arrival, m.utilization, m.drain, m.oldestAge, m.latency, m.capped, m.held, m.partial, m.diagnosis} {
+		m.bounds, m.arrival, m.forecast, m.utilization, m.drain, m.oldestAge, m.latency, m.capped, m.held, m.partial, m.diagnosis} {
 		v.DeletePartialMatch(prometheus.Labels{"group": group})
 	}
 	m.actions.DeletePartialMatch(prometheus.Labels{"group": group})

@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"cmp"
+	"math"
 	"slices"
 	"time"
 
@@ -16,43 +18,105 @@ type Point struct {
 	Desired     int       `json:"desired_workers"`
 	Recommended int       `json:"recommended_workers"`
 	OldestAge   *float64  `json:"oldest_age_seconds"`
+	// Arrival is the smoothed arrival estimate, msg/s; Forecast the rate
+	// the forecast expected within the next start delay. Nil when unknown
+	// or when there was no forecast.
+	Arrival  *float64 `json:"arrival_rate"`
+	Forecast *float64 `json:"forecast_rate"`
 }
 
 func pointOf(d model.Decision) Point {
-	return Point{At: d.At, Backlog: d.Backlog, Current: d.CurrentWorkers, Desired: d.DesiredWorkers,
-		Recommended: d.RecommendedWorkers, OldestAge: d.OldestAgeSeconds}
+	p := Point{At: d.At, Backlog: d.Backlog, Current: d.CurrentWorkers, Desired: d.DesiredWorkers,
+		Recommended: d.RecommendedWorkers, OldestAge: d.OldestAgeSeconds, Arrival: d.ArrivalRate}
+	if d.Forecast != nil {
+		f := d.Forecast.Rate
+		p.Forecast = &f
+	}
+	return p
 }
 
 // maxPoints bounds a group's history whatever the interval: an hour at 1 s.
 const maxPoints = 3600
 
-// ring holds the most recent points, oldest first, at most maxPoints and
-// none older than the history window.
+// ring holds the most recent points, oldest first: none older than the
+// history window before the newest, and at most maxPoints. The points are
+// kept in a compact form, 32 bytes each and without pointers, because a
+// checker of thousands of groups keeps an hour of them for every group.
 type ring struct {
-	buf   []Point
-	start int // index of the oldest point once the buffer is full
+	buf  []pointRec
+	head int // index of the oldest point kept
 }
 
-func (r *ring) add(p Point) {
-	if len(r.buf) < maxPoints {
-		r.buf = append(r.buf, p)
-	} else {
-		r.buf[r.start] = p
-		r.start = (r.start + 1) % maxPoints
+// pointRec is a Point in 32 bytes: the time in Unix nanoseconds, counts as
+// 32-bit numbers, the oldest age as a float32 that is NaN when unknown.
+type pointRec struct {
+	at                            int64
+	backlog                       int64
+	current, desired, recommended int32
+	age                           float32
+}
+
+func clamp32(n int) int32 { return int32(max(min(n, math.MaxInt32), math.MinInt32)) }
+
+func recOf(p Point) pointRec {
+	age := float32(math.NaN())
+	if p.OldestAge != nil {
+		age = float32(*p.OldestAge)
+	}
+	return pointRec{at: p.At.UnixNano(), backlog: p.Backlog, current: clamp32(p.Current), desired: clamp32(p.Desired),
+		recommended: clamp32(p.Recommended), age: age}
+}
+
+func (r pointRec) point() Point {
+	p := Point{At: time.Unix(0, r.at).UTC(), Backlog: r.backlog, Current: int(r.current), Desired: int(r.desired),
+		Recommended: int(r.recommended)}
+	if !math.IsNaN(float64(r.age)) {
+		age := float64(r.age)
+		p.OldestAge = &age
+	}
+	return p
+}
+
+// add appends p and drops the points older than window before it (none
+// when window ≤ 0) and beyond maxPoints. The buffer grows by a quarter at a
+// time and is compacted before it grows, so it holds at most about 1.25
+// times the points kept.
+func (r *ring) add(p Point, window time.Duration) {
+	rec := recOf(p)
+	if len(r.buf) == cap(r.buf) && r.head > 0 {
+		n := copy(r.buf, r.buf[r.head:])
+		r.buf, r.head = r.buf[:n], 0
+	}
+	if len(r.buf) == cap(r.buf) {
+		grown := make([]pointRec, len(r.buf), len(r.buf)+len(r.buf)/4+16)
+		copy(grown, r.buf)
+		r.buf = grown
+	}
+	r.buf = append(r.buf, rec)
+	if window > 0 {
+		cut := rec.at - int64(window)
+		for r.head < len(r.buf) && r.buf[r.head].at < cut {
+			r.head++
+		}
+	}
+	if len(r.buf)-r.head > maxPoints {
+		r.head = len(r.buf) - maxPoints
 	}
 }
 
 // since returns the points not older than window before the newest, oldest first.
 func (r *ring) since(window time.Duration) []Point {
-	out := make([]Point, 0, len(r.buf))
-	out = append(out, r.buf[r.start:]...)
-	out = append(out, r.buf[:r.start]...)
-	if len(out) == 0 {
-		return out
+	kept := r.buf[r.head:]
+	if len(kept) == 0 {
+		return []Point{}
 	}
-	cut := out[len(out)-1].At.Add(-window)
-	i, _ := slices.BinarySearchFunc(out, cut, func(p Point, t time.Time) int { return p.At.Compare(t) })
-	return out[i:]
+	cut := kept[len(kept)-1].at - int64(window)
+	i, _ := slices.BinarySearchFunc(kept, cut, func(p pointRec, t int64) int { return cmp.Compare(p.at, t) })
+	out := make([]Point, 0, len(kept)-i)
+	for _, rec := range kept[i:] {
+		out = append(out, rec.point())
+	}
+	return out
 }
 
 // GroupView is everything known about one group, for the status page and
@@ -77,31 +141,36 @@ func (c *Controller) Groups() []GroupView {
 	defer c.mu.RUnlock()
 	out := make([]GroupView, 0, len(c.groups))
 	for _, g := range c.groups {
-		st := c.states[g.Group]
-		v := GroupView{Settings: g}
-		if c.gate != nil {
-			l := c.gate.Lease(g.Group)
-			v.Lease = &l
-		}
-		if st != nil {
-			if st.decision != nil {
-				d := *st.decision
-				d.Reasons = slices.Clone(d.Reasons)
-				v.Decision = &d
-			}
-			v.Sample = st.sample
-			v.Sample.Failures = slices.Clone(st.sample.Failures)
-			v.Fleet = st.fleet
-			v.Fleet.PendingSince = slices.Clone(st.fleet.PendingSince)
-			if st.action != nil {
-				a := *st.action
-				v.LastAction = &a
-			}
-			v.ActionError = st.actionErr
-			v.History = st.points.since(c.history)
-			v.Changes = slices.Clone(st.changes)
-		}
-		out = append(out, v)
+		out = append(out, c.viewOf(g))
 	}
 	return out
+}
+
+// viewOf copies what is known of group g; c.mu must be held.
+func (c *Controller) viewOf(g policy.Settings) GroupView {
+	st := c.states[g.Group]
+	v := GroupView{Settings: g}
+	if c.gate != nil {
+		l := c.gate.Lease(g.Group)
+		v.Lease = &l
+	}
+	if st != nil {
+		if st.decision != nil {
+			d := *st.decision
+			d.Reasons = slices.Clone(d.Reasons)
+			v.Decision = &d
+		}
+		v.Sample = st.sample
+		v.Sample.Failures = slices.Clone(st.sample.Failures)
+		v.Fleet = st.fleet
+		v.Fleet.PendingSince = slices.Clone(st.fleet.PendingSince)
+		if st.action != nil {
+			a := *st.action
+			v.LastAction = &a
+		}
+		v.ActionError = st.actionErr
+		v.History = st.points.since(c.history)
+		v.Changes = slices.Clone(st.changes)
+	}
+	return v
 }

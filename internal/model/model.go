@@ -75,9 +75,13 @@ func (s GroupSample) Missing() bool { return s.Answered == 0 }
 // Partial reports that some, but not all, queues answered.
 func (s GroupSample) Partial() bool { return s.Answered > 0 && s.Answered < s.Queues }
 
+// FleetFixed is the Kind of a fleet of configured, fixed size
+// (fleet.fixed_workers): known without being read.
+const FleetFixed = "fixed"
+
 // Fleet is the worker fleet as read back from Auto Scaling or ECS.
 type Fleet struct {
-	Kind string // "autoscaling", "ecs", or "" when the group has no fleet to read
+	Kind string // "autoscaling", "ecs", "fixed", or "" when the group has no fleet to read
 	Name string
 	At   time.Time
 
@@ -89,8 +93,30 @@ type Fleet struct {
 	Max       int
 	InService int // instances InService / tasks RUNNING
 	Pending   int // instances launching or warming / tasks PENDING
+	// Draining counts workers on their way out: instances Terminating,
+	// Terminating:Wait or Terminating:Proceed, and ECS tasks still running
+	// that the service is stopping. They are not capacity (neither InService
+	// nor Pending counts them), but the messages they hold are still in the
+	// queue's in-flight count.
+	Draining int
 	// PendingSince holds the launch time of each pending worker, when known.
 	PendingSince []time.Time
+	// Switches are the operator's switches read from the fleet's tags.
+	Switches Switches
+}
+
+// Switches are an operator's overrides of a group, set without a redeploy
+// as tags on its Auto Scaling group or ECS service (see README, "Pause and
+// switches").
+type Switches struct {
+	Paused      bool      // queue-checker:paused=true: hold, no scaling call
+	PausedBy    string    // queue-checker:paused-by
+	PausedSince time.Time // queue-checker:paused-at, else when first seen paused
+	ScaleInOff  bool      // queue-checker:scale-in=false: scale out only
+	Pinned      bool      // queue-checker:pin=N: hold at Pin, within min and max
+	Pin         int
+	// Warnings name tags that were ignored: unknown keys or values.
+	Warnings []string
 }
 
 // Floors are the worker counts each sizing rule asks for; nil when the rule
@@ -131,6 +157,9 @@ type Decision struct {
 	CurrentWorkers   int       `json:"current_workers"`
 	InServiceWorkers int       `json:"in_service_workers"`
 	PendingWorkers   int       `json:"pending_workers"`
+	// DrainingWorkers are finishing their messages before they stop; they
+	// are not in InServiceWorkers and not capacity.
+	DrainingWorkers int `json:"draining_workers"`
 	// ArrivalRate is the smoothed arrival estimate in msg/s; nil when unknown.
 	ArrivalRate            *float64 `json:"arrival_rate"`
 	BacklogPerWorker       float64  `json:"backlog_per_worker"`
@@ -151,6 +180,46 @@ type Decision struct {
 	// DrainSeconds is the time to clear the backlog with the current workers; nil when it never drains or is unknown.
 	DrainSeconds     *float64 `json:"drain_seconds"`
 	OldestAgeSeconds *float64 `json:"oldest_age_seconds"`
+	// Paused: an operator paused the group; nothing is scaled, metrics are
+	// still published. PausedBy and PausedSince say who and since when, as
+	// far as known ("configuration" for fleet.paused).
+	Paused      bool       `json:"paused"`
+	PausedBy    string     `json:"paused_by"`
+	PausedSince *time.Time `json:"paused_since"`
+	// ScaleInOff: the group only scales out (tag or fleet.scale_in: false).
+	ScaleInOff bool `json:"scale_in_off"`
+	// Pinned is the count an operator pinned the group at; nil when none.
+	Pinned *int `json:"pinned"`
+	// Warnings are problems an operator must see that do not stop the
+	// decision, such as a switch tag with a value that is not understood.
+	Warnings []string `json:"warnings"`
+	// Forecast is the arrival rate the fleet is sized to meet over the next
+	// start delay when it is above today's estimate; nil when there is none.
+	Forecast *Forecast `json:"forecast"`
+}
+
+// Forecast is the arrivals a group is expected to see within the next start
+// delay (plus one interval), and what they were forecast from.
+type Forecast struct {
+	// Rate is an upper estimate of the arrival rate, msg/s, over that span.
+	Rate float64 `json:"rate"`
+	// At is when that load is expected to start: now for load that is
+	// expected at any time (recent bursts), the next occurrence's time for a
+	// recurring pattern.
+	At time.Time `json:"at"`
+	// Pattern names what the forecast comes from: "every 20m", "daily",
+	// "weekly" (a recurring job or surge), or "recent bursts" (load that came
+	// and went often enough lately to be expected within the span).
+	Pattern string `json:"pattern"`
+	// Confidence is the share of the pattern's recent occurrences that came
+	// as expected, 0..1.
+	Confidence float64 `json:"confidence"`
+}
+
+// MinuteHistory is a per-minute count series, oldest first.
+type MinuteHistory struct {
+	Start  time.Time // the first minute, UTC, truncated to the minute
+	Counts []float64 // messages in each minute; NaN where CloudWatch had no datapoint
 }
 
 // Observation is one interval's view of one group: its queues and its fleet.

@@ -40,10 +40,10 @@ func TestDecisionJSONKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"group", "at", "visible", "in_flight", "delayed", "backlog", "current_workers",
-		"in_service_workers", "pending_workers", "arrival_rate", "backlog_per_worker",
+		"in_service_workers", "pending_workers", "draining_workers", "arrival_rate", "backlog_per_worker",
 		"target_backlog_per_worker", "floors", "recommended_workers", "desired_workers", "capped",
 		"held", "hold_reason", "partial", "diagnosis", "reasons", "utilization", "drain_seconds",
-		"oldest_age_seconds"}
+		"oldest_age_seconds", "paused", "paused_by", "paused_since", "scale_in_off", "pinned", "warnings", "forecast"}
 	if len(got) != len(want) {
 		t.Errorf("%d keys, want %d: %s", len(got), len(want), b)
 	}

@@ -80,3 +80,43 @@ func BenchmarkDecide10000Groups(b *testing.B) {
 	}
 	b.ReportMetric(held, "state-B/group")
 }
+
+// BenchmarkDecideWithForecastHistory is one decision of a group whose
+// forecast holds 8 days of per-minute history: a base load with a job every
+// 20 minutes and a daily batch, preloaded as at a warm start. Decisions run
+// every 5 s, so one in twelve closes a minute and recomputes the forecast.
+func BenchmarkDecideWithForecastHistory(b *testing.B) {
+	s := benchSettings()
+	start := t0.Add(-8 * 24 * time.Hour).Truncate(time.Minute)
+	counts := minutes(1, 8*minutesPerDay, func(i int) float64 {
+		switch {
+		case i%20 == 7 || i%20 == 8:
+			return 1500
+		case i%minutesPerDay >= 120 && i%minutesPerDay < 135:
+			return 900
+		}
+		return 300
+	})
+	var st State
+	st.Preload(s, model.MinuteHistory{Start: start, Counts: counts})
+	fleet := asg(20, 18, 2)
+	fleet.PendingSince = []time.Time{t0, t0}
+	now := t0
+	for i := range 100 {
+		now = now.Add(5 * time.Second)
+		Decide(s, benchSample(i, now), fleet, &st, now)
+	}
+	// One reading, updated in place: the sample's own allocation is not
+	// the decision's.
+	deleted := new(model.Reading)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		now = now.Add(5 * time.Second)
+		smp := benchSample(i, now)
+		*deleted = *smp.Deleted
+		smp.Deleted = deleted
+		d := Decide(s, smp, fleet, &st, now)
+		fleet.Desired = d.DesiredWorkers
+	}
+}

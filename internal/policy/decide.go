@@ -90,6 +90,7 @@ func Decide(s Settings, sample model.GroupSample, fleet model.Fleet, st *State, 
 	c.size()
 	c.diagnose()
 	c.guard()
+	c.safety()
 	c.clamp()
 	c.report()
 	c.remember()
@@ -102,6 +103,9 @@ func Decide(s Settings, sample model.GroupSample, fleet model.Fleet, st *State, 
 type box struct {
 	drain, util, wait, bpw      int
 	arrival, utilz, drainS, age float64
+	fc                          model.Forecast
+	pinned                      int
+	pausedSince                 time.Time
 }
 
 // call is one Decide call in progress.
@@ -140,7 +144,9 @@ type call struct {
 	lambdaKnown bool
 	surging     bool    // lambda is a surge measured over saturated intervals
 	lambdaEff   float64 // λ with the burst reserve
-	peakEff     float64 // the highest arrivals within the peak window, at least lambdaEff
+	peakEff     float64 // the arrivals the wait floor sizes for: lambdaEff, or the forecast's when higher
+	fc          forecastResult
+	horizon     time.Duration
 	deleted     float64
 	deletedOK   bool
 	age         float64
@@ -297,30 +303,84 @@ func (c *call) observe() {
 		if st.est.surgeAt.Equal(c.at) && st.est.surge > c.lambda {
 			c.lambda, c.surging = st.est.surge, true
 		}
-		if c.lambda*s.ArrivalSmoothing.Seconds() < quietMessages {
-			c.lambda = 0
-		}
-		c.lambdaEff = capacity.EffectiveArrival(c.lambda, s.BurstReserve)
-		if math.IsInf(c.lambdaEff, 0) {
-			c.lambdaEff = math.MaxFloat64
-		}
-		// The peak over the window of the minutes' measured arrivals, or,
-		// without them, of the estimate; a surge counts as measured.
-		if st.est.updatedAt.Equal(c.at) {
-			v := c.lambdaEff
-			if st.est.minuteAt.Equal(c.at) && !c.surging {
-				v = capacity.EffectiveArrival(st.est.minute, s.BurstReserve)
-				if math.IsInf(v, 0) {
-					v = math.MaxFloat64
-				}
-			}
-			st.peaks.push(c.at, v, s.PeakWindow, peakSlots)
-		}
-		c.peakEff = c.lambdaEff
-		if p, ok := st.peaks.highest(c.at, s.PeakWindow); ok && p > c.peakEff {
-			c.peakEff = p
+		c.setLambda(c.lambda)
+	}
+	c.forecast()
+}
+
+// setLambda sets the decision's arrival rate and what derives from it.
+func (c *call) setLambda(v float64) {
+	s := c.s
+	c.lambda = v
+	if c.lambda*s.ArrivalSmoothing.Seconds() < quietMessages {
+		c.lambda = 0
+	}
+	c.lambdaEff = capacity.EffectiveArrival(c.lambda, s.BurstReserve)
+	if math.IsInf(c.lambdaEff, 0) {
+		c.lambdaEff = math.MaxFloat64
+	}
+	c.peakEff = c.lambdaEff
+}
+
+// forecast feeds the interval's arrivals to the forecaster and reads the
+// arrivals it expects within the horizon (see forecaster). The model policy
+// sizes its wait floor for them when the forecast is on and above today's
+// estimate; in report-only mode the decision only shows them.
+func (c *call) forecast() {
+	s, st := c.s, c.st
+	if s.Forecast.Off || s.Policy != PolicyModel {
+		return
+	}
+	st.fc.init(s.Forecast.History)
+	if c.prevOK && st.est.updatedAt.Equal(c.at) && st.est.lastObsOK {
+		st.lastDt = c.at.Sub(c.prev.at)
+		st.fc.add(c.prev.at, c.at, st.est.lastObs, st.horizon(s))
+	}
+	if ms := st.est.minuteStart; st.est.minuteAt.Equal(c.at) && ms.Equal(ms.Truncate(time.Minute)) {
+		// The exact arrivals of a minute the deleted count covers (a
+		// CloudWatch period, aligned to the minute) replace the interval
+		// observations' approximation of it.
+		st.fc.set(minuteOf(st.est.minuteStart), st.est.minute)
+	}
+	if !c.lambdaKnown {
+		return
+	}
+	h := st.horizon(s)
+	// The interval's arrivals by Little's law over the in-flight messages
+	// (m, see arrivalEstimator) tell at once when a job is over; the deleted
+	// count lags it by a minute or more.
+	cur, curOK := st.est.lastM, st.est.lastMOK && st.est.updatedAt.Equal(c.at)
+	r := st.fc.forecast(c.at, h, cur, curOK)
+	if e := r.ended; e != nil && s.forecasting() && !c.surging && st.fc.released != e.at {
+		// The job the forecast expected came and is over: the smoothed
+		// estimate, which follows a deleted count a minute or more late,
+		// drops at once to what arrives now, and the workers sized for the
+		// job go with the backlog.
+		st.fc.released = e.at
+		if v := math.Max(cur, r.base); curOK && st.est.rate > v {
+			st.est.rate = v
+			c.setLambda(v)
+			c.reason("the load expected at %s came and is over: arrivals back to %s msg/s", time.Unix(e.at*60, 0).UTC().Format("15:04"), number(v))
 		}
 	}
+	if !r.ok || !(r.rate > c.lambda) {
+		return
+	}
+	c.fc, c.horizon = r, h
+	c.b.fc = model.Forecast{Rate: r.rate, At: r.at, Pattern: "recent bursts", Confidence: memoryChance}
+	if r.occ != nil {
+		c.b.fc.Pattern = r.occ.pattern()
+		c.b.fc.Confidence = float64(r.occ.hits) / float64(max(r.occ.lags, 1))
+	}
+	c.d.Forecast = &c.b.fc
+	if !s.forecasting() {
+		return
+	}
+	v := capacity.EffectiveArrival(r.rate, s.BurstReserve)
+	if math.IsInf(v, 0) {
+		v = math.MaxFloat64
+	}
+	c.peakEff = math.Max(c.peakEff, v)
 }
 
 // guard turns the recommendation into a target count, applying every guard
@@ -464,25 +524,36 @@ func (c *call) holdForBacklog(target int) int {
 	return held
 }
 
-// clamp bounds the target to [lo, hi], last.
+// clamp bounds the target to [lo, hi], last. The decision is capped when
+// the limit keeps the fleet below what the current load needs (see
+// currentNeed); a forecast above the limit is lowered to it and said so,
+// and is not a cap on today's load.
 func (c *call) clamp() {
 	desired := c.target
+	said := false // a reason names the limit already
 	if c.recKnown && c.rec > c.hi && c.hiBy != "" && !c.sample.Missing() && !c.invalid {
-		c.d.Capped = true
-		limit := c.hi
+		said = true
+		limit, by := c.hi, c.hiBy
 		if c.hiBy == "cap" || c.s.Cap > 0 && c.s.Cap < c.lo {
-			limit = c.s.Cap
-			c.reason("the target needs %d, the cap allows %d", c.rec, limit)
-			if c.s.Cap < c.lo {
+			limit, by = c.s.Cap, "cap"
+		}
+		if need := c.currentNeed(); need > c.hi {
+			c.d.Capped = true
+			if need < c.rec {
+				c.reason("the load now needs %d (the target, with the forecast, %d), the %s allows %d", need, c.rec, by, limit)
+			} else {
+				c.reason("the target needs %d, the %s allows %d", c.rec, by, limit)
+			}
+			if c.s.Cap > 0 && c.s.Cap < c.lo {
 				c.reason("the cap %d is below min %d: min wins", c.s.Cap, c.lo)
 			}
 		} else {
-			c.reason("the target needs %d, the %s allows %d", c.rec, c.hiBy, limit)
+			c.reason("the forecast asks for %d, the %s allows %d; the load now needs %d", c.rec, by, limit, need)
 		}
 	}
 	switch {
 	case desired > c.hi:
-		if !c.d.Capped {
+		if !said {
 			c.reason("lowered to the %s %d", c.hiBy, c.hi)
 		}
 		desired = c.hi

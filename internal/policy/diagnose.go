@@ -3,6 +3,7 @@ package policy
 import (
 	"math"
 
+	"github.com/queuechecker/queue-checker/internal/capacity"
 	"github.com/queuechecker/queue-checker/internal/model"
 )
 
@@ -21,10 +22,16 @@ import (
 //     capacity with a growing depth reads the same as too few workers, and
 //     Little's law, which assumes the messages complete, cannot tell them
 //     apart;
-//   - capped (set after the clamp, ranking below the two above);
-//   - idle: nothing visible or delayed, little in flight;
+//   - capped (set after the clamp, ranking below the two above): the cap or
+//     max keeps the fleet below what the current load needs (see
+//     currentNeed), not merely below a forecast;
+//   - idle: nothing visible or delayed, little in flight, and nothing
+//     arriving: an arrival estimate of 0 (below quietMessages over the
+//     smoothing constant) and no completions measured, or, before any
+//     estimate, nothing in flight at all. A group that receives and serves
+//     a steady stream with an empty queue is healthy, not idle;
 //   - under_provisioned: messages visible and in-flight at capacity, with the
-//     sizing asking for more workers, or the visible count growing after
+//     current load needing more workers than there are, or the visible count growing after
 //     streakSamples samples at capacity (in a small fleet every worker is
 //     busy now and then, and one busy sample is not a verdict);
 //   - draining: messages visible and the total (visible + in-flight +
@@ -76,9 +83,9 @@ func (c *call) diagnose() {
 		c.diag = model.DiagNotConsuming
 	case c.stuck(serving):
 		c.diag = model.DiagStuck
-	case c.visible == 0 && delayed == 0 && inFlight <= idleShare*slots:
+	case c.visible == 0 && delayed == 0 && inFlight <= idleShare*slots && c.nothingArrives(inFlight):
 		c.diag = model.DiagIdle
-	case c.visible > 0 && atCap && (c.recKnown && c.rec > c.current || growing && st.atCapacity >= streakSamples):
+	case c.visible > 0 && atCap && (c.recKnown && c.currentNeed() > c.current || growing && st.atCapacity >= streakSamples):
 		c.diag = model.DiagUnderProvisioned
 	case c.visible > 0 && shrinking:
 		c.diag = model.DiagDraining
@@ -99,4 +106,44 @@ func (c *call) stuck(serving float64) bool {
 		return false
 	}
 	return c.deleted <= stuckCompletionShare*serving
+}
+
+// nothingArrives reports that no load is measured: the arrival estimate is 0
+// (quiet) and no fresh deleted count shows completions; before the first
+// estimate, that nothing is in flight either.
+func (c *call) nothingArrives(inFlight float64) bool {
+	if c.deletedOK && c.deleted > 0 {
+		return false
+	}
+	if c.lambdaKnown {
+		return c.lambda == 0
+	}
+	return inFlight == 0
+}
+
+// currentNeed is the count the load now present needs: the recommendation
+// without the forecast's share. When the forecast raised the arrivals the
+// wait floor sizes for (peakEff above lambdaEff), it is the largest of the
+// backlog floors, the utilisation floor and the Erlang C wait floor for
+// today's arrivals, plus the safety workers; otherwise the recommendation
+// itself. A fleet held below a forecast by the cap is not short of what
+// today's load needs, so the forecast never makes a group capped or
+// under-provisioned.
+func (c *call) currentNeed() int {
+	if !c.recKnown || c.s.Policy != PolicyModel || !(c.peakEff > c.lambdaEff) || c.muEff <= 0 {
+		return c.rec
+	}
+	s, lam := c.s, c.lambdaEff
+	need := c.b.drain
+	need = max(need, capacity.DrainFloor(lam, c.muEff, 0, 0))
+	need = max(need, capacity.UtilizationFloor(lam, c.muEff, s.Utilization))
+	if latency := c.latency(); latency > 0 && lam/c.perServer <= maxWaitServers {
+		if servers, ok := capacity.WaitQuantileFloor(lam, c.perServer, latency, 1-s.LatencyQuantile); ok {
+			need = max(need, (servers+s.Concurrency-1)/s.Concurrency)
+		}
+	}
+	if s.SafetyWorkers > 0 {
+		need += min(s.SafetyWorkers, maxRecommended)
+	}
+	return min(need, c.rec, maxRecommended)
 }

@@ -28,7 +28,7 @@ func TestGuardsTurnedOff(t *testing.T) {
 		t.Parallel()
 		s := base()
 		s.ScaleInStabilization = -time.Second
-		s.PeakWindow = tick // size for the latest rate, not the last 15 minutes'
+		s.Forecast.Off = true // size for the latest rate alone
 		h := newHarness(t, s, asg(40, 40, 0))
 		for range 30 {
 			h.step(tick, q(0, 30))
@@ -52,8 +52,13 @@ func TestGuardsTurnedOff(t *testing.T) {
 	t.Run("zero means the default", func(t *testing.T) {
 		t.Parallel()
 		s := base().WithDefaults()
-		if s.Deadband != DefaultDeadband || s.ScaleInStabilization != DefaultScaleInStabilization {
-			t.Fatalf("defaults: deadband %v, window %v", s.Deadband, s.ScaleInStabilization)
+		if s.Deadband != DefaultDeadband || s.ScaleInStabilization != DefaultForecastStabilization {
+			t.Fatalf("defaults with the forecast: deadband %v, window %v", s.Deadband, s.ScaleInStabilization)
+		}
+		reactive := base()
+		reactive.Forecast.Off = true
+		if w := reactive.WithDefaults().ScaleInStabilization; w != DefaultScaleInStabilization {
+			t.Fatalf("default window without the forecast: %v, want %v", w, DefaultScaleInStabilization)
 		}
 		off := base()
 		off.Deadband, off.ScaleInStabilization = -1, -1
@@ -72,7 +77,7 @@ func TestShortWindowStillScalesIn(t *testing.T) {
 	s := base()
 	s.ScaleInStabilization = time.Second
 	s.StaleAfter = 3 * time.Second
-	s.PeakWindow = time.Second
+	s.Forecast.Off = true
 	s.ArrivalSmoothing = time.Second
 	h := newHarness(t, s, asg(5, 5, 0))
 	var d = h.step(1001*time.Millisecond, q(0, 0))

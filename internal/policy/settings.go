@@ -55,19 +55,48 @@ type Settings struct {
 	// Latency; the model policy's Erlang C wait floor sizes for it.
 	// Default 0.99.
 	LatencyQuantile float64
-	// PeakWindow is the busy period the wait floor sizes for: it uses the
-	// highest arrival rate measured within it, not the latest, because a
-	// fleet sized from averages falls behind exactly when load returns
-	// (seeds 000 and 001: size from the sustained peak). Traffic that comes
-	// back within the window (periodic bursts) meets the workers that keep
-	// the promise already running instead of waiting out a start delay. The
-	// utilisation floor sizes for the current arrivals, or for the peak when
-	// there is no latency promise and so no wait floor. Default 15m.
-	PeakWindow time.Duration
+	// Forecast: how the model policy anticipates load (see forecaster).
+	Forecast ForecastSettings
 	// MetricStaleAfter is how old a CloudWatch reading (oldest age, sent,
 	// deleted) may be, from the start of its period, and still be used.
 	// CloudWatch's 1-minute datapoints arrive a minute or two late. Default 5m.
 	MetricStaleAfter time.Duration
+
+	// Operator switches from the configuration; the fleet's tags
+	// (model.Switches) can set them as well. See switches.go.
+	Paused     bool // hold: no scaling, metrics still published
+	ScaleInOff bool // scale out only
+	Pinned     bool // hold at Pin, within the bounds
+	Pin        int
+
+	// Activation is the backlog of visible and delayed messages that wakes
+	// a group at zero workers (Min 0); 0 means DefaultActivation. See
+	// activation.go.
+	Activation int
+}
+
+// ForecastSettings turn the model policy's forecast on and say how much
+// history it keeps.
+type ForecastSettings struct {
+	// Off: the model policy sizes for today's arrival estimate alone, not
+	// for the arrivals forecast over the next start delay. The zero value
+	// forecasts.
+	Off bool
+	// ReportOnly: the forecast is computed, reported in the decision and
+	// its reasons, but does not change the count (to judge it before
+	// trusting it).
+	ReportOnly bool
+	// History is how much per-minute arrival history the forecast keeps;
+	// default and most: 8 days.
+	History time.Duration
+}
+
+// MaxForecastHistory is the most per-minute history a group keeps.
+const MaxForecastHistory = 8 * 24 * time.Hour
+
+// forecasting reports whether the forecast sizes the fleet.
+func (s Settings) forecasting() bool {
+	return !s.Forecast.Off && !s.Forecast.ReportOnly && (s.Policy == "" || s.Policy == PolicyModel)
 }
 
 // Defaults of the settings that have one; WithDefaults fills them in.
@@ -80,7 +109,12 @@ const (
 	DefaultConcurrency          = 1
 	DefaultLatencyQuantile      = 0.99
 	DefaultMetricStaleAfter     = 5 * time.Minute
-	DefaultPeakWindow           = 15 * time.Minute
+	DefaultForecastHistory      = 8 * 24 * time.Hour
+	// DefaultForecastStabilization is the scale-in stabilisation window of
+	// the model policy when its forecast is on: the forecast keeps the
+	// capacity that load expected within the start delay needs, so the
+	// window only rides out the noise of single samples.
+	DefaultForecastStabilization = 30 * time.Second
 )
 
 // WithDefaults returns s with every zero setting that has a default filled in.
@@ -105,6 +139,9 @@ func (s Settings) WithDefaults() Settings {
 	}
 	if s.ScaleInStabilization == 0 {
 		s.ScaleInStabilization = DefaultScaleInStabilization
+		if s.forecasting() {
+			s.ScaleInStabilization = DefaultForecastStabilization
+		}
 	}
 	if s.Deadband == 0 || math.IsNaN(s.Deadband) || math.IsInf(s.Deadband, 0) {
 		s.Deadband = DefaultDeadband
@@ -115,8 +152,8 @@ func (s Settings) WithDefaults() Settings {
 	if !(s.LatencyQuantile > 0 && s.LatencyQuantile < 1) {
 		s.LatencyQuantile = DefaultLatencyQuantile
 	}
-	if s.PeakWindow <= 0 {
-		s.PeakWindow = DefaultPeakWindow
+	if s.Forecast.History <= 0 || s.Forecast.History > MaxForecastHistory {
+		s.Forecast.History = DefaultForecastHistory
 	}
 	if s.MetricStaleAfter <= 0 {
 		s.MetricStaleAfter = DefaultMetricStaleAfter

@@ -2,8 +2,10 @@ package policy
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/queuechecker/queue-checker/internal/capacity"
@@ -35,14 +37,13 @@ import (
 //     LatencyQuantile (default 99 %) of messages starts within the latency. A
 //     quantile, not the mean: the promise is made to every message, and a
 //     pool whose mean wait is within the promise can still keep a third of
-//     its messages waiting longer. λ_peak is the highest arrival rate within
-//     PeakWindow (the sustained peak, not the latest: each minute's measured
-//     arrivals, see arrivalEstimator, or the estimate where there are none),
-//     so that load which returns within the window finds the workers that
-//     keep the promise already running while the utilisation floor's
-//     headroom, for the load that stays, is added after it returns. Without
-//     a wait floor (no latency promise) the utilisation floor sizes for
-//     λ_peak instead;
+//     its messages waiting longer. λ_peak is λ_eff, or the forecast's rate
+//     when it is higher (see forecaster): the highest arrivals expected
+//     before workers launched now could start (the start delay, an interval
+//     and a minute), from a recurring job or day, or from recent bursts, so
+//     that those workers are running when the load comes and go once no
+//     forecast needs them. Without a wait floor (no latency promise) the
+//     utilisation floor sizes for λ_peak instead;
 //
 // plus SafetyWorkers. The drain floor and its latency and oldest-age forms
 // are the backlog floors, sized for the messages waiting; the keep-pace part
@@ -122,11 +123,11 @@ func (c *call) sizeModel() {
 	}
 
 	drain := capacity.DrainFloor(lam, c.muEff, qStart, s.DrainTime.Seconds())
-	c.reason("drain floor %d: %s messages when new workers start, cleared within %s", drain, number(qStart), s.DrainTime)
+	c.reason("drain floor %d: %s messages when new workers start, cleared within %s", drain, number(qStart), c.st.texts.of(s.DrainTime, 0))
 	if latency > 0 {
 		if n := capacity.DrainFloor(lam, c.muEff, vStart, latency); n > drain {
 			drain = n
-			c.reason("latency floor %d: %s visible messages started within the %s promise", n, number(vStart), s.Latency)
+			c.reason("latency floor %d: %s visible messages started within the %s promise", n, number(vStart), c.st.texts.of(s.Latency, 1))
 		}
 		if c.ageOK && c.age > latency {
 			n := capacity.DrainFloor(lam, c.muEff, qStart, latency)
@@ -150,12 +151,11 @@ func (c *call) sizeModel() {
 		// The wait floor holds the promise for the peak; without one, the
 		// utilisation floor sizes for the peak itself.
 		utilFor := lam
-		switch {
-		case peak > lam && waitOK:
-			c.reason("the wait floor sizes for the peak arrivals of the last %s, %s msg/s; the utilisation floor for the current ones", s.PeakWindow, number(peak))
-		case peak > lam:
-			utilFor = peak
-			c.reason("sizing for the peak arrivals of the last %s: %s msg/s", s.PeakWindow, number(peak))
+		if peak > lam {
+			if !waitOK {
+				utilFor = peak
+			}
+			c.forecastReason(peak, waitOK)
 		}
 		c.b.util = capacity.UtilizationFloor(utilFor, c.muEff, s.Utilization)
 		c.d.Floors.Utilization = &c.b.util
@@ -167,7 +167,7 @@ func (c *call) sizeModel() {
 			c.d.Floors.Wait = &c.b.wait
 			rec = max(rec, wait)
 			rate = max(rate, wait)
-			c.reason("wait floor %d: %s of messages start within %s (Erlang C)", wait, percent(s.LatencyQuantile), s.Latency)
+			c.reason("wait floor %d: %s of messages start within %s (Erlang C)", wait, percent(s.LatencyQuantile), c.st.texts.of(s.Latency, 1))
 		}
 	}
 	if s.SafetyWorkers > 0 {
@@ -177,6 +177,26 @@ func (c *call) sizeModel() {
 	}
 	c.rec, c.recKnown = min(rec, maxRecommended), true
 	c.rateRec = min(rate, maxRecommended)
+}
+
+// forecastReason says what the forecast the fleet is sized for comes from.
+func (c *call) forecastReason(peak float64, wait bool) {
+	floor := "the utilisation floor"
+	if wait {
+		floor = "the wait floor"
+	}
+	r := c.fc
+	if r.occ == nil {
+		c.reason("%s sizes for %s msg/s: bursts that high came often enough lately to be expected within the next %s",
+			floor, number(peak), c.horizon.Round(time.Second))
+		return
+	}
+	verb := "pre-starting for"
+	if !r.at.After(c.now) {
+		verb = "keeping workers for"
+	}
+	c.reason("%s the load expected at %s (%s): %s sizes for %s msg/s",
+		verb, r.at.Format("15:04:05"), r.occ.describe(time.UTC), floor, number(peak))
 }
 
 // backlogNeed is the most the backlog floors (drain, latency, oldest age)
@@ -237,7 +257,8 @@ type number float64
 
 // Format implements fmt.Formatter for every verb.
 func (x number) Format(f fmt.State, _ rune) {
-	var buf [32]byte
+	buf := fmtBufs.Get().(*[32]byte)
+	defer fmtBufs.Put(buf)
 	v := float64(x)
 	var out []byte
 	switch {
@@ -251,12 +272,41 @@ func (x number) Format(f fmt.State, _ rune) {
 	_, _ = f.Write(out)
 }
 
+// durationTexts keeps the text of the durations the reasons name on every
+// decision (the drain time, the latency), made once per value: a
+// time.Duration formats into a new string each time.
+type durationTexts struct {
+	d [2]time.Duration
+	t [2]text
+}
+
+// of is the text of d in slot i, as a pointer, which formats without an
+// allocation.
+func (dt *durationTexts) of(d time.Duration, i int) *text {
+	if dt.d[i] != d || dt.t[i] == "" {
+		dt.d[i], dt.t[i] = d, text(d.String())
+	}
+	return &dt.t[i]
+}
+
+// text is a string that formats from a pointer, so that passing it to a
+// reason boxes no copy.
+type text string
+
+// Format implements fmt.Formatter.
+func (t *text) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, string(*t)) }
+
+// fmtBufs holds the digit buffers of number and percent: a buffer on the
+// stack escapes through fmt.State.Write, one allocation a number.
+var fmtBufs = sync.Pool{New: func() any { return new([32]byte) }}
+
 // percent formats a ratio as a percentage, to a tenth of a percent.
 type percent float64
 
 // Format implements fmt.Formatter for every verb.
 func (r percent) Format(f fmt.State, _ rune) {
-	var buf [32]byte
+	buf := fmtBufs.Get().(*[32]byte)
+	defer fmtBufs.Put(buf)
 	out := strconv.AppendFloat(buf[:0], math.Round(float64(r)*1000)/10, 'g', -1, 64)
 	out = append(out, " %"...)
 	_, _ = f.Write(out)

@@ -9,16 +9,18 @@ import (
 
 // State is what the policy keeps about one group between decisions: the
 // arrival-rate estimate and the sample it was last updated from, its recent
-// peak, the recent recommendations for scale-in stabilisation, the last
+// per-minute arrivals and their forecast, the recent recommendations for scale-in stabilisation, the last
 // known and the last
 // desired worker counts, and the streaks the diagnosis counts. The caller
 // owns it, one per group, and passes the same one to every Decide call for
 // that group; the zero value is ready to use. It is not safe for concurrent
 // use.
 type State struct {
-	est   arrivalEstimator
-	win   slidingMax[int]     // recommendations, for scale-in stabilisation
-	peaks slidingMax[float64] // arrival estimates, for the peak window
+	est arrivalEstimator
+	win slidingMax[int] // recommendations, for scale-in stabilisation
+	fc  forecaster      // per-minute arrivals and what they forecast
+	// lastDt is the last sampling interval seen, for the forecast's horizon.
+	lastDt time.Duration
 
 	// lastRecAt is when a recommendation was last recorded; a gap longer
 	// than the stabilisation window starts the window again from the
@@ -39,7 +41,10 @@ type State struct {
 	atCapSince        time.Time // first sample of the current at-capacity streak
 	lastDiagAt        time.Time // the last sample the streaks counted
 
-	scratch []byte // reused for formatting reasons
+	scratch []byte        // reused for formatting reasons
+	texts   durationTexts // the durations the reasons name, formatted once
+
+	zero zeroState // scale to zero (activation.go)
 }
 
 // arrivalEstimator estimates the arrival rate λ from consecutive samples:
@@ -143,6 +148,8 @@ type arrivalEstimator struct {
 	marks    []mark  // the samples of the last keep, at least keep/markSlots apart
 	minute   float64 // arrivals over the deleted count's minute, measured at minuteAt
 	minuteAt time.Time
+	// minuteStart is the start of the minute that minute measures.
+	minuteStart time.Time
 
 	lastM   float64 // m of the last interval, when lastMOK
 	lastMOK bool
@@ -333,7 +340,7 @@ func (e *arrivalEstimator) measureMinute(now time.Time, f flow) {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return
 	}
-	e.minute, e.minuteAt = math.Max(v, 0), now
+	e.minute, e.minuteAt, e.minuteStart = math.Max(v, 0), now, start
 }
 
 // measureSurge computes the interval's m and, when the interval is saturated
@@ -364,8 +371,7 @@ func (e *arrivalEstimator) measureSurge(prev, c counts, dt float64, f flow, befo
 // slidingMax keeps the recent values of a series as a monotone queue:
 // strictly decreasing values from front to back, so the front is the highest
 // one still inside the window. Push and expiry are amortised O(1); the
-// scale-in stabilisation keeps its recommendations in one, the peak arrival
-// rate its estimates in another.
+// scale-in stabilisation keeps its recommendations in one.
 type slidingMax[T int | float64] struct {
 	e []timed[T]
 }
@@ -382,12 +388,9 @@ type timed[T int | float64] struct {
 // later time. So a queue holds at most about slots + 1 entries however often
 // it is pushed, and the window's maximum can only be higher and longer-lived
 // than the exact one, by less than one slot, never lower. Against the
-// default windows a slot is 5 s for the stabilisation (the usual sampling
-// interval: nothing is merged) and 1 minute for the peak arrival rate.
-const (
-	stabilizationSlots = 60
-	peakSlots          = 15
-)
+// default window a slot is 5 s (the usual sampling interval: nothing is
+// merged).
+const stabilizationSlots = 60
 
 // reset empties the queue, keeping its storage.
 func (r *slidingMax[T]) reset() { r.e = r.e[:0] }
@@ -455,4 +458,25 @@ func queueKey(s model.GroupSample) uint64 {
 		mix(0xfe)
 	}
 	return h
+}
+
+// Preload warms the forecast with a group's per-minute arrival history (for
+// example NumberOfMessagesSent read from CloudWatch at start), so that the
+// rhythm of its load is known from the first decision. Minutes the state
+// already measured are kept; history older than s's forecast history is
+// dropped. It returns the minutes taken from h.
+func (st *State) Preload(s Settings, h model.MinuteHistory) int {
+	s = s.WithDefaults()
+	st.fc.init(s.Forecast.History)
+	return st.fc.preload(h, st.horizon(s))
+}
+
+// horizon is how far ahead the forecast looks: the start delay, one
+// sampling interval and a minute (the history's resolution).
+func (st *State) horizon(s Settings) time.Duration {
+	dt := st.lastDt
+	if dt <= 0 || dt > maxObservation {
+		dt = 0
+	}
+	return s.StartDelay + dt + time.Minute
 }

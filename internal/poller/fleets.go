@@ -23,7 +23,17 @@ import (
 const (
 	KindAutoScaling = "autoscaling"
 	KindECS         = "ecs"
+	KindFixed       = model.FleetFixed
 )
+
+// fixedFleet is the fleet of a group that names none: a known fixed size
+// (fleet.fixed_workers), all in service, or nothing known when n is 0.
+func fixedFleet(n int, now time.Time) model.Fleet {
+	if n <= 0 {
+		return model.Fleet{At: now}
+	}
+	return model.Fleet{Kind: KindFixed, Name: "fixed", At: now, Known: true, Desired: n, InService: n}
+}
 
 const (
 	// asgNamesPerCall is how many groups one DescribeAutoScalingGroups asks for.
@@ -55,6 +65,11 @@ type fleetReader struct {
 
 	failing   bool
 	failSince time.Time
+
+	// pausedSeen is when the poller first saw the fleet paused without a
+	// paused-at tag; warned is the switch warnings last logged.
+	pausedSeen time.Time
+	warned     string
 }
 
 func (f *fleetReader) display() string {
@@ -75,8 +90,10 @@ func (f *fleetReader) settle(now time.Time) model.Fleet {
 		fl.Err = f.err
 	case f.kind == KindAutoScaling && f.asg != nil:
 		f.fromASG(&fl, now)
+		f.applySwitches(&fl, asgTags(f.asg), now)
 	case f.kind == KindECS && f.svc != nil:
 		fromService(&fl, f.svc)
+		f.applySwitches(&fl, serviceTags(f.svc), now)
 	default:
 		fl.Err = fmt.Errorf("%s %s in %s: no answer", f.kind, f.display(), f.region)
 	}
@@ -116,6 +133,20 @@ func pendingState(s asgtypes.LifecycleState) bool {
 	return false
 }
 
+// drainingState reports whether an Auto Scaling lifecycle state is a worker
+// on its way out of the group: Terminating, Terminating:Wait (held by a
+// termination lifecycle hook while it finishes its messages) or
+// Terminating:Proceed. Warm-pool instances on their way out
+// (Warmed:Terminating*) never took work and are not counted.
+func drainingState(s asgtypes.LifecycleState) bool {
+	switch s {
+	case asgtypes.LifecycleStateTerminating, asgtypes.LifecycleStateTerminatingWait,
+		asgtypes.LifecycleStateTerminatingProceed:
+		return true
+	}
+	return false
+}
+
 // fromASG fills fl from an Auto Scaling group. Instances in the group carry
 // no launch time, so PendingSince holds, per pending instance, the time the
 // poller first saw it pending: the real launch is at or before it.
@@ -130,6 +161,8 @@ func (f *fleetReader) fromASG(fl *model.Fleet, now time.Time) {
 		switch {
 		case in.LifecycleState == asgtypes.LifecycleStateInService:
 			fl.InService++
+		case drainingState(in.LifecycleState):
+			fl.Draining++
 		case pendingState(in.LifecycleState):
 			fl.Pending++
 			id := aws.ToString(in.InstanceId)
@@ -156,11 +189,23 @@ func (f *fleetReader) fromASG(fl *model.Fleet, now time.Time) {
 // fromService fills fl from an ECS service: running tasks are in service,
 // pending ones launching. PendingSince holds, per pending task, the
 // creation time of the deployment that is starting it.
+//
+// Draining tasks are estimated from DescribeServices alone: a task the
+// scheduler is stopping (desiredStatus STOPPED) still counts in its
+// deployment's runningCount while its lastStatus is RUNNING, but no longer
+// in the deployment's desiredCount. So each deployment's running tasks
+// above its desired count are draining; they leave InService. Tasks
+// already in STOPPING or later are in no running count and not seen
+// (counting them would take ListTasks and DescribeTasks per service).
 func fromService(fl *model.Fleet, s *ecstypes.Service) {
 	fl.Known = true
 	fl.Desired = int(s.DesiredCount)
-	fl.InService = int(s.RunningCount)
 	fl.Pending = int(s.PendingCount)
+	for _, d := range s.Deployments {
+		fl.Draining += max(int(d.RunningCount-d.DesiredCount), 0)
+	}
+	fl.Draining = min(fl.Draining, max(int(s.RunningCount), 0))
+	fl.InService = int(s.RunningCount) - fl.Draining
 	for _, d := range s.Deployments {
 		if d.PendingCount <= 0 || d.CreatedAt == nil {
 			continue
@@ -228,7 +273,10 @@ type ecsBatch struct {
 func serviceKey(s string) string { return s[strings.LastIndex(s, "/")+1:] }
 
 func (b *ecsBatch) fetch(ctx context.Context) {
-	out, err := b.api.DescribeServices(ctx, &ecs.DescribeServicesInput{Cluster: aws.String(b.cluster), Services: b.services})
+	out, err := b.api.DescribeServices(ctx, &ecs.DescribeServicesInput{
+		Cluster: aws.String(b.cluster), Services: b.services,
+		Include: []ecstypes.ServiceField{ecstypes.ServiceFieldTags}, // the switch tags
+	})
 	if err != nil {
 		err = fmt.Errorf("describe ECS services of cluster %s in %s: %w", b.cluster, b.region, err)
 		for _, rs := range b.readers {

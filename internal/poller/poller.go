@@ -52,6 +52,7 @@ type Poller struct {
 	callTimeout time.Duration
 	limit       int
 	metrics     *metrics
+	clients     clientSource
 
 	groups  []*group
 	regions []*region
@@ -68,6 +69,7 @@ type group struct {
 	cloudWatch bool
 	queues     []*queue
 	fleet      *fleetReader // nil when the group names no fleet
+	fixed      int          // fleet.fixed_workers, for a group without a fleet
 	cwByRegion map[string]*cwRegion
 }
 
@@ -98,6 +100,7 @@ func newPoller(cfg config.Config, clients clientSource, reg prometheus.Registere
 		callTimeout: cfg.AWS.CallTimeout,
 		limit:       cfg.AWS.ConcurrencyPerRegion,
 		metrics:     m,
+		clients:     clients,
 	}
 	if p.callTimeout <= 0 {
 		p.callTimeout = time.Duration(callTimeoutShare * float64(cfg.Interval))
@@ -121,7 +124,7 @@ func newPoller(cfg config.Config, clients clientSource, reg prometheus.Registere
 	fleetByKey := map[string]*fleetReader{}
 
 	for gi, gc := range cfg.Groups {
-		g := &group{name: gc.Name, count: gc.Count, cloudWatch: gc.OldestAge.CloudWatch}
+		g := &group{name: gc.Name, count: gc.Count, cloudWatch: gc.OldestAge.CloudWatch, fixed: gc.Fleet.FixedWorkers}
 		for qi, qc := range gc.Queues {
 			name, urlRegion, err := sqsurl.Parse(qc.URL)
 			if err != nil {
@@ -297,7 +300,7 @@ func (p *Poller) Observe(ctx context.Context, now time.Time) ([]model.Observatio
 		if g.fleet != nil {
 			out[i].Fleet = fleets[g.fleet]
 		} else {
-			out[i].Fleet = model.Fleet{At: now}
+			out[i].Fleet = fixedFleet(g.fixed, now)
 		}
 	}
 	return out, nil

@@ -539,6 +539,60 @@ func TestPendingState(t *testing.T) {
 	}
 }
 
+func TestDrainingState(t *testing.T) {
+	t.Parallel()
+	for _, s := range asgtypes.LifecycleState("").Values() {
+		want := s == asgtypes.LifecycleStateTerminating || s == asgtypes.LifecycleStateTerminatingWait ||
+			s == asgtypes.LifecycleStateTerminatingProceed
+		if got := drainingState(s); got != want {
+			t.Errorf("drainingState(%s) = %v, want %v", s, got, want)
+		}
+		if drainingState(s) && (pendingState(s) || s == asgtypes.LifecycleStateInService) {
+			t.Errorf("%s is counted as draining and as capacity", s)
+		}
+	}
+}
+
+// An ECS deployment's running tasks above its desired count are being
+// stopped: draining, and taken out of the running count.
+func TestECSDraining(t *testing.T) {
+	t.Parallel()
+	dep := func(desired, running, pending int32) ecstypes.Deployment {
+		return ecstypes.Deployment{DesiredCount: desired, RunningCount: running, PendingCount: pending}
+	}
+	tests := []struct {
+		name                        string
+		svc                         ecstypes.Service
+		inService, pending, drained int
+	}{
+		{"steady", ecstypes.Service{DesiredCount: 4, RunningCount: 4, Deployments: []ecstypes.Deployment{dep(4, 4, 0)}}, 4, 0, 0},
+		{"scaled in from 6 to 4, two still running",
+			ecstypes.Service{DesiredCount: 4, RunningCount: 6, Deployments: []ecstypes.Deployment{dep(4, 6, 0)}}, 4, 0, 2},
+		{"rolling deployment, old tasks being replaced",
+			ecstypes.Service{DesiredCount: 4, RunningCount: 6, PendingCount: 1,
+				Deployments: []ecstypes.Deployment{dep(4, 3, 1), dep(1, 3, 0)}}, 4, 1, 2},
+		{"scaling out", ecstypes.Service{DesiredCount: 6, RunningCount: 4, PendingCount: 2,
+			Deployments: []ecstypes.Deployment{dep(6, 4, 2)}}, 4, 2, 0},
+		{"no deployments (external controller)", ecstypes.Service{DesiredCount: 3, RunningCount: 3}, 3, 0, 0},
+		{"deployments disagree with the service's count",
+			ecstypes.Service{DesiredCount: 1, RunningCount: 1, Deployments: []ecstypes.Deployment{dep(0, 3, 0)}}, 0, 0, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var fl model.Fleet
+			fromService(&fl, &tc.svc)
+			if fl.InService != tc.inService || fl.Pending != tc.pending || fl.Draining != tc.drained {
+				t.Errorf("in service %d, pending %d, draining %d; want %d, %d, %d",
+					fl.InService, fl.Pending, fl.Draining, tc.inService, tc.pending, tc.drained)
+			}
+			if got := fl.InService + fl.Draining; got != int(tc.svc.RunningCount) {
+				t.Errorf("in service + draining = %d, want the %d running tasks counted once", got, tc.svc.RunningCount)
+			}
+		})
+	}
+}
+
 // TestAutoScalingFleets batches 120 groups of one region into calls of 50
 // and follows each group's pending instances across intervals.
 func TestAutoScalingFleets(t *testing.T) {
@@ -611,6 +665,9 @@ func TestAutoScalingFleets(t *testing.T) {
 		if !f0.Known || f0.Desired != 4 || f0.Min != 1 || f0.Max != 9 || f0.InService != 1 || f0.Pending != 2 ||
 			!slices.EqualFunc(f0.PendingSince, []time.Time{t0, t0}, time.Time.Equal) {
 			t.Fatalf("group %d round 0: %+v, want 1 in service, 2 pending since t0", i, f0)
+		}
+		if f0.Draining != 1 || f1.Draining != 1 {
+			t.Fatalf("group %d: draining %d then %d, want the terminating instance once each round", i, f0.Draining, f1.Draining)
 		}
 		if f1.InService != 2 || f1.Pending != 2 || !slices.EqualFunc(f1.PendingSince, []time.Time{t0, t1}, time.Time.Equal) {
 			t.Fatalf("group %d round 1: %+v, want 2 in service, pending since t0 and t1", i, f1)

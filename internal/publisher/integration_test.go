@@ -3,6 +3,7 @@ package publisher
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -398,6 +399,7 @@ func TestIntegrationCloudWatch(t *testing.T) {
 		name   string
 		high   bool
 		dryRun bool
+		unread bool // the fleet could not be read
 		d      func(model.Decision) model.Decision
 		want   map[string]float64 // nil: nothing published
 	}{
@@ -430,6 +432,15 @@ func TestIntegrationCloudWatch(t *testing.T) {
 			want: map[string]float64{MetricTargetBacklogPerWorker: 100, MetricDesiredWorkers: 4},
 		},
 		{
+			name:   "fleet not read: backlog and age only, so target tracking sees no ratio",
+			unread: true,
+			d: func(d model.Decision) model.Decision {
+				d.ArrivalRate, d.OldestAgeSeconds = &rate, &age
+				return d
+			},
+			want: map[string]float64{MetricBacklog: 300, MetricOldestMessageAge: 42},
+		},
+		{
 			name:   "dry run publishes nothing",
 			dryRun: true,
 			d:      func(d model.Decision) model.Decision { return d },
@@ -450,13 +461,17 @@ func TestIntegrationCloudWatch(t *testing.T) {
 			d := decision(group, 4)
 			d.At = time.Now().UTC().Truncate(time.Second)
 			d = tt.d(d)
-			got, err := p.Apply(ctx, d, model.Fleet{})
+			f := model.Fleet{Kind: model.FleetFixed, Known: true, Desired: 2, InService: 2}
+			if tt.unread {
+				f = model.Fleet{Kind: "autoscaling", Name: "gone", Err: errors.New("auto scaling group \"gone\": not found")}
+			}
+			got, err := p.Apply(ctx, d, f)
 			if err != nil {
 				t.Fatalf("Apply: %v", err)
 			}
 			wantPublished := len(tt.want)
 			if tt.dryRun {
-				wantPublished = len(datums(d, tt.high))
+				wantPublished = len(datums(d, f, tt.high))
 			}
 			if got.MetricsPublished != wantPublished || got.Scaled {
 				t.Errorf("Action = %+v, want %d metrics published, not scaled", got, wantPublished)

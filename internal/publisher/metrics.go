@@ -52,7 +52,7 @@ func publishable(v float64) (float64, bool) {
 // datums returns the group's metrics for one decision, skipping every value
 // that is unknown or not publishable. See the package documentation for
 // what is published on a held decision.
-func datums(d model.Decision, highResolution bool) []types.MetricDatum {
+func datums(d model.Decision, f model.Fleet, highResolution bool) []types.MetricDatum {
 	resolution := int32(60)
 	if highResolution {
 		resolution = 1
@@ -84,14 +84,21 @@ func datums(d model.Decision, highResolution bool) []types.MetricDatum {
 	whole := !d.Partial && d.Diagnosis != model.DiagUnknown
 	if whole {
 		add(MetricBacklog, float64(d.Backlog), types.StandardUnitCount)
-		add(MetricBacklogPerWorker, d.BacklogPerWorker, types.StandardUnitCount)
 	}
-	add(MetricTargetBacklogPerWorker, d.TargetBacklogPerWorker, types.StandardUnitCount)
-	if whole && d.TargetBacklogPerWorker > 0 {
-		add(MetricBacklogPerWorkerRatio, d.BacklogPerWorker/d.TargetBacklogPerWorker, types.StandardUnitNone)
+	// The per-worker values divide by the workers in service of a fleet
+	// read this cycle; without one they are not published at all.
+	if f.Known {
+		perWorker := float64(d.Backlog) / float64(max(f.InService, 1))
+		if whole {
+			add(MetricBacklogPerWorker, perWorker, types.StandardUnitCount)
+		}
+		add(MetricTargetBacklogPerWorker, d.TargetBacklogPerWorker, types.StandardUnitCount)
+		if whole && d.TargetBacklogPerWorker > 0 {
+			add(MetricBacklogPerWorkerRatio, perWorker/d.TargetBacklogPerWorker, types.StandardUnitNone)
+		}
+		add(MetricDesiredWorkers, float64(d.DesiredWorkers), types.StandardUnitCount)
 	}
-	add(MetricDesiredWorkers, float64(d.DesiredWorkers), types.StandardUnitCount)
-	if whole && d.ArrivalRate != nil {
+	if whole && f.Known && d.ArrivalRate != nil {
 		add(MetricArrivalRate, *d.ArrivalRate, types.StandardUnitCountSecond)
 	}
 	if whole && d.OldestAgeSeconds != nil {

@@ -6,7 +6,7 @@
 // Metrics, all with the dimension Group=<name>:
 //
 //	Backlog                 Count         messages counted as backlog (visible, plus in-flight and delayed when configured)
-//	BacklogPerWorker        Count         backlog ÷ current workers
+//	BacklogPerWorker        Count         backlog ÷ workers in service (at least 1)
 //	TargetBacklogPerWorker  Count         the backlog per worker that keeps the latency promise
 //	BacklogPerWorkerRatio   None          BacklogPerWorker ÷ TargetBacklogPerWorker: a target-tracking
 //	                                      policy with target 1.0 keeps working when the service time changes
@@ -23,6 +23,14 @@
 // when only some did (partial). An undercount published as a fact would walk
 // a target-tracking policy into scaling in; a gap leaves its alarms without
 // data, and they do nothing.
+//
+// The per-worker metrics (BacklogPerWorker, TargetBacklogPerWorker,
+// BacklogPerWorkerRatio, DesiredWorkers) and ArrivalRate divide by, or
+// size, a fleet: they are published only when the fleet was read this cycle
+// (or is of fixed size, fleet.fixed_workers). When it could not be read,
+// only Backlog and OldestMessageAge are published, so that a target-tracking
+// policy on the ratio sees missing data and does nothing, instead of a ratio
+// computed against a count the checker made up.
 package publisher
 
 import (
@@ -173,7 +181,7 @@ func (p *Publisher) Apply(ctx context.Context, d model.Decision, f model.Fleet) 
 	}
 
 	if m := g.Actions.CloudWatchMetrics; m != nil {
-		datums := datums(d, m.HighResolution)
+		datums := datums(d, f, m.HighResolution)
 		if p.dryRun {
 			act.MetricsPublished = len(datums)
 		} else {
@@ -189,7 +197,8 @@ func (p *Publisher) Apply(ctx context.Context, d model.Decision, f model.Fleet) 
 
 // plan returns the count to set and whether to set it at all.
 func (p *Publisher) plan(g config.Group, d model.Decision, f model.Fleet, log *zap.Logger) (int, bool, error) {
-	if !g.Actions.SetDesiredCapacity || !f.Known {
+	if !g.Actions.SetDesiredCapacity || !f.Known || d.Paused {
+		// A paused group is never scaled, not even into its bounds.
 		return f.Desired, false, nil
 	}
 	to, err := clamp(d.DesiredWorkers, g.Fleet, f, g.Fleet.AutoScalingGroup != nil)

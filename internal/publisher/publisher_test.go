@@ -204,6 +204,17 @@ func TestApply(t *testing.T) {
 			wantSet: []int32{2},
 		},
 		{
+			name:  "paused: no call, not even into the bounds; metrics still published",
+			group: func() config.Group { g := asgGroup("g"); g.Fleet.Min = 3; return g }(),
+			d: func() model.Decision {
+				d := decision("g", 3)
+				d.Paused, d.Held, d.HoldReason = true, true, "paused"
+				return d
+			}(),
+			f:    asgFleet(1, 0, 5),
+			want: model.Action{Group: "g", From: 1, To: 1, MetricsPublished: 5},
+		},
+		{
 			name:  "unchanged: no call",
 			group: asgGroup("g"),
 			d:     decision("g", 3),
@@ -222,7 +233,8 @@ func TestApply(t *testing.T) {
 			group: asgGroup("g"),
 			d:     decision("g", 4),
 			f:     model.Fleet{Kind: kindAutoScaling, Err: errors.New("throttled")},
-			want:  model.Action{Group: "g", MetricsPublished: 5},
+			// Backlog only: the per-worker metrics need a fleet that was read.
+			want: model.Action{Group: "g", MetricsPublished: 1},
 		},
 		{
 			name:  "held decision never scales in",
@@ -563,9 +575,16 @@ func TestDatums(t *testing.T) {
 		mod(&d)
 		return d
 	}
+	read := model.Fleet{Kind: "autoscaling", Known: true, Desired: 4, InService: 2}
+	fleet := func(mod func(*model.Fleet)) *model.Fleet {
+		f := read
+		mod(&f)
+		return &f
+	}
 	tests := []struct {
 		name string
 		d    model.Decision
+		f    *model.Fleet // nil: read, 2 in service
 		want map[string]float64
 	}{
 		{name: "no arrival rate or age known", d: base, want: map[string]float64{
@@ -578,19 +597,40 @@ func TestDatums(t *testing.T) {
 				MetricBacklogPerWorkerRatio: 1.5, MetricDesiredWorkers: 4, MetricArrivalRate: 12.5, MetricOldestMessageAge: 42,
 			}},
 		{name: "NaN and Inf skipped", d: with(func(d *model.Decision) {
-			d.BacklogPerWorker, d.ArrivalRate, d.OldestAgeSeconds = inf, &nan, &age
+			d.TargetBacklogPerWorker, d.ArrivalRate, d.OldestAgeSeconds = inf, &nan, &age
 		}), want: map[string]float64{
-			MetricBacklog: 300, MetricTargetBacklogPerWorker: 100, MetricDesiredWorkers: 4, MetricOldestMessageAge: 42,
+			MetricBacklog: 300, MetricBacklogPerWorker: 150, MetricBacklogPerWorkerRatio: 0, MetricDesiredWorkers: 4, MetricOldestMessageAge: 42,
 		}},
+		{name: "per worker divides by the workers in service, not the desired count", d: base,
+			f: fleet(func(f *model.Fleet) { f.InService, f.Pending = 3, 1 }), want: map[string]float64{
+				MetricBacklog: 300, MetricBacklogPerWorker: 100, MetricTargetBacklogPerWorker: 100,
+				MetricBacklogPerWorkerRatio: 1, MetricDesiredWorkers: 4,
+			}},
+		{name: "none in service: divided by one", d: base,
+			f: fleet(func(f *model.Fleet) { f.InService, f.Pending = 0, 4 }), want: map[string]float64{
+				MetricBacklog: 300, MetricBacklogPerWorker: 300, MetricTargetBacklogPerWorker: 100,
+				MetricBacklogPerWorkerRatio: 3, MetricDesiredWorkers: 4,
+			}},
+		{name: "fixed fleet", d: base,
+			f: &model.Fleet{Kind: model.FleetFixed, Known: true, Desired: 5, InService: 5}, want: map[string]float64{
+				MetricBacklog: 300, MetricBacklogPerWorker: 60, MetricTargetBacklogPerWorker: 100,
+				MetricBacklogPerWorkerRatio: 0.6, MetricDesiredWorkers: 4,
+			}},
+		{name: "fleet not read: backlog and age only", d: with(func(d *model.Decision) {
+			d.ArrivalRate, d.OldestAgeSeconds = &rate, &age
+		}), f: &model.Fleet{Kind: "autoscaling", Err: errors.New("not found")}, want: map[string]float64{
+			MetricBacklog: 300, MetricOldestMessageAge: 42,
+		}},
+		{name: "no fleet at all: backlog only", d: base, f: &model.Fleet{}, want: map[string]float64{MetricBacklog: 300}},
 		{name: "no target: no ratio", d: with(func(d *model.Decision) { d.TargetBacklogPerWorker = 0 }),
 			want: map[string]float64{
 				MetricBacklog: 300, MetricBacklogPerWorker: 150, MetricTargetBacklogPerWorker: 0, MetricDesiredWorkers: 4,
 			}},
 		{name: "NaN target: neither target nor ratio", d: with(func(d *model.Decision) { d.TargetBacklogPerWorker = nan }),
 			want: map[string]float64{MetricBacklog: 300, MetricBacklogPerWorker: 150, MetricDesiredWorkers: 4}},
-		{name: "ratio overflowing to Inf skipped", d: with(func(d *model.Decision) {
-			d.BacklogPerWorker, d.TargetBacklogPerWorker = math.MaxFloat64, 1e-300
-		}), want: map[string]float64{MetricBacklog: 300, MetricTargetBacklogPerWorker: 0, MetricDesiredWorkers: 4}},
+		{name: "ratio overflowing skipped", d: with(func(d *model.Decision) {
+			d.TargetBacklogPerWorker = 1e-300
+		}), want: map[string]float64{MetricBacklog: 300, MetricBacklogPerWorker: 150, MetricTargetBacklogPerWorker: 0, MetricDesiredWorkers: 4}},
 		{name: "held on stale data: everything, desired is the held count", d: with(func(d *model.Decision) {
 			d.Held, d.HoldReason, d.DesiredWorkers = true, "stale", 2
 		}), want: map[string]float64{
@@ -607,8 +647,12 @@ func TestDatums(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
+			f := read
+			if tt.f != nil {
+				f = *tt.f
+			}
 			got := map[string]float64{}
-			for _, m := range datums(tt.d, false) {
+			for _, m := range datums(tt.d, f, false) {
 				name := aws.ToString(m.MetricName)
 				if _, dup := got[name]; dup {
 					t.Errorf("metric %s twice", name)
@@ -653,7 +697,7 @@ func TestDatumUnitsAndResolution(t *testing.T) {
 	}{{"standard resolution", false, 60}, {"high resolution", true, 1}} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			ds := datums(d, tt.high)
+			ds := datums(d, model.Fleet{Known: true, InService: 2}, tt.high)
 			if len(ds) != len(wantUnits) {
 				t.Fatalf("%d datums, want %d", len(ds), len(wantUnits))
 			}
@@ -672,7 +716,7 @@ func TestDatumUnitsAndResolution(t *testing.T) {
 		t.Parallel()
 		d := decision("g", 4)
 		d.At = time.Time{}
-		for _, m := range datums(d, false) {
+		for _, m := range datums(d, model.Fleet{Known: true, InService: 2}, false) {
 			if m.Timestamp != nil {
 				t.Errorf("%s timestamp = %v, want none", aws.ToString(m.MetricName), m.Timestamp)
 			}

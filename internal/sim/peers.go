@@ -2,6 +2,8 @@ package sim
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math"
 	"time"
 
@@ -25,6 +27,105 @@ func observeOne(ctx context.Context, w *World, now time.Time) (model.Observation
 	return obs[0], nil
 }
 
+// PeerParams are the peers' settings, each at the value its documentation
+// gives by default (or tells its users to choose); every one is a flag of
+// `checker simulate`.
+type PeerParams struct {
+	// KEDAQueueLength is the aws-sqs-queue scaler's queueLength, messages
+	// per replica; 0 derives it as KEDA's docs tell users to: the messages
+	// one replica handles within the promise (latency ÷ service time ×
+	// concurrency).
+	KEDAQueueLength float64
+	// KEDAPolling is how often KEDA reads the queue (pollingInterval,
+	// default 30 s); the HPA sees the value read last. 0: read at every
+	// HPA sync.
+	KEDAPolling time.Duration
+	// HPASync is the HPA's sync period (--horizontal-pod-autoscaler-sync-period,
+	// default 15 s).
+	HPASync time.Duration
+	// HPADownWindow is the HPA's scale-down stabilisation window (default 300 s).
+	HPADownWindow time.Duration
+
+	// TTMetricLag is how long after its minute ends an SQS datapoint can be
+	// read from CloudWatch.
+	TTMetricLag time.Duration
+	// TTOutPoints and TTInPoints are the datapoints the target-tracking
+	// alarms need above (scale out) and below (scale in) the target: 3 and 15.
+	TTOutPoints, TTInPoints int
+	// TTInBelow is the share of the target the metric must stay under for
+	// a scale-in (0.9: scale-in waits for the metric to be clearly low).
+	TTInBelow float64
+	// TTInStep is the most one scale-in removes, in percent of the desired
+	// count (at least one worker).
+	TTInStep float64
+	// TTInCooldown is the scale-in cooldown (default 300 s).
+	TTInCooldown time.Duration
+
+	// StepPeriod is the period of the step alarms' datapoints (1 minute,
+	// the checker's published metric averaged per minute).
+	StepPeriod time.Duration
+	// StepCooldown is the simple-scaling cooldown (EC2 Auto Scaling's
+	// default, 300 s).
+	StepCooldown time.Duration
+}
+
+// DefaultPeers are the peers' documented defaults.
+func DefaultPeers() PeerParams {
+	return PeerParams{
+		KEDAPolling:   30 * time.Second,
+		HPASync:       15 * time.Second,
+		HPADownWindow: 300 * time.Second,
+		TTMetricLag:   time.Minute,
+		TTOutPoints:   3,
+		TTInPoints:    15,
+		TTInBelow:     0.9,
+		TTInStep:      10,
+		TTInCooldown:  300 * time.Second,
+		StepPeriod:    time.Minute,
+		StepCooldown:  300 * time.Second,
+	}
+}
+
+// Validate names every parameter out of range.
+func (p PeerParams) Validate() error {
+	var errs []error
+	bad := func(name string, v any, want string) { errs = append(errs, fmt.Errorf("%s %v: %s", name, v, want)) }
+	if !(p.KEDAQueueLength >= 0) || math.IsInf(p.KEDAQueueLength, 0) {
+		bad("KEDA queue length", p.KEDAQueueLength, "must be a finite number >= 0")
+	}
+	if p.KEDAPolling < 0 || p.KEDAPolling > time.Hour {
+		bad("KEDA polling interval", p.KEDAPolling, "must be within 0 and 1h")
+	}
+	if p.HPASync < time.Second || p.HPASync > time.Hour {
+		bad("HPA sync period", p.HPASync, "must be within 1s and 1h")
+	}
+	if p.HPADownWindow < 0 || p.HPADownWindow > 24*time.Hour {
+		bad("HPA scale-down window", p.HPADownWindow, "must be within 0 and 24h")
+	}
+	if p.TTMetricLag < 0 || p.TTMetricLag > time.Hour {
+		bad("target-tracking metric lag", p.TTMetricLag, "must be within 0 and 1h")
+	}
+	if p.TTOutPoints < 1 || p.TTOutPoints > 60 || p.TTInPoints < 1 || p.TTInPoints > 60 {
+		bad("target-tracking datapoints", fmt.Sprintf("%d/%d", p.TTOutPoints, p.TTInPoints), "must be within 1 and 60")
+	}
+	if !(p.TTInBelow > 0 && p.TTInBelow <= 1) {
+		bad("target-tracking scale-in share", p.TTInBelow, "must be within 0 (excluded) and 1")
+	}
+	if !(p.TTInStep > 0 && p.TTInStep <= 100) {
+		bad("target-tracking scale-in step", p.TTInStep, "must be within 0 (excluded) and 100 percent")
+	}
+	if p.TTInCooldown < 0 || p.TTInCooldown > 24*time.Hour {
+		bad("target-tracking scale-in cooldown", p.TTInCooldown, "must be within 0 and 24h")
+	}
+	if p.StepPeriod < 10*time.Second || p.StepPeriod > time.Hour {
+		bad("step alarm period", p.StepPeriod, "must be within 10s and 1h")
+	}
+	if p.StepCooldown < 0 || p.StepCooldown > 24*time.Hour {
+		bad("step cooldown", p.StepCooldown, "must be within 0 and 24h")
+	}
+	return errors.Join(errs...)
+}
+
 // Fixed never scales: the fleet stays at its starting size.
 type Fixed struct{}
 
@@ -46,9 +147,15 @@ func (Fixed) Step(context.Context, time.Time) error { return nil }
 // stabilised over 300 s (the highest recommendation in the window wins);
 // scale-up is immediate but limited per 15 s to the larger of +100 % and +4
 // pods.
+//
+// The queue is read every pollingInterval (KEDA's ScaledObject default,
+// 30 s; https://keda.sh/docs/latest/reference/scaledobject-spec/), and the
+// HPA acts on the value read last, as with the trigger's useCachedMetrics:
+// a change of depth reaches the HPA up to 30 s + 15 s late.
 type KEDA struct {
 	w           *World
 	QueueLength float64 // target messages per replica
+	Polling     time.Duration
 	Sync        time.Duration
 	Tolerance   float64
 	DownWindow  time.Duration
@@ -57,6 +164,8 @@ type KEDA struct {
 	UpPeriod    time.Duration
 
 	last   time.Time
+	polled time.Time
+	metric float64
 	recs   []recommendation
 	events []scaleEvent
 }
@@ -71,16 +180,23 @@ type scaleEvent struct {
 	change int
 }
 
-// NewKEDA makes the KEDA/HPA peer for w with queueLength = latency ÷ service
-// time × concurrency, the backlog one replica clears within the latency.
-func NewKEDA(w *World, latency time.Duration) *KEDA {
+// NewKEDA makes the KEDA/HPA peer for w with the parameters' polling and
+// sync, and their queueLength or else latency ÷ service time × concurrency,
+// the backlog one replica clears within the latency (the scaler's docs:
+// "if one pod can handle 10 messages, set the queue length target to 10").
+func NewKEDA(w *World, latency time.Duration, pp PeerParams) *KEDA {
 	cfg := w.Config()
+	ql := pp.KEDAQueueLength
+	if ql <= 0 {
+		ql = capacity.TargetBacklogPerWorker(latency.Seconds(), cfg.Service.Mean.Seconds(), max(cfg.Concurrency, 1))
+	}
 	return &KEDA{
 		w:           w,
-		QueueLength: capacity.TargetBacklogPerWorker(latency.Seconds(), cfg.Service.Mean.Seconds(), max(cfg.Concurrency, 1)),
-		Sync:        15 * time.Second,
+		QueueLength: ql,
+		Polling:     pp.KEDAPolling,
+		Sync:        pp.HPASync,
 		Tolerance:   0.1,
-		DownWindow:  300 * time.Second,
+		DownWindow:  pp.HPADownWindow,
 		UpPods:      4,
 		UpPercent:   100,
 		UpPeriod:    15 * time.Second,
@@ -97,7 +213,11 @@ func (k *KEDA) Step(ctx context.Context, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	n := k.decide(float64(o.Sample.Visible+o.Sample.InFlight), o.Fleet, now)
+	if k.polled.IsZero() || now.Sub(k.polled) >= k.Polling {
+		k.polled = now
+		k.metric = float64(o.Sample.Visible + o.Sample.InFlight)
+	}
+	n := k.decide(k.metric, o.Fleet, now)
 	if k.w.SetDesired(now, n) {
 		k.events = append(k.events, scaleEvent{now, n - o.Fleet.Desired})
 	}
@@ -168,42 +288,69 @@ func (k *KEDA) decide(metric float64, f model.Fleet, now time.Time) int {
 
 // TargetTracking models an EC2 Auto Scaling target-tracking policy on the
 // backlog per instance, as AWS documents it for SQS ("Scaling policy based
-// on Amazon SQS", EC2 Auto Scaling User Guide): the checker publishes
-// ApproximateNumberOfMessagesVisible ÷ InService instances at every
-// interval; CloudWatch aggregates it into 1-minute datapoints (the average);
-// the policy's alarms scale out after 3 consecutive datapoints above the
-// target and scale in after 15 consecutive below it, each time to
-// ceil(current × metric/target). The target is the acceptable backlog per
-// instance, latency ÷ service time × concurrency. Instances within their
-// warm-up (the start delay) are not in service and so not in the metric's
-// instance count, but they do count towards the current capacity, so the
-// policy does not launch them twice.
+// on Amazon SQS", EC2 Auto Scaling User Guide): the metric is the queue's
+// ApproximateNumberOfMessagesVisible divided by the group's in-service
+// instances, both 1-minute CloudWatch averages; the target is the
+// acceptable backlog per instance, latency ÷ service time × concurrency.
+//
+//   - SQS publishes its metrics to CloudWatch once a minute and they arrive
+//     late ("Available CloudWatch metrics for Amazon SQS", SQS Developer
+//     Guide): a minute's datapoint is read TTMetricLag after the minute ends.
+//   - The alarms target tracking creates need 3 datapoints above the target
+//     to scale out and 15 below it to scale in ("Target tracking scaling
+//     policies", EC2 Auto Scaling User Guide); scale-out goes to
+//     ceil(in service × metric ÷ target) at once, counting instances still
+//     warming up (the start delay) as capacity already added.
+//   - Scale-in is gradual: the same guide says the group scales out as fast
+//     as it can but scales in more gradually, and only when the metric is
+//     well below the target. AWS does not publish the step; here each
+//     scale-in removes at most TTInStep percent of the desired count (at
+//     least one), the metric must be under TTInBelow × target, and
+//     scale-ins are TTInCooldown apart (the scale-in cooldown, 300 s).
 type TargetTracking struct {
-	w      *World
-	Target float64
+	w        *World
+	Target   float64
+	Lag      time.Duration
+	OutAfter int     // consecutive breaching datapoints before a scale-out
+	InAfter  int     // consecutive datapoints below InBelow × Target before a scale-in
+	InBelow  float64 // share of the target
+	InStep   float64 // percent of the desired count one scale-in removes at most
+	Cooldown time.Duration
 
 	minute   time.Time // start of the minute being aggregated
-	sum      float64
+	visible  float64   // sums over the minute's samples
+	service  float64
 	n        int
-	points   []float64 // datapoints, newest last (only the last 15 are kept)
 	started  bool
-	OutAfter int // consecutive breaching datapoints before a scale-out
-	InAfter  int // consecutive datapoints below target before a scale-in
+	waiting  []ttPoint // closed minutes not yet readable
+	points   []float64 // readable datapoints, newest last (only the last InAfter are kept)
+	lastIn   time.Time
+	inActive bool
+}
+
+type ttPoint struct {
+	readable time.Time
+	value    float64
 }
 
 // NewTargetTracking makes the target-tracking peer for w.
-func NewTargetTracking(w *World, latency time.Duration) *TargetTracking {
+func NewTargetTracking(w *World, latency time.Duration, pp PeerParams) *TargetTracking {
 	cfg := w.Config()
 	return &TargetTracking{
 		w:        w,
 		Target:   capacity.TargetBacklogPerWorker(latency.Seconds(), cfg.Service.Mean.Seconds(), max(cfg.Concurrency, 1)),
-		OutAfter: 3,
-		InAfter:  15,
+		Lag:      pp.TTMetricLag,
+		OutAfter: pp.TTOutPoints,
+		InAfter:  pp.TTInPoints,
+		InBelow:  pp.TTInBelow,
+		InStep:   pp.TTInStep,
+		Cooldown: pp.TTInCooldown,
 	}
 }
 
-// Step publishes one sample of the metric and, at each minute's end,
-// evaluates the alarms on the minute's datapoint.
+// Step adds one sample to the minute being aggregated, closes the minutes
+// that have ended, and when a datapoint becomes readable evaluates the
+// alarms on the datapoints read so far.
 func (p *TargetTracking) Step(ctx context.Context, now time.Time) error {
 	o, err := observeOne(ctx, p.w, now)
 	if err != nil {
@@ -213,26 +360,38 @@ func (p *TargetTracking) Step(ctx context.Context, now time.Time) error {
 		p.minute, p.started = now, true
 	}
 	for !now.Before(p.minute.Add(time.Minute)) {
+		end := p.minute.Add(time.Minute)
 		if p.n > 0 {
-			p.points = append(p.points, p.sum/float64(p.n))
-			if len(p.points) > p.InAfter {
-				p.points = p.points[len(p.points)-p.InAfter:]
-			}
-			if n, ok := p.decide(o.Fleet); ok {
-				p.w.SetDesired(now, n)
-			}
+			v := p.visible / float64(p.n)
+			in := p.service / float64(p.n)
+			p.waiting = append(p.waiting, ttPoint{readable: end.Add(p.Lag), value: v / math.Max(in, 1)})
 		}
-		p.minute = p.minute.Add(time.Minute)
-		p.sum, p.n = 0, 0
+		p.minute = end
+		p.visible, p.service, p.n = 0, 0, 0
 	}
-	p.sum += float64(o.Sample.Visible) / float64(max(o.Fleet.InService, 1))
+	fresh := false
+	for len(p.waiting) > 0 && !now.Before(p.waiting[0].readable) {
+		p.points = append(p.points, p.waiting[0].value)
+		p.waiting = p.waiting[1:]
+		fresh = true
+	}
+	if len(p.points) > max(p.InAfter, p.OutAfter) {
+		p.points = p.points[len(p.points)-max(p.InAfter, p.OutAfter):]
+	}
+	if fresh {
+		if n, ok := p.decide(o.Fleet, now); ok {
+			p.w.SetDesired(now, n)
+		}
+	}
+	p.visible += float64(o.Sample.Visible)
+	p.service += float64(o.Fleet.InService)
 	p.n++
 	return nil
 }
 
 // decide evaluates the alarms on the datapoints: the new desired count and
-// whether an alarm fired.
-func (p *TargetTracking) decide(f model.Fleet) (int, bool) {
+// whether an alarm acted.
+func (p *TargetTracking) decide(f model.Fleet, now time.Time) (int, bool) {
 	if p.Target <= 0 || len(p.points) == 0 {
 		return 0, false
 	}
@@ -242,10 +401,19 @@ func (p *TargetTracking) decide(f model.Fleet) (int, bool) {
 	if tail(p.points, p.OutAfter, func(v float64) bool { return v > p.Target }) && want > f.Desired {
 		return want, true
 	}
-	if tail(p.points, p.InAfter, func(v float64) bool { return v < p.Target }) && want < f.Desired {
-		return max(want, f.Min), true
+	if !tail(p.points, p.InAfter, func(v float64) bool { return v < p.InBelow*p.Target }) || want >= f.Desired {
+		return 0, false
 	}
-	return 0, false
+	if p.inActive && now.Sub(p.lastIn) < p.Cooldown {
+		return 0, false
+	}
+	step := max(1, int(math.Ceil(float64(f.Desired)*p.InStep/100)))
+	n := max(want, f.Desired-step, f.Min)
+	if n >= f.Desired {
+		return 0, false
+	}
+	p.lastIn, p.inActive = now, true
+	return n, true
 }
 
 // tail reports whether the last n values all satisfy ok.
@@ -261,13 +429,14 @@ func tail(vs []float64, n int, ok func(float64) bool) bool {
 	return true
 }
 
-// StepScaling models seed 003's simple/step scaling on the published queue
-// depth (ApproximateNumberOfMessagesVisible, sampled every interval):
-// CloudWatch alarms on the 5-minute average add one worker at 1,000
-// messages, two at 1,500, and remove one below 100; after a scaling
-// activity no other starts until the cooldown (EC2 Auto Scaling's default
-// 300 s) has passed. An alarm that stays in ALARM acts again at the next
-// evaluation.
+// StepScaling models seed 003's simple/step scaling on the queue depth the
+// checker publishes (ApproximateNumberOfMessagesVisible, sampled every
+// interval, so each 1-minute datapoint is the average of several samples,
+// as the seed recommends): alarms on each 1-minute datapoint add one
+// worker at 1,000 messages, two at 1,500, and remove one below 100 (the
+// seed's three alarms); after a scaling activity no other starts until the
+// cooldown (EC2 Auto Scaling's default, 300 s) has passed. An alarm that
+// stays in ALARM acts again at the next evaluation.
 type StepScaling struct {
 	w        *World
 	Period   time.Duration
@@ -284,8 +453,8 @@ type StepScaling struct {
 }
 
 // NewStepScaling makes the seed 003 step-scaling peer for w.
-func NewStepScaling(w *World) *StepScaling {
-	return &StepScaling{w: w, Period: 5 * time.Minute, Cooldown: 300 * time.Second, Low: 1000, High: 1500, Safe: 100}
+func NewStepScaling(w *World, pp PeerParams) *StepScaling {
+	return &StepScaling{w: w, Period: pp.StepPeriod, Cooldown: pp.StepCooldown, Low: 1000, High: 1500, Safe: 100}
 }
 
 // Step publishes one sample and, at each period's end, evaluates the alarms.
@@ -326,27 +495,35 @@ func (p *StepScaling) change(avg float64) int {
 	return 0
 }
 
-// Oracle is a clairvoyant lower bound on the cost of the promise. It knows
-// the scenario's arrival rate ahead of time, its workers start at once (its
-// world has no start delay), and at every interval it sizes the fleet for
-// the highest rate until the next interval: the fewest workers for which,
-// by Erlang C, at most 1 % of messages wait longer than the latency target,
-// raised if needed to clear any backlog within the latency target. No
-// reactive policy, which must first see load and then wait out the start
-// delay, can hold the promise for less, except by luck.
+// Oracle is a clairvoyant fleet: it knows the scenario's arrival rate
+// ahead of time and pays the same start delay as every other policy. At
+// every interval it asks for the most workers the rate needs at any time
+// from now until one start delay and one interval ahead, so each worker is
+// launched one start delay before it is needed and kept while it will be
+// needed again sooner than a new one could start. What the rate needs is
+// the fewest workers for which, by Erlang C, at most 1 % of messages wait
+// longer than the latency target, raised if needed to clear any backlog
+// within the latency target. No policy that sees only the past can hold
+// the promise for much less, except by luck.
+//
+// With Instant set (the oracle-instant policy) its world has no start
+// delay and it sizes for the next interval only: a bound no real fleet
+// reaches.
 type Oracle struct {
 	w        *World
 	Latency  time.Duration
 	Interval time.Duration
-	Miss     float64 // share of messages allowed past the target in the Erlang C model
+	Lead     time.Duration // how far ahead it sizes: start delay + interval
+	Miss     float64       // share of messages allowed past the target in the Erlang C model
 }
 
-// NewOracle makes the oracle for w, which should have no start delay.
+// NewOracle makes the oracle for w: it sizes for the coming start delay of
+// w plus one interval.
 func NewOracle(w *World, latency, interval time.Duration) *Oracle {
-	return &Oracle{w: w, Latency: latency, Interval: interval, Miss: 0.01}
+	return &Oracle{w: w, Latency: latency, Interval: interval, Lead: w.Config().StartDelay + interval, Miss: 0.01}
 }
 
-// Step sizes the fleet for the coming interval.
+// Step sizes the fleet for the coming start delay and interval.
 func (p *Oracle) Step(ctx context.Context, now time.Time) error {
 	o, err := observeOne(ctx, p.w, now)
 	if err != nil {
@@ -359,7 +536,8 @@ func (p *Oracle) Step(ctx context.Context, now time.Time) error {
 func (p *Oracle) size(s model.GroupSample, now time.Time) int {
 	cfg := p.w.Config()
 	from := now.Sub(cfg.Start)
-	rate := cfg.Scenario.MaxRate(from, from+p.Interval)
+	lead := max(p.Lead, p.Interval)
+	rate := cfg.Scenario.MaxRate(from, from+lead)
 	conc := max(cfg.Concurrency, 1)
 	perSlot := 1 / cfg.Service.Mean.Seconds()
 	slots, ok := capacity.WaitQuantileFloor(rate, perSlot, p.Latency.Seconds(), p.Miss)

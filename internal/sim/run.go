@@ -21,11 +21,24 @@ const (
 	PolicyTargetTracking = "target-tracking" // EC2 Auto Scaling target tracking on backlog per instance
 	PolicyStep           = "step"            // seed 003's alarm steps
 	PolicyFixed          = "fixed"           // the starting fleet, never scaled
-	PolicyOracle         = "oracle"          // clairvoyant lower bound
+	PolicyOracle         = "oracle"          // clairvoyant, paying the start delay
+	PolicyOracleInstant  = "oracle-instant"  // clairvoyant with workers that start at once: no real fleet's bound
 )
 
 // Policies lists every policy, in the order of a comparison.
-var Policies = []string{PolicyModel, PolicyBacklog, PolicyKEDA, PolicyTargetTracking, PolicyStep, PolicyFixed, PolicyOracle}
+var Policies = []string{PolicyModel, PolicyBacklog, PolicyKEDA, PolicyTargetTracking, PolicyStep, PolicyFixed, PolicyOracle, PolicyOracleInstant}
+
+// PolicyLabels describe each policy in a line, for tables.
+var PolicyLabels = map[string]string{
+	PolicyModel:          "the checker's model policy, through its controller",
+	PolicyBacklog:        "the checker's backlog_per_worker rule, through its controller (not AWS's mechanism)",
+	PolicyKEDA:           "KEDA's aws-sqs-queue scaler with the HPA",
+	PolicyTargetTracking: "EC2 Auto Scaling target tracking on SQS backlog per instance",
+	PolicyStep:           "the classic recipe's step alarms (+1 at 1,000, +2 at 1,500, -1 below 100)",
+	PolicyFixed:          "the starting fleet, never scaled",
+	PolicyOracle:         "clairvoyant, paying the start delay: the cost to beat",
+	PolicyOracleInstant:  "clairvoyant with instant workers: a bound no real fleet reaches",
+}
 
 // RunConfig is one comparison: the same world, scenario and seed for every
 // policy.
@@ -33,6 +46,12 @@ type RunConfig struct {
 	World    Config
 	Duration time.Duration // how long to simulate
 	Interval time.Duration // sampling and decision interval
+	// Peers are the peers' parameters; the zero value means DefaultPeers.
+	Peers PeerParams
+	// Settings, when set, are the checker's own policy settings for the
+	// model and backlog policies (a group of a configuration file), in
+	// place of Settings(World, Interval, ...). Their policy is set per run.
+	Settings *policy.Settings
 	// Progress, when set, is told of simulated time as it passes, in steps.
 	Progress func(simulated time.Duration)
 }
@@ -77,7 +96,17 @@ func (rc RunConfig) validate() error {
 	if err := rc.World.validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := rc.peers().Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+func (rc RunConfig) peers() PeerParams {
+	if rc.Peers == (PeerParams{}) {
+		return DefaultPeers()
+	}
+	return rc.Peers
 }
 
 // Run runs each named policy in turn on its own world and returns their
@@ -97,18 +126,31 @@ func Run(ctx context.Context, rc RunConfig, policies []string) ([]Result, error)
 	return out, nil
 }
 
-// NewAutoscaler makes the named policy's autoscaler for w. The checker's
-// own policies run through the controller, exactly as the daemon runs them.
+// NewAutoscaler makes the named policy's autoscaler for w with the peers'
+// default parameters. The checker's own policies run through the
+// controller, exactly as the daemon runs them.
 func NewAutoscaler(name string, w *World, interval time.Duration) (Autoscaler, error) {
+	return newAutoscaler(name, w, RunConfig{Interval: interval})
+}
+
+func newAutoscaler(name string, w *World, rc RunConfig) (Autoscaler, error) {
 	cfg := w.Config()
+	interval := rc.Interval
+	pp := rc.peers()
 	switch name {
 	case PolicyModel, PolicyBacklog:
 		p := policy.PolicyModel
 		if name == PolicyBacklog {
 			p = policy.PolicyBacklogPerWorker
 		}
+		settings := Settings(cfg, interval, p)
+		if rc.Settings != nil {
+			settings = *rc.Settings
+			settings.Policy = p
+			settings.Group = w.group
+		}
 		c, err := controller.New(controller.Options{
-			Groups:   []policy.Settings{Settings(cfg, interval, p)},
+			Groups:   []policy.Settings{settings},
 			Observer: w,
 			Actuator: w,
 			Logger:   zap.NewNop(),
@@ -118,14 +160,14 @@ func NewAutoscaler(name string, w *World, interval time.Duration) (Autoscaler, e
 		}
 		return controlled{c}, nil
 	case PolicyKEDA:
-		return NewKEDA(w, cfg.LatencyTarget), nil
+		return NewKEDA(w, cfg.LatencyTarget, pp), nil
 	case PolicyTargetTracking:
-		return NewTargetTracking(w, cfg.LatencyTarget), nil
+		return NewTargetTracking(w, cfg.LatencyTarget, pp), nil
 	case PolicyStep:
-		return NewStepScaling(w), nil
+		return NewStepScaling(w, pp), nil
 	case PolicyFixed:
 		return Fixed{}, nil
-	case PolicyOracle:
+	case PolicyOracle, PolicyOracleInstant:
 		return NewOracle(w, cfg.LatencyTarget, interval), nil
 	}
 	return nil, fmt.Errorf("unknown policy %q (want %s)", name, strings.Join(Policies, ", "))
@@ -149,14 +191,14 @@ func RunPolicy(ctx context.Context, rc RunConfig, name string) (Result, error) {
 		return Result{}, err
 	}
 	cfg := rc.World
-	if name == PolicyOracle {
+	if name == PolicyOracleInstant {
 		cfg.StartDelay = 0
 	}
 	w, err := NewWorld(cfg)
 	if err != nil {
 		return Result{}, err
 	}
-	as, err := NewAutoscaler(name, w, rc.Interval)
+	as, err := newAutoscaler(name, w, rc)
 	if err != nil {
 		return Result{}, err
 	}

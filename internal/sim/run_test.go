@@ -158,3 +158,24 @@ func BenchmarkModelPolicyHour(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "sim-hours/s")
 }
+
+// BenchmarkPeersHour is one simulated hour at 100 msg/s of the bursty
+// scenario for each peer and both oracles, every 5 s.
+func BenchmarkPeersHour(b *testing.B) {
+	sc, err := Builtin(ScenarioBursty, 100, time.Hour)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rc := RunConfig{World: Config{Start: t0, Scenario: sc, Service: Service{Mean: 200 * time.Millisecond},
+		StartDelay: time.Minute, Min: 1, Max: 200, Workers: 25, LatencyTarget: 10 * time.Second, Seed: 1},
+		Duration: time.Hour, Interval: 5 * time.Second}
+	peers := []string{PolicyKEDA, PolicyTargetTracking, PolicyStep, PolicyOracle, PolicyOracleInstant}
+	b.ReportAllocs()
+	start := time.Now()
+	for b.Loop() {
+		if _, err := Run(context.Background(), rc, peers); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*len(peers))/time.Since(start).Seconds(), "sim-hours/s")
+}

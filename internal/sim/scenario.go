@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,6 +30,9 @@ type Scenario struct {
 	// Period, when positive, makes the scenario repeat: the rate at t is the
 	// rate at t mod Period. A run that outlasts its scenario (the demo) uses it.
 	Period time.Duration
+	// Length, when positive, is how long the scenario means to run: a run
+	// whose duration is not given explicitly lasts this long.
+	Length time.Duration
 }
 
 // Built-in scenario names.
@@ -38,10 +42,12 @@ const (
 	ScenarioSpike   = "spike"
 	ScenarioDiurnal = "diurnal"
 	ScenarioBursty  = "bursty"
+	ScenarioCron    = "cron"
+	ScenarioDays    = "days"
 )
 
 // BuiltinScenarios lists the built-in scenario names.
-var BuiltinScenarios = []string{ScenarioSteady, ScenarioStep, ScenarioSpike, ScenarioDiurnal, ScenarioBursty}
+var BuiltinScenarios = []string{ScenarioSteady, ScenarioStep, ScenarioSpike, ScenarioDiurnal, ScenarioBursty, ScenarioCron, ScenarioDays}
 
 // Shapes of the built-in scenarios.
 const (
@@ -54,6 +60,23 @@ const (
 	burstLength    = 2 * time.Minute  // bursty: the burst's length
 	burstFactor    = 3.0              // bursty: the rate during a burst
 	burstLullShare = 0.5              // bursty: the rate between bursts; mean = base rate
+
+	cronPeriod = 20 * time.Minute // cron: one job every period
+	cronOffset = 7 * time.Minute  // cron: the job starts this far into each period
+	cronLength = 90 * time.Second // cron: the job's length
+	cronFactor = 15.0             // cron: the rate during the job
+
+	daysCount    = 3                // days: how many days
+	daysDepth    = 0.6              // days: the daily sinusoid's amplitude, as a share of the base rate
+	daysTrough   = 3 * time.Hour    // days: the quietest time of day (UTC), the busiest 12 hours later
+	daysBatchAt  = 1 * time.Hour    // days: the nightly batch starts (time of day)
+	daysBatchFor = 20 * time.Minute // days: the nightly batch's length
+	daysBatchAdd = 8.0              // days: the batch adds this many times the base rate
+	daysSurgeAt  = 8*time.Hour + 50*time.Minute
+	daysSurgeFor = 30 * time.Minute // days: the morning surge's length
+	daysSurgeAdd = 3.0              // days: the surge adds this many times the base rate
+	daysNoise    = 0.15             // days: each minute's rate is multiplied by 1 + this × a standard normal
+	daysDayVary  = 0.2              // days: each day's batch and surge sizes vary by up to ± this share
 )
 
 // Builtin returns the built-in scenario name at base rate (messages per
@@ -69,7 +92,23 @@ const (
 //     at the middle of the step.
 //   - bursty: repeating 10-minute cycles of a 2-minute burst at 3× the base
 //     rate and 8 minutes at 0.5× (mean: the base rate).
+//   - cron: the base rate, with a 90-second job at 15× the base rate every
+//     20 minutes, 7 minutes into each 20 (at :07, :27 and :47 past the hour).
+//   - days: three days (more when the run is longer) of 1-minute steps:
+//     a daily sinusoid from 0.4× the base rate at 03:00 to 1.6× at 15:00,
+//     plus a nightly batch (+8× the base rate, 01:00 to 01:20) and a
+//     morning surge (+3×, 08:50 to 09:20) at the same time each day, their
+//     size varying by up to ±20 % from day to day, every minute multiplied
+//     by 1 + 0.15 × a standard normal (at least 0). The noise is drawn from
+//     seed 1; BuiltinSeeded draws it from another seed. Its Length is the
+//     three days.
 func Builtin(name string, rate float64, duration time.Duration) (Scenario, error) {
+	return BuiltinSeeded(name, rate, duration, 1)
+}
+
+// BuiltinSeeded is Builtin with the noise of the days scenario drawn from
+// seed.
+func BuiltinSeeded(name string, rate float64, duration time.Duration, seed uint64) (Scenario, error) {
 	if !(rate >= 0) || math.IsInf(rate, 0) {
 		return Scenario{}, fmt.Errorf("rate %v: must be a finite number >= 0", rate)
 	}
@@ -98,19 +137,52 @@ func Builtin(name string, rate float64, duration time.Duration) (Scenario, error
 	case ScenarioBursty:
 		sc.Segments = []Segment{{0, rate * burstFactor}, {burstLength, rate * burstLullShare}}
 		sc.Period = burstPeriod
+	case ScenarioCron:
+		sc.Segments = []Segment{{0, rate}, {cronOffset, rate * cronFactor}, {cronOffset + cronLength, rate}}
+		sc.Period = cronPeriod
+	case ScenarioDays:
+		sc.Segments = daysSegments(rate, max(daysCount, int((duration+24*time.Hour-1)/(24*time.Hour))), seed)
+		sc.Length = daysCount * 24 * time.Hour
 	default:
 		return Scenario{}, fmt.Errorf("unknown scenario %q (want %s or a CSV file)", name, strings.Join(BuiltinScenarios, ", "))
 	}
 	return sc, nil
 }
 
+// daysSegments are the days scenario's 1-minute steps over n days.
+func daysSegments(rate float64, n int, seed uint64) []Segment {
+	r := rand.New(rand.NewPCG(seed, 0x64617973))
+	const day = 24 * time.Hour
+	segs := make([]Segment, 0, n*int(day/time.Minute))
+	for d := range n {
+		batch := daysBatchAdd * (1 + daysDayVary*(2*r.Float64()-1))
+		surge := daysSurgeAdd * (1 + daysDayVary*(2*r.Float64()-1))
+		for m := time.Duration(0); m < day; m += time.Minute {
+			tod := m + 30*time.Second // the middle of the minute
+			v := 1 - daysDepth*math.Cos(2*math.Pi*(tod-daysTrough).Hours()/24)
+			if m >= daysBatchAt && m < daysBatchAt+daysBatchFor {
+				v += batch
+			}
+			if m >= daysSurgeAt && m < daysSurgeAt+daysSurgeFor {
+				v += surge
+			}
+			v *= max(0, 1+daysNoise*r.NormFloat64())
+			segs = append(segs, Segment{time.Duration(d)*day + m, rate * v})
+		}
+	}
+	return segs
+}
+
 // CSV header of a scenario file.
 const csvHeader = "t_seconds,arrivals_per_second"
 
 // ParseCSV reads a scenario from CSV: the header `t_seconds,arrivals_per_second`
-// then one row per change of rate, times strictly increasing from 0 or more,
-// rates >= 0. Each rate holds until the next row; the last holds to the end
-// of the run. Errors name the line.
+// then one row per change of rate, times strictly increasing from 0 or more
+// (at most MaxCSVSeconds, at most MaxCSVRows rows), rates >= 0. Each rate
+// holds until the next row; the last holds to the end of the run. The
+// scenario's Length is the last row's time plus the gap before it (for
+// evenly spaced rows, one more step); 0 for a single row. Errors name the
+// line.
 func ParseCSV(name string, r io.Reader) (Scenario, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
@@ -123,10 +195,11 @@ func ParseCSV(name string, r io.Reader) (Scenario, error) {
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		line, _ := cr.FieldPos(0)
 		if err != nil {
+			// A *csv.ParseError names the line and column itself.
 			return Scenario{}, fmt.Errorf("%s: %w", name, err)
 		}
+		line, _ := cr.FieldPos(0)
 		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
 			continue
 		}
@@ -142,8 +215,8 @@ func ParseCSV(name string, r io.Reader) (Scenario, error) {
 			return Scenario{}, fmt.Errorf("%s:%d: want 2 fields (t_seconds,arrivals_per_second), got %d", name, line, len(rec))
 		}
 		t, err := strconv.ParseFloat(strings.TrimSpace(rec[0]), 64)
-		if err != nil || math.IsNaN(t) || math.IsInf(t, 0) || t < 0 {
-			return Scenario{}, fmt.Errorf("%s:%d: t_seconds %q: want a finite number >= 0", name, line, rec[0])
+		if err != nil || math.IsNaN(t) || math.IsInf(t, 0) || t < 0 || t > MaxCSVSeconds {
+			return Scenario{}, fmt.Errorf("%s:%d: t_seconds %q: want a number from 0 to %d (366 days)", name, line, rec[0], MaxCSVSeconds)
 		}
 		rate, err := strconv.ParseFloat(strings.TrimSpace(rec[1]), 64)
 		if err != nil || math.IsNaN(rate) || math.IsInf(rate, 0) || rate < 0 {
@@ -154,6 +227,9 @@ func ParseCSV(name string, r io.Reader) (Scenario, error) {
 			return Scenario{}, fmt.Errorf("%s:%d: t_seconds %v: must be greater than the previous row's %v",
 				name, line, t, sc.Segments[n-1].At.Seconds())
 		}
+		if len(sc.Segments) >= MaxCSVRows {
+			return Scenario{}, fmt.Errorf("%s:%d: more than %d rows", name, line, MaxCSVRows)
+		}
 		sc.Segments = append(sc.Segments, Segment{at, rate})
 	}
 	if !header {
@@ -161,6 +237,9 @@ func ParseCSV(name string, r io.Reader) (Scenario, error) {
 	}
 	if len(sc.Segments) == 0 {
 		return Scenario{}, fmt.Errorf("%s: no rows after the header", name)
+	}
+	if n := len(sc.Segments); n > 1 {
+		sc.Length = 2*sc.Segments[n-1].At - sc.Segments[n-2].At
 	}
 	return sc, nil
 }

@@ -228,3 +228,70 @@ func TestArrivalCountsFollowTheScenario(t *testing.T) {
 		})
 	}
 }
+
+func TestCronShape(t *testing.T) {
+	t.Parallel()
+	sc, err := Builtin(ScenarioCron, 50, 2*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		at   time.Duration
+		want float64
+	}{
+		{0, 50}, {7*time.Minute - time.Second, 50}, {7 * time.Minute, 750},
+		{8*time.Minute + 29*time.Second, 750}, {8*time.Minute + 30*time.Second, 50},
+		{27 * time.Minute, 750}, {47*time.Minute + 10*time.Second, 750}, {110 * time.Minute, 50},
+	} {
+		if got := sc.RateAt(tc.at); got != tc.want {
+			t.Errorf("RateAt(%v) = %v, want %v", tc.at, got, tc.want)
+		}
+	}
+	// 90 s at 750 and 1110 s at 50 in every 1200 s.
+	if got, want := sc.MeanRate(2*time.Hour), (90*750+1110*50)/1200.0; math.Abs(got-want) > 1e-9 {
+		t.Errorf("MeanRate = %v, want %v", got, want)
+	}
+}
+
+func TestDaysShape(t *testing.T) {
+	t.Parallel()
+	const day = 24 * time.Hour
+	sc, err := Builtin(ScenarioDays, 50, 2*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sc.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if sc.Length != 3*day || len(sc.Segments) != 3*24*60 {
+		t.Fatalf("length %v, %d segments; want 72h in 1-minute steps", sc.Length, len(sc.Segments))
+	}
+	for d := range 3 {
+		base := time.Duration(d) * day
+		night := sc.RateAt(base + 3*time.Hour) // the trough: 0.4× with noise
+		batch := sc.RateAt(base + time.Hour + 10*time.Minute)
+		surge := sc.RateAt(base + 9*time.Hour + 5*time.Minute)
+		afternoon := sc.RateAt(base + 15*time.Hour) // the peak: 1.6× with noise
+		if night > 50 || batch < 5*50 || surge < 2.5*50 || afternoon < 50 {
+			t.Errorf("day %d: trough %.0f, batch %.0f, surge %.0f, afternoon %.0f msg/s", d, night, batch, surge, afternoon)
+		}
+	}
+	// Each day differs (noise), and another seed gives other noise.
+	if sc.RateAt(12*time.Hour) == sc.RateAt(day+12*time.Hour) {
+		t.Error("two days have the same rate at noon: no noise")
+	}
+	other, _ := BuiltinSeeded(ScenarioDays, 50, 2*time.Hour, 2)
+	if other.RateAt(12*time.Hour) == sc.RateAt(12*time.Hour) {
+		t.Error("seeds 1 and 2 give the same noise")
+	}
+	// The mean: the sinusoid averages to the base rate over whole days; the
+	// batch adds 8×20 and the surge 3×30 base-rate minutes a day (±20 %,
+	// noise ±15 % per minute averaging out): about 50 × (1 + 250/1440).
+	if got, want := sc.MeanRate(3*day), 50*(1+250.0/1440); math.Abs(got-want) > 0.05*want {
+		t.Errorf("MeanRate = %v, want about %v", got, want)
+	}
+	long, _ := Builtin(ScenarioDays, 50, 100*time.Hour)
+	if n := len(long.Segments); n != 5*24*60 {
+		t.Errorf("a 100-hour run has %d minutes of days, want 5 days' worth", n)
+	}
+}

@@ -56,6 +56,16 @@ type Config struct {
 	// with that time as its At.
 	ReportOldestAge bool
 	OldestAgeLag    time.Duration
+
+	// ScaleIn is what happens to a busy worker removed on scale-in:
+	// ScaleInGraceful ("" too) or ScaleInKill (scalein.go). VisibilityTimeout
+	// is the queue's (DefaultVisibilityTimeout when 0).
+	ScaleIn           string
+	VisibilityTimeout time.Duration
+
+	// WarmUp is left out of the scores: messages that arrive before it,
+	// the cost and the scaling before it do not count.
+	WarmUp time.Duration
 }
 
 // worker states
@@ -207,10 +217,14 @@ type World struct {
 	completions fifo // completions (as arrived times) within the last deletedWindow seconds
 	waits       waitStats
 
+	scoreFrom      float64 // seconds: WarmUp
 	workerSeconds  float64
 	scalingActions int
+	launches       int
 	maxOldestAge   float64
 	ages           []agePoint // observed oldest ages, for a lagged reading
+
+	kill *killState // nil unless cfg.ScaleIn is ScaleInKill
 }
 
 // NewWorld checks cfg and makes a world at cfg.Start, with cfg.Workers in
@@ -235,6 +249,8 @@ func NewWorld(cfg Config) (*World, error) {
 		w.group = DefaultGroup
 	}
 	w.waits.target = cfg.LatencyTarget.Seconds()
+	w.kill = newKillState(cfg)
+	w.scoreFrom = cfg.WarmUp.Seconds()
 	w.cursor.init(cfg.Scenario)
 	w.nextArrival = w.drawArrival(0)
 	w.desired = cfg.Workers
@@ -276,9 +292,13 @@ func (c Config) validate() error {
 	if c.LatencyTarget < 0 {
 		errs = append(errs, fmt.Errorf("latency target %v: must be >= 0", c.LatencyTarget))
 	}
+	if c.WarmUp < 0 {
+		errs = append(errs, fmt.Errorf("warm-up %v: must be >= 0", c.WarmUp))
+	}
 	if c.OldestAgeLag < 0 {
 		errs = append(errs, fmt.Errorf("oldest-age lag %v: must be >= 0", c.OldestAgeLag))
 	}
+	errs = append(errs, c.scaleInErrors()...)
 	return errors.Join(errs...)
 }
 
@@ -332,6 +352,8 @@ func (w *World) advance(to float64) {
 				w.complete(e.worker)
 			case evStart:
 				w.start(e.worker)
+			case evRedeliver:
+				w.redeliver(e.worker)
 			}
 		}
 	}
@@ -343,7 +365,9 @@ func (w *World) accrue(t float64) {
 	if t <= w.t {
 		return
 	}
-	w.workerSeconds += float64(w.pending+w.active+w.retiring) * (t - w.t)
+	if t > w.scoreFrom {
+		w.workerSeconds += float64(w.pending+w.active+w.retiring) * (t - max(w.t, w.scoreFrom))
+	}
 	w.t = t
 }
 
@@ -353,7 +377,9 @@ func (w *World) schedule(at float64, kind, id int) {
 }
 
 func (w *World) arrive() {
-	w.arrivals++
+	if w.t >= w.scoreFrom {
+		w.arrivals++
+	}
 	w.queue.push(message{arrived: w.t, service: w.svc.draw(w.svcRand)})
 	w.nextArrival = w.drawArrival(w.t)
 	w.dispatch()
@@ -369,15 +395,26 @@ func (w *World) dispatch() {
 		}
 		w.free--
 		m := w.queue.pop()
-		w.waits.add(w.t - m.arrived)
+		if m.arrived >= w.scoreFrom {
+			w.waits.add(w.t - m.arrived)
+		}
 		w.workers[id].busy++
 		w.inFlight++
 		w.schedule(w.t+m.service, evCompletion, id)
+		if w.kill != nil {
+			w.kill.hold(id, m, w.t)
+		}
 	}
 }
 
 func (w *World) complete(id int) {
 	wk := &w.workers[id]
+	if wk.state == workerGone {
+		return // killed: its messages come back after their visibility timeout
+	}
+	if w.kill != nil {
+		w.kill.release(id)
+	}
 	wk.busy--
 	w.inFlight--
 	w.completions.push(message{arrived: w.t})
@@ -420,7 +457,9 @@ func (w *World) setDesired(n int) bool {
 		return false
 	}
 	w.desired = n
-	w.scalingActions++
+	if w.t >= w.scoreFrom {
+		w.scalingActions++
+	}
 	w.reconcile()
 	return true
 }
@@ -431,6 +470,9 @@ func (w *World) reconcile() {
 		w.workers = append(w.workers, worker{state: workerPending, launched: w.t})
 		id := len(w.workers) - 1
 		w.pending++
+		if w.t >= w.scoreFrom {
+			w.launches++
+		}
 		if w.startDelay <= 0 {
 			w.start(id)
 		} else {
@@ -450,7 +492,7 @@ func (w *World) reconcile() {
 		}
 	}
 	// Then running workers leave, least busy first (idle ones at once), each
-	// finishing the messages in hand.
+	// finishing the messages in hand (killed with them in kill mode).
 	for busy := 0; busy <= w.concurrency && excess > 0; busy++ {
 		for id := len(w.workers) - 1; id >= 0 && excess > 0; id-- {
 			wk := &w.workers[id]
@@ -460,9 +502,12 @@ func (w *World) reconcile() {
 			w.active--
 			w.free -= w.concurrency - wk.busy
 			excess--
-			if wk.busy == 0 {
+			switch {
+			case wk.busy == 0:
 				wk.state = workerGone
-			} else {
+			case w.kill != nil:
+				w.killWorker(id)
+			default:
 				wk.state = workerRetiring
 				w.retiring++
 			}
@@ -498,7 +543,9 @@ func (w *World) oldestAge() float64 {
 func (w *World) observe(now time.Time) {
 	w.advance(w.seconds(now))
 	age := w.oldestAge()
-	w.maxOldestAge = math.Max(w.maxOldestAge, age)
+	if w.t >= w.scoreFrom {
+		w.maxOldestAge = math.Max(w.maxOldestAge, age)
+	}
 	if w.cfg.ReportOldestAge && w.cfg.OldestAgeLag > 0 {
 		w.ages = append(w.ages, agePoint{at: w.t, age: age})
 	}
@@ -532,6 +579,11 @@ func (w *World) sample() model.GroupSample {
 		Answered: 1,
 	}
 	if w.t > 0 {
+		// Completions older than the window leave it even when no new one
+		// comes: a queue gone quiet reads 0, as CloudWatch's would.
+		for w.completions.n > 0 && w.completions.front().arrived < w.t-deletedWindow {
+			w.completions.pop()
+		}
 		span := math.Min(w.t, deletedWindow)
 		s.Deleted = &model.Reading{Value: float64(w.completions.n) / span, At: at}
 	}
@@ -572,6 +624,7 @@ func (w *World) fleet() model.Fleet {
 		Max:       w.cfg.Max,
 		InService: w.active,
 		Pending:   w.pending,
+		Draining:  w.retiring,
 	}
 	if w.pending > 0 {
 		f.PendingSince = make([]time.Time, 0, w.pending)
@@ -653,7 +706,13 @@ type Scores struct {
 	// starting, or finishing their last messages.
 	WorkerSeconds  float64 `json:"worker_seconds"`
 	ScalingActions int     `json:"scaling_actions"` // changes of the desired count
-	Messages       int64   `json:"messages"`        // arrivals
+	// Launches counts the workers started (each one pays its start delay);
+	// a fleet that drops to zero and back launches again.
+	Launches int   `json:"launches"`
+	Messages int64 `json:"messages"` // arrivals
+	// Duplicates counts deliveries after the first: messages of killed
+	// workers delivered again (scale-in mode kill).
+	Duplicates int64 `json:"duplicates"`
 }
 
 // Scores returns the scores so far. Messages still waiting count with the
@@ -664,7 +723,9 @@ func (w *World) Scores() Scores {
 	defer w.mu.Unlock()
 	ws := w.waits.clone()
 	for i := 0; i < w.queue.n; i++ {
-		ws.add(w.t - w.queue.at(i).arrived)
+		if m := w.queue.at(i); m.arrived >= w.scoreFrom {
+			ws.add(w.t - m.arrived)
+		}
 	}
 	s := Scores{
 		SLOAttainment:  1,
@@ -674,7 +735,9 @@ func (w *World) Scores() Scores {
 		MaxOldestAge:   w.maxOldestAge,
 		WorkerSeconds:  w.workerSeconds,
 		ScalingActions: w.scalingActions,
+		Launches:       w.launches,
 		Messages:       w.arrivals,
+		Duplicates:     w.duplicates(),
 	}
 	if ws.n > 0 {
 		s.SLOAttainment = float64(ws.within) / float64(ws.n)

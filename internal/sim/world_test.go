@@ -364,3 +364,55 @@ func TestSameSeedSameRun(t *testing.T) {
 		t.Errorf("different seeds, same scores: %+v", a)
 	}
 }
+
+// Launches counts every worker started, none of the starting fleet, and a
+// worker cancelled before it started still counts (it was launched).
+func TestLaunchesCountsStartedWorkers(t *testing.T) {
+	t.Parallel()
+	steady, _ := Builtin("steady", 1, time.Hour)
+	w := mustWorld(t, Config{Scenario: steady, StartDelay: time.Minute, Min: 0, Max: 10, Workers: 1})
+	for _, step := range []struct {
+		at float64
+		n  int
+	}{{10, 5}, {100, 2}, {200, 4}, {210, 0}, {400, 3}} {
+		w.SetDesired(at(step.at), step.n)
+	}
+	// 1→5: 4 launched; 5→2: none; 2→4: 2; 4→0: none; 0→3: 3.
+	if got := w.Scores().Launches; got != 9 {
+		t.Errorf("launches = %d, want 9", got)
+	}
+}
+
+// The warm-up leaves out the messages that arrived in it, the cost and the
+// scaling before it; the same seed gives the same arrivals either way.
+func TestWarmUpLeavesTheStartOut(t *testing.T) {
+	t.Parallel()
+	steady, _ := Builtin("steady", 2, time.Hour)
+	cfg := Config{Scenario: steady, Service: Service{Dist: DistConstant, Mean: 100 * time.Millisecond}, Min: 0, Max: 10, Workers: 2, Seed: 3, LatencyTarget: time.Second}
+	all := mustWorld(t, cfg)
+	cfg.WarmUp = 10 * time.Minute
+	warm := mustWorld(t, cfg)
+	for _, w := range []*World{all, warm} {
+		w.SetDesired(at(60), 3)   // within the warm-up
+		w.SetDesired(at(1200), 4) // after it
+	}
+	mid := mustWorld(t, Config{Scenario: steady, Service: cfg.Service, Min: 0, Max: 10, Workers: 2, Seed: 3, LatencyTarget: time.Second})
+	mid.Snapshot(at(600))
+	inWarmUp := mid.Scores().Messages
+	all.Snapshot(at(1800))
+	warm.Snapshot(at(1800))
+	a, b := all.Scores(), warm.Scores()
+	if b.Messages != a.Messages-inWarmUp || b.Messages == 0 {
+		t.Errorf("messages after the warm-up = %d, want %d − %d", b.Messages, a.Messages, inWarmUp)
+	}
+	// 3 workers from 600 to 1200 s, 4 to 1800 s.
+	if want := 3*600.0 + 4*600.0; math.Abs(b.WorkerSeconds-want) > 1e-6 {
+		t.Errorf("worker seconds = %v, want %v", b.WorkerSeconds, want)
+	}
+	if want := 2*60.0 + 3*1140.0 + 4*600.0; math.Abs(a.WorkerSeconds-want) > 1e-6 {
+		t.Errorf("worker seconds without warm-up = %v, want %v", a.WorkerSeconds, want)
+	}
+	if b.ScalingActions != 1 || b.Launches != 1 || a.ScalingActions != 2 || a.Launches != 2 {
+		t.Errorf("actions/launches = %d/%d with warm-up, %d/%d without; want 1/1 and 2/2", b.ScalingActions, b.Launches, a.ScalingActions, a.Launches)
+	}
+}

@@ -35,6 +35,14 @@ type groupDoc struct {
 	ActionError string               `json:"action_error"`
 	History     []controller.Point   `json:"history"`
 	Changes     []controller.Change  `json:"changes"` // most recent last
+	// ForecastNote says what the forecast does for the fleet now (see
+	// forecastNote); BacklogTrend which way the backlog is going (see
+	// backlogTrend). Empty when there is nothing to say.
+	ForecastNote string `json:"forecast_note"`
+	BacklogTrend string `json:"backlog_trend"`
+	// Switches are the operator switches holding the group and the switch
+	// tags ignored, one sentence each.
+	Switches []string `json:"switches"`
 	// Lease is the group's lease (its owner among the checkers); absent
 	// when this checker runs alone.
 	Lease *controller.LeaseStatus `json:"lease,omitempty"`
@@ -69,6 +77,10 @@ type settingsDoc struct {
 	MaxStepOut                  int     `json:"max_step_out"`
 	StaleAfterSeconds           float64 `json:"stale_after_seconds"`
 	ArrivalSmoothingSeconds     float64 `json:"arrival_smoothing_seconds"`
+	// Forecast is what the forecast does: act (sizes the fleet), report
+	// (computed and shown only) or off (also under backlog_per_worker).
+	Forecast               string  `json:"forecast"`
+	ForecastHistorySeconds float64 `json:"forecast_history_seconds"`
 }
 
 // queuesDoc says how many of the group's queues answered the last sample.
@@ -90,6 +102,7 @@ type fleetDoc struct {
 	Max          int         `json:"max"`
 	InService    int         `json:"in_service"`
 	Pending      int         `json:"pending"`
+	Draining     int         `json:"draining"`
 	PendingSince []time.Time `json:"pending_since"`
 }
 
@@ -114,6 +127,7 @@ func settingsOf(s policy.Settings) settingsDoc {
 		ArrivalSmoothingSeconds:     s.ArrivalSmoothing.Seconds(),
 	}
 	d.PerWorker = s.PerWorker()
+	d.Forecast, d.ForecastHistorySeconds = forecastMode(s), s.Forecast.History.Seconds()
 	return d
 }
 
@@ -128,6 +142,7 @@ func fleetOf(f model.Fleet) fleetDoc {
 	d := fleetDoc{
 		Kind: f.Kind, Name: f.Name, At: timePtr(f.At), Known: f.Known,
 		Desired: f.Desired, Min: f.Min, Max: f.Max, InService: f.InService, Pending: f.Pending,
+		Draining:     f.Draining,
 		PendingSince: f.PendingSince,
 	}
 	if f.Err != nil {
@@ -152,7 +167,11 @@ func groupOf(v controller.GroupView) groupDoc {
 		ActionError: v.ActionError,
 		History:     v.History,
 		Changes:     v.Changes,
-		Lease:       v.Lease,
+
+		ForecastNote: forecastNote(v.Settings, v.Decision),
+		BacklogTrend: backlogTrend(v.Decision, v.History),
+		Switches:     switchNotes(v.Decision),
+		Lease:        v.Lease,
 	}
 	// Lists are always arrays in the JSON, never null.
 	if g.Failures == nil {
@@ -214,9 +233,19 @@ func groupsOf(o Options) groupsDoc {
 	return doc
 }
 
-// serveGroups is GET /api/v1/groups.
+// serveGroups is GET /api/v1/groups, or with ?group=NAME that group alone
+// (404 when there is none).
 func serveGroups(o Options) http.HandlerFunc {
-	return func(w http.ResponseWriter, _ *http.Request) {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if name, one := groupParam(r); one {
+			doc, ok := oneGroupDoc(o, name)
+			if !ok {
+				writeJSON(w, http.StatusNotFound, map[string]string{"error": "no group named " + name})
+				return
+			}
+			writeJSON(w, http.StatusOK, doc)
+			return
+		}
 		writeJSON(w, http.StatusOK, groupsOf(o))
 	}
 }

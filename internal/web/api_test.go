@@ -94,8 +94,8 @@ func TestGroupsAPI(t *testing.T) {
 // checkGroupJSON holds one group of the endpoint to the controller's view.
 func checkGroupJSON(t *testing.T, g map[string]any, v controller.GroupView) {
 	t.Helper()
-	wantKeys := []string{"action_error", "changes", "decision", "failures", "fleet", "history", "last_action",
-		"name", "queues", "settings"}
+	wantKeys := []string{"action_error", "backlog_trend", "changes", "decision", "failures", "fleet", "forecast_note",
+		"history", "last_action", "name", "queues", "settings", "switches"}
 	if got := keysOf(g); !slices.Equal(got, wantKeys) {
 		t.Errorf("group keys %v, want %v", got, wantKeys)
 	}
@@ -144,7 +144,7 @@ func checkGroupJSON(t *testing.T, g map[string]any, v controller.GroupView) {
 	for key, want := range map[string]any{
 		"kind": v.Fleet.Kind, "name": v.Fleet.Name, "known": v.Fleet.Known, "error": wantErr,
 		"desired": float64(v.Fleet.Desired), "in_service": float64(v.Fleet.InService),
-		"pending": float64(v.Fleet.Pending), "min": float64(v.Fleet.Min), "max": float64(v.Fleet.Max),
+		"pending": float64(v.Fleet.Pending), "draining": float64(v.Fleet.Draining), "min": float64(v.Fleet.Min), "max": float64(v.Fleet.Max),
 	} {
 		if f[key] != want {
 			t.Errorf("%s: fleet.%s = %v, want %v", v.Settings.Group, key, f[key], want)

@@ -49,7 +49,7 @@ type seriesSpec struct {
 type chartSpec struct {
 	ID     string       `json:"id"`
 	Title  string       `json:"title"`
-	Format string       `json:"format"` // of the value axis: count or seconds
+	Format string       `json:"format"` // of the value axis: count, rate (msg/s) or seconds
 	Series []seriesSpec `json:"series"`
 	// Ref is a path into the group's JSON for a horizontal reference line
 	// (the promise); empty for none. A value of 0 draws no line.
@@ -69,6 +69,11 @@ var charts = []chartSpec{
 	{ID: "age", Title: "Oldest message age", Format: "seconds",
 		Series: []seriesSpec{{Key: "oldest_age_seconds", Label: "oldest age"}},
 		Ref:    "settings.latency_seconds", RefLabel: "promise"},
+	{ID: "arrivals", Title: "Arrivals (msg/s)", Format: "rate",
+		Series: []seriesSpec{
+			{Key: "arrival_rate", Label: "arrivals"},
+			{Key: "forecast_rate", Label: "forecast", Step: true},
+		}},
 }
 
 // chartView is one rendered chart.
@@ -123,6 +128,16 @@ func pointValue(p controller.Point, key string) (float64, bool) {
 			return 0, false
 		}
 		return *p.OldestAge, true
+	case "arrival_rate":
+		if p.Arrival == nil {
+			return 0, false
+		}
+		return *p.Arrival, true
+	case "forecast_rate":
+		if p.Forecast == nil {
+			return 0, false
+		}
+		return *p.Forecast, true
 	}
 	return 0, false
 }

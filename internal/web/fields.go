@@ -187,7 +187,7 @@ var diagnoses = map[string]diagnosis{
 		Advice: "Check downstream: the database, third-party calls and the timeouts the handlers wait on. More workers add contention, not throughput."},
 	model.DiagCapped: {Label: "Capped", Level: "warn",
 		Means:  "The cap or the max keeps the fleet below what the backlog needs.",
-		Advice: "Raise the cap (or the max) if the downstream can take it, or reduce the work: the backlog will keep growing."},
+		Advice: "Raise the cap (or the max) if the downstream can take it, or reduce the work."},
 	model.DiagUnknown: {Label: "Unknown", Level: "bad",
 		Means:  "No data: no queue answered, or no cycle has run yet.",
 		Advice: "Check the queue failures below, the checker's logs and its permissions. The fleet is held at its last good size."},

@@ -66,7 +66,7 @@ func (w *world) observe(_ context.Context, now time.Time) ([]model.Observation, 
 			Backlog: w.backlog + int64(w.desired), Queues: 1, Answered: 1,
 			OldestAge: &model.Reading{Value: age, At: now}},
 		Fleet: model.Fleet{Kind: "autoscaling", Name: "thumbnails-workers", At: now, Known: true,
-			Desired: w.desired, Min: 2, Max: 40, InService: w.desired},
+			Desired: w.desired, Min: 2, Max: 40, InService: w.desired, Draining: 3},
 	}
 	odd := model.Observation{
 		Sample: model.GroupSample{Group: groupOdd, At: now, Queues: 1, Answered: 0,
@@ -119,7 +119,7 @@ func newTestHandler(c *controller.Controller, now time.Time) http.Handler {
 		Now: func() time.Time { return now }})
 }
 
-func get(t *testing.T, h http.Handler, target string) *httptest.ResponseRecorder {
+func get(t testing.TB, h http.Handler, target string) *httptest.ResponseRecorder {
 	t.Helper()
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil))

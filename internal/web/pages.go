@@ -58,7 +58,7 @@ var templateFuncs = template.FuncMap{
 // parsePages parses every page with the shared layout.
 func parsePages() (map[string]*template.Template, error) {
 	out := map[string]*template.Template{}
-	for _, name := range []string{"status", "plan"} {
+	for _, name := range []string{"status", "plan", "summary"} {
 		t, err := template.New("layout.html").Funcs(templateFuncs).ParseFS(templateFS,
 			"templates/layout.html", "templates/"+name+".html")
 		if err != nil {

@@ -78,6 +78,7 @@ func TestStatusPage(t *testing.T) {
 			{"current workers", "decision.current_workers", fmt.Sprint(d.CurrentWorkers)},
 			{"in service", "decision.in_service_workers", fmt.Sprint(d.InServiceWorkers)},
 			{"pending", "decision.pending_workers", fmt.Sprint(d.PendingWorkers)},
+			{"draining", "decision.draining_workers", "3"},
 			{"recommended", "decision.recommended_workers", formatNumber(float64(d.RecommendedWorkers))},
 			{"desired", "decision.desired_workers", fmt.Sprint(d.DesiredWorkers)},
 			{"min", "settings.min", "2"},

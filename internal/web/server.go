@@ -29,6 +29,10 @@ type Options struct {
 	Refresh time.Duration
 	// Now is the clock of the cycles (the demo runs a faster one); nil means time.Now.
 	Now func() time.Time
+	// Started is when the loop started, on the clock of Now; /healthz says
+	// "starting" until a good cycle or three intervals from it. Zero means
+	// the time of the first cycle.
+	Started time.Time
 }
 
 // Handler returns the checker's HTTP routes.
@@ -39,8 +43,10 @@ func Handler(o Options) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		if err := o.Controller.Healthy(o.Now(), 3*o.Interval); err != nil {
-			http.Error(w, "unhealthy: "+err.Error(), http.StatusServiceUnavailable)
+		// ok is 200; starting and unhealthy are 503, told apart by the first word.
+		h := o.Controller.Health(o.Now(), o.Started, 3*o.Interval)
+		if h.State != controller.HealthOK {
+			http.Error(w, h.State+": "+h.Detail, http.StatusServiceUnavailable)
 			return
 		}
 		fmt.Fprintln(w, "ok")

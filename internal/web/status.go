@@ -38,14 +38,15 @@ type changeRow struct {
 // pageConfig is handed to the page's script in a JSON data block, so the
 // script and the server share one copy of the words and the chart layout.
 type pageConfig struct {
-	RefreshMs int64                `json:"refresh_ms"`
+	RefreshMs int64 `json:"refresh_ms"`
+	// Group is the one group the page shows (?group=NAME); "" for all.
+	Group     string               `json:"group,omitempty"`
 	Diagnoses map[string]diagnosis `json:"diagnoses"`
 	Charts    []chartSpec          `json:"charts"`
 	Geometry  chartGeometry        `json:"geometry"`
 }
 
-func newStatusPage(o Options) (statusPage, error) {
-	doc := groupsOf(o)
+func newStatusPage(o Options, doc groupsDoc) (statusPage, error) {
 	generic, err := genericGroups(doc)
 	if err != nil {
 		return statusPage{}, err
@@ -129,8 +130,29 @@ func truthy(g map[string]any, path string) bool {
 	return false
 }
 
+// serveStatus is the status page: every group's panel; or, with more than
+// manyGroups groups, an overview of them all; or, with ?group=NAME, that
+// group's panel alone.
 func (s *site) serveStatus(w http.ResponseWriter, r *http.Request) {
-	p, err := newStatusPage(s.o)
+	var doc groupsDoc
+	name, one := groupParam(r)
+	switch {
+	case one:
+		var ok bool
+		if doc, ok = oneGroupDoc(s.o, name); !ok {
+			http.Error(w, "no group named "+strconv.Quote(name), http.StatusNotFound)
+			return
+		}
+	case s.o.Controller.NumGroups() > manyGroups:
+		s.render(w, r, "summary", http.StatusOK, newSummaryPage(s.o))
+		return
+	default:
+		doc = groupsOf(s.o)
+	}
+	p, err := newStatusPage(s.o, doc)
+	if one {
+		p.Config.Group = name
+	}
 	if err != nil {
 		http.Error(w, "status page: "+err.Error(), http.StatusInternalServerError)
 		return

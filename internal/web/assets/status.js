@@ -412,6 +412,9 @@
       } else {
         g.decision.reasons.forEach(function (r) { items.push(el("li", r)); });
       }
+    } else if (kind === "switches") {
+      (g.switches || []).forEach(function (s) { items.push(el("li", s)); });
+      list.hidden = items.length === 0;
     } else if (kind === "failures") {
       (g.failures || []).forEach(function (f) {
         var tr = el("tr");
@@ -521,7 +524,8 @@
   // refresh; the promise it returns settles when that is done.
   function refresh() {
     if (document.hidden) { schedule(); return Promise.resolve(); }
-    return fetch("api/v1/groups", { cache: "no-store", headers: { Accept: "application/json" } })
+    var url = "api/v1/groups" + (cfg.group ? "?group=" + encodeURIComponent(cfg.group) : "");
+    return fetch(url, { cache: "no-store", headers: { Accept: "application/json" } })
       .then(function (r) {
         if (!r.ok) { throw new Error("HTTP " + r.status); }
         return r.json();

@@ -1,0 +1,52 @@
+package controller
+
+import "github.com/queuechecker/queue-checker/internal/model"
+
+// GroupSummary is the little the status page's overview shows of a group,
+// without the history and lists of a GroupView: cheap for thousands of groups.
+type GroupSummary struct {
+	Name        string
+	Decision    *model.Decision // nil before the first cycle; a copy, reasons shared
+	FleetError  bool            // the fleet could not be read last cycle
+	ActionError bool            // the last action failed
+}
+
+// Summaries returns every group's summary, in configuration order.
+func (c *Controller) Summaries() []GroupSummary {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]GroupSummary, 0, len(c.groups))
+	for _, g := range c.groups {
+		s := GroupSummary{Name: g.Group}
+		if st := c.states[g.Group]; st != nil {
+			if st.decision != nil {
+				d := *st.decision
+				s.Decision = &d
+			}
+			s.FleetError = st.fleet.Err != nil
+			s.ActionError = st.actionErr != ""
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// Group returns the view of the group named name, and false when there is
+// none.
+func (c *Controller) Group(name string) (GroupView, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for _, g := range c.groups {
+		if g.Group == name {
+			return c.viewOf(g), true
+		}
+	}
+	return GroupView{}, false
+}
+
+// NumGroups returns how many groups are configured.
+func (c *Controller) NumGroups() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.groups)
+}

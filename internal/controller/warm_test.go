@@ -1,0 +1,174 @@
+package controller
+
+import (
+	"context"
+	"math"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/queuechecker/queue-checker/internal/model"
+	"github.com/queuechecker/queue-checker/internal/policy"
+)
+
+// cronHistory is per-minute history ending at end: 2 msg/s, with a job of
+// 40 msg/s for two minutes at :07, :27 and :47 of every hour.
+func cronHistory(end time.Time, hours int) model.MinuteHistory {
+	start := end.Add(-time.Duration(hours) * time.Hour).Truncate(time.Minute)
+	n := int(end.Sub(start) / time.Minute)
+	h := model.MinuteHistory{Start: start, Counts: make([]float64, n)}
+	for i := range h.Counts {
+		m := start.Add(time.Duration(i) * time.Minute).Minute()
+		rate := 2.0
+		if (m-7)%20 == 0 || (m-8)%20 == 0 {
+			rate = 40
+		}
+		h.Counts[i] = rate * 60
+	}
+	return h
+}
+
+func forecastSettings(name string) policy.Settings {
+	s := settings(name)
+	s.ServiceTime = time.Second
+	s.Latency = 30 * time.Second
+	s.StartDelay = 90 * time.Second
+	s.Max = 200
+	return s
+}
+
+// steady observes 2 msg/s at 1 s per message: two in flight, nothing
+// visible, on a fleet of four.
+func steady(groups ...string) *fakeObserver {
+	return &fakeObserver{observe: func(now time.Time) ([]model.Observation, error) {
+		var out []model.Observation
+		for _, g := range groups {
+			o := observation(g, now, 0, 4)
+			o.Sample.InFlight, o.Sample.Backlog = 2, 2
+			out = append(out, o)
+		}
+		return out, nil
+	}}
+}
+
+func TestPreloadWarmsEachGroupsForecast(t *testing.T) {
+	t.Parallel()
+	// 10:05:30: the job due at 10:07 starts within the start delay and an
+	// interval, so a forecaster that knows the rhythm expects it.
+	start := time.Date(2026, 11, 30, 10, 3, 30, 0, time.UTC)
+	off := forecastSettings("off")
+	off.Forecast.Off = true
+	bpw := forecastSettings("bpw")
+	bpw.Policy = policy.PolicyBacklogPerWorker
+	groups := []policy.Settings{forecastSettings("warm"), forecastSettings("cold"), off, bpw}
+	names := []string{"warm", "cold", "off", "bpw"}
+
+	core, logs := observer.New(zap.InfoLevel)
+	reg := prometheus.NewRegistry()
+	c, err := New(Options{Groups: groups, Observer: steady(names...), Registerer: reg, Logger: zap.New(core)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hist := cronHistory(start, 8)
+	// Two minutes the history does not know, and one it cannot use.
+	hist.Counts[10], hist.Counts[11], hist.Counts[12] = math.NaN(), math.NaN(), -5
+	usable := len(hist.Counts) - 3
+	loaded := c.Preload(map[string]model.MinuteHistory{"warm": hist, "off": hist, "bpw": hist, "gone": hist})
+
+	if got := loaded["warm"]; got != usable {
+		t.Errorf("warm loaded %d minutes, want %d (%d offered, 3 unknown)", got, usable, len(hist.Counts))
+	}
+	for _, g := range []string{"cold", "off", "bpw", "gone"} {
+		if n, ok := loaded[g]; ok {
+			t.Errorf("%s loaded %d minutes, want none", g, n)
+		}
+	}
+	if n := logs.FilterMessage("arrival history loaded into the forecast").FilterField(zap.String("group", "warm")).FilterField(zap.Int("minutes", usable)).Len(); n != 1 {
+		t.Errorf("%d log lines of the warm group's minutes, want 1: %v", n, logs.All())
+	}
+	if n := logs.FilterMessage("no arrival history for the group: the forecast learns online").FilterField(zap.String("group", "cold")).Len(); n != 1 {
+		t.Errorf("%d log lines of the cold group, want 1", n)
+	}
+
+	var ds []model.Decision
+	for now := start; !now.After(start.Add(2 * time.Minute)); now = now.Add(5 * time.Second) {
+		if ds, err = c.RunOnce(context.Background(), now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	warm, cold := ds[0], ds[1]
+	if warm.Forecast == nil || !(warm.Forecast.Rate > 20) {
+		t.Fatalf("the warm group forecasts %+v, want the 40 msg/s job; reasons %q", warm.Forecast, warm.Reasons)
+	}
+	if cold.Forecast != nil && cold.Forecast.Pattern != "recent bursts" {
+		t.Fatalf("the cold group forecasts a pattern it never saw: %+v", cold.Forecast)
+	}
+	if warm.DesiredWorkers <= cold.DesiredWorkers {
+		t.Errorf("warm group desires %d, cold %d: want the warm one to pre-start for the job", warm.DesiredWorkers, cold.DesiredWorkers)
+	}
+
+	// The forecast's series is there while a forecast is, and only then.
+	if got := testutil.ToFloat64(c.metrics.forecast.WithLabelValues("warm")); got != warm.Forecast.Rate {
+		t.Errorf("forecast gauge %v, want %v", got, warm.Forecast.Rate)
+	}
+	for i, g := range names[1:] {
+		d := ds[i+1]
+		present := false
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() != "checker_group_forecast_arrival_messages_per_second" {
+				continue
+			}
+			for _, m := range mf.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "group" && l.GetValue() == g {
+						present = true
+					}
+				}
+			}
+		}
+		if present != (d.Forecast != nil) {
+			t.Errorf("%s: forecast series present %v, forecast %+v", g, present, d.Forecast)
+		}
+	}
+}
+
+// A preload and the loop's cycles share the policy states without a race
+// (run with -race).
+func TestPreloadDuringCycles(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	c, err := New(Options{Groups: []policy.Settings{forecastSettings("a"), forecastSettings("b")}, Observer: steady("a", "b")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := range 60 {
+			if _, err := c.RunOnce(context.Background(), start.Add(time.Duration(i)*5*time.Second)); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	h := cronHistory(start, 2)
+	// The history ends where the cycles' minutes begin, so the first
+	// preload takes all of it; later ones find every minute known.
+	if got := c.Preload(map[string]model.MinuteHistory{"a": h, "b": h}); got["a"] != len(h.Counts) || got["b"] != len(h.Counts) {
+		t.Errorf("loaded %v, want %d minutes each", got, len(h.Counts))
+	}
+	for range 4 {
+		c.Preload(map[string]model.MinuteHistory{"a": h, "b": h})
+	}
+	wg.Wait()
+}

@@ -1,0 +1,918 @@
+package policy
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+	"time"
+
+	"github.com/queuechecker/queue-checker/internal/model"
+)
+
+// forecaster learns a group's per-minute arrivals and forecasts the highest
+// arrival rate the fleet will face over the next start delay, so that the
+// workers that load needs are launched before it arrives, and capacity that
+// no forecast needs is released.
+//
+// History. Each closed minute keeps its measured arrival rate (float32, NaN
+// where nothing is known), for up to Settings.Forecast.History (8 days:
+// 11,520 minutes, 45 KB), in a ring indexed by the minute's number since the
+// Unix epoch. Beside it, two bitsets mark the hot minutes (arrivals well above
+// the baseline) and the onsets (the first hot minute of a run).
+//
+// Hot minutes. A minute is hot when its rate x stands above its baseline b,
+// the median of up to baselineMinutes known, not hot minutes within the
+// baselineReach before it, by both a share (x ≥ hotRatio × b) and Poisson
+// counting noise (60·(x − b) ≥ max(hotSigmas·√(60·b), hotMessages)), so that
+// noise, slow diurnal change and sparse traffic are never hot. Hot minutes
+// are left out of later baselines, so a surge is measured against the level
+// before it; one that lasts longer than the reach has no baseline left and
+// ends, so a lasting step becomes the new level.
+//
+// Recurrence. Load that recurs is forecast from its onsets:
+//   - periodic jobs (every P minutes, 3 ≤ P ≤ 240, at fixed offsets): for
+//     each pair of recent onsets P apart, the next occurrence T (one or two
+//     periods after the later one) is expected when onsets came within
+//     ±jitter of T − kP for at least 3 of the last 4 periods and at most one
+//     was missed. Noise has no onsets, and a one-off surge has one, so
+//     neither forecasts anything; a job that stops recurring fades after two
+//     missed occurrences.
+//   - daily: an onset within ±dailyJitter of this time of day one or two
+//     days ago forecasts one at T = that onset + a day, when at least two
+//     and at least half of the days history covers had one, one of them
+//     within the last two days. A weekly rhythm needs two weeks to be told
+//     from a one-off, more than the history keeps: it shows only as far as
+//     it is daily.
+//
+// Either kind is a pattern only when its onsets land on its expected
+// minutes more often than onsets scattered at random over the same span
+// would (see binomialTail), and a period is not taken for a multiple of a
+// shorter one the same onsets follow.
+//
+// An occurrence is expected at the highest peak rate of its matched
+// occurrences (an upper estimate; a rising series is extrapolated by its last
+// step), from jitter before T to its longest run plus jitter after it, and
+// not once it is overdue: no onset jitter plus a minute after T.
+//
+// Recent bursts. Load that comes and goes without a pattern is forecast as
+// the 95th percentile, over the last memoryMinutes, of the highest minute
+// rate in a span as long as the horizon (minutes not known count as 0):
+// bursts that came often enough lately to be expected within the horizon
+// more than one time in twenty keep their capacity; a one-off surge does not.
+// Hot minutes a pattern explains are left out, so the pattern's timing, not
+// this memory, sizes for them.
+//
+// The forecast is recomputed when a minute closes; a decision takes the
+// highest rate of the occurrences overlapping [now, now + horizon] and of the
+// recent bursts.
+type forecaster struct {
+	rates     []float32 // msg/s per minute; NaN unknown
+	hot       []uint64  // bitset: minute hot
+	onset     []uint64  // bitset: a hot run starts in this minute
+	explained []uint64  // bitset: hot minute a pattern explains
+	size      int64     // minutes the ring holds
+	first     int64     // the oldest minute that may hold data
+	last      int64     // the newest closed minute, when have
+	have      bool
+
+	cur    int64   // the minute being filled
+	curSum float64 // messages credited to it
+	curCov float64 // seconds of it covered by observations
+	curOK  bool
+	// exact is a measurement of the whole minute being filled, which
+	// replaces the observations credited to it when it closes.
+	exact   float64
+	exactOK bool
+	// baselined: some minute has had a baseline since the history began.
+	baselined bool
+	// released is the expected onset of the last occurrence whose end
+	// released the workers sized for it.
+	released int64
+
+	// computed when a minute closes
+	occ       [maxOccurrences]occurrence
+	nOcc      int
+	memExcess float64 // the recent bursts' level above the baseline
+	horizonM  int64   // the horizon, in minutes, the memory was computed for
+
+	onsets [maxOnsets]int64 // scratch: recent onsets, oldest first
+}
+
+// occurrence is one expected occurrence of a recurring pattern.
+type occurrence struct {
+	at         int64 // expected onset, minute number
+	jitter     int64 // minutes either side an onset is matched within
+	spread     int64 // the farthest a matched onset was from its expected minute
+	length     int64 // minutes
+	rate       float64
+	period     int64 // minutes
+	hits, lags int
+	kind       string   // "every", "daily", "weekly"
+	seen       [4]int64 // the matched onsets, newest first (0 = none)
+}
+
+// Tuning of the forecaster (see forecaster).
+const (
+	baselineMinutes = 15
+	baselineReach   = 60 // minutes
+	minBaseline     = 5  // known minutes a baseline needs
+	hotRatio        = 1.5
+	hotSigmas       = 5
+	hotMessages     = 5
+	maxRun          = 120 // minutes a hot run is measured over
+
+	minPeriod  = 3   // minutes
+	maxPeriod  = 240 // minutes
+	periodLags = 8
+	periodHits = 3
+	// Significance levels: how likely onsets scattered at random over the
+	// same span would land on a pattern's expected minutes as often as they
+	// did (see significant). Lower for periods, which are tried many at a
+	// time, than for days and weeks, tried once an onset.
+	periodAlpha   = 0.005
+	seasonalAlpha = 0.02
+	dailyJitter   = 5 // minutes
+	minutesPerDay = 1440
+	daysPerWeek   = 7
+
+	memoryMinutes = 240
+	memoryPrior   = 30 // minutes
+	memoryChance  = 0.05
+	maxBursts     = 64
+
+	maxOccurrences = 16
+	// maxRate: a rate above this many messages a second is garbage, not
+	// kept (a float32 minute would hold it as +Inf).
+	maxRate   = 1e12
+	maxOnsets = 128
+	// maxObservation: an observation spanning longer than this is a gap,
+	// not spread over the minutes it spans.
+	maxObservation = 5 * time.Minute
+)
+
+func minuteOf(t time.Time) int64 {
+	s := t.Unix()
+	if s < 0 {
+		return (s - 59) / 60
+	}
+	return s / 60
+}
+
+func (f *forecaster) idx(m int64) int64 {
+	i := m % f.size
+	if i < 0 {
+		i += f.size
+	}
+	return i
+}
+
+// init sizes the ring for history, once; a different history resets it.
+func (f *forecaster) init(history time.Duration) {
+	n := int64(history / time.Minute)
+	if n < 2*minutesPerDay {
+		n = max(n, maxPeriod*(periodLags+1)+60)
+	}
+	if f.size == n {
+		return
+	}
+	*f = forecaster{size: n}
+	f.rates = make([]float32, n)
+	words := (n + 63) / 64
+	bitsAll := make([]uint64, 3*words)
+	f.hot, f.onset, f.explained = bitsAll[:words:words], bitsAll[words:2*words:2*words], bitsAll[2*words:]
+	for i := range f.rates {
+		f.rates[i] = float32(math.NaN())
+	}
+}
+
+func getBit(b []uint64, i int64) bool { return b[i>>6]&(1<<(uint(i)&63)) != 0 }
+func setBit(b []uint64, i int64, v bool) {
+	if v {
+		b[i>>6] |= 1 << (uint(i) & 63)
+	} else {
+		b[i>>6] &^= 1 << (uint(i) & 63)
+	}
+}
+
+// known reports whether minute m is inside the ring's span.
+func (f *forecaster) known(m int64) bool {
+	return f.have && m <= f.last && m > f.last-f.size && m >= f.first
+}
+
+func (f *forecaster) rate(m int64) float64 {
+	if !f.known(m) {
+		return math.NaN()
+	}
+	return float64(f.rates[f.idx(m)])
+}
+
+func (f *forecaster) isHot(m int64) bool     { return f.known(m) && getBit(f.hot, f.idx(m)) }
+func (f *forecaster) isOnset(m int64) bool   { return f.known(m) && getBit(f.onset, f.idx(m)) }
+func (f *forecaster) isExplain(m int64) bool { return f.known(m) && getBit(f.explained, f.idx(m)) }
+
+// add credits an observation of rate msg/s over [from, to) to the minutes it
+// covers, closing the minutes it passes.
+func (f *forecaster) add(from, to time.Time, rate float64, horizon time.Duration) {
+	if !(rate >= 0) || rate > maxRate || !to.After(from) {
+		return
+	}
+	if to.Sub(from) > maxObservation {
+		f.advance(minuteOf(to), horizon)
+		return
+	}
+	a, b := from.UnixNano(), to.UnixNano()
+	for a < b {
+		m := floorDiv(a, int64(time.Minute))
+		end := min(b, (m+1)*int64(time.Minute))
+		if f.curOK && m < f.cur {
+			a = end // older than the minute being filled: too late
+			continue
+		}
+		f.advance(m, horizon)
+		secs := float64(end-a) / 1e9
+		f.curSum += rate * secs
+		f.curCov += secs
+		a = end
+	}
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+// advance makes m the minute being filled, closing the ones before it.
+func (f *forecaster) advance(m int64, horizon time.Duration) {
+	switch {
+	case !f.curOK && f.have && m > f.last && m-f.last <= f.size:
+		// The first observation after a warm start: the minutes between
+		// the history and it are unknown.
+		for g := f.last + 1; g < m; g++ {
+			f.close(g, math.NaN())
+		}
+		f.cur, f.curOK = m, true
+		f.refresh(horizon)
+		return
+	case !f.curOK:
+		f.cur, f.curOK = m, true
+		return
+	case m <= f.cur:
+		return
+	}
+	v := math.NaN()
+	switch {
+	case f.exactOK:
+		v = f.exact
+	case f.curCov >= 20:
+		v = f.curSum / f.curCov
+	}
+	f.exactOK = false
+	if m-f.cur > f.size {
+		// A jump past the whole history: nothing of it is left.
+		f.reset()
+		f.cur, f.curOK = m, true
+		return
+	}
+	f.close(f.cur, v)
+	for g := f.cur + 1; g < m; g++ {
+		f.close(g, math.NaN())
+	}
+	f.cur, f.curSum, f.curCov = m, 0, 0
+	f.refresh(horizon)
+}
+
+func (f *forecaster) reset() {
+	for i := range f.rates {
+		f.rates[i] = float32(math.NaN())
+	}
+	clear(f.hot)
+	clear(f.onset)
+	clear(f.explained)
+	f.have, f.curOK, f.curSum, f.curCov, f.nOcc, f.memExcess, f.baselined = false, false, 0, 0, 0, 0, false
+}
+
+// close stores minute m's rate and marks it hot and onset.
+func (f *forecaster) close(m int64, v float64) {
+	if f.have && m <= f.last {
+		return
+	}
+	if !f.have {
+		f.first = m
+	}
+	f.have, f.last = true, m
+	i := f.idx(m)
+	f.rates[i] = float32(v)
+	setBit(f.explained, i, false)
+	f.mark(m)
+}
+
+// set replaces the rate of a closed minute m with a better measurement of
+// it, and marks it and the minute after it hot again.
+func (f *forecaster) set(m int64, v float64) {
+	if !(v >= 0) || v > maxRate {
+		return
+	}
+	if f.curOK && m == f.cur {
+		f.exact, f.exactOK = v, true
+		return
+	}
+	if !f.known(m) {
+		return
+	}
+	f.rates[f.idx(m)] = float32(v)
+	for g := m; g <= min(m+1, f.last); g++ {
+		f.mark(g)
+	}
+}
+
+// mark sets minute m's hot and onset bits from its rate. The first minute
+// with a baseline also marks the minutes before it, which had none, against
+// that baseline: load that starts high (a burst at start) is a burst too.
+func (f *forecaster) mark(m int64) {
+	b, ok := f.baseline(m)
+	if ok && !f.baselined {
+		f.baselined = true
+		for g := max(f.first, m-baselineReach); g < m; g++ {
+			if f.known(g) {
+				f.markWith(g, b, true)
+			}
+		}
+	}
+	f.markWith(m, b, ok)
+}
+
+// markWith marks minute m against the baseline b, when ok.
+func (f *forecaster) markWith(m int64, b float64, ok bool) {
+	i := f.idx(m)
+	v := float64(f.rates[i])
+	hot := false
+	if !math.IsNaN(v) && ok {
+		ratio, excess := hotRatio, math.Max(hotSigmas*math.Sqrt(60*b), hotMessages)
+		if f.isHot(m - 1) {
+			// A run goes on at half the excess that starts one, so that
+			// noise within a surge does not cut it in pieces.
+			ratio, excess = 1+(hotRatio-1)/2, excess/2
+		}
+		hot = v >= ratio*b && 60*(v-b) >= excess
+	}
+	setBit(f.hot, i, hot)
+	setBit(f.onset, i, hot && !f.isHot(m-1))
+	if m < f.last {
+		n := f.idx(m + 1)
+		setBit(f.onset, n, getBit(f.hot, n) && !hot)
+	}
+}
+
+// recentMean is the mean arrival rate, msg/s, of the known minutes among
+// the last n closed ones; false when fewer than half of them are known.
+func (f *forecaster) recentMean(n int64) (float64, bool) {
+	if !f.have {
+		return 0, false
+	}
+	sum, known := 0.0, int64(0)
+	for g := f.last - n + 1; g <= f.last; g++ {
+		if v := f.rate(g); !math.IsNaN(v) {
+			sum += v
+			known++
+		}
+	}
+	if 2*known < n {
+		return 0, false
+	}
+	return sum / float64(known), true
+}
+
+// stillHot reports whether arrivals of v msg/s now would carry on a hot run:
+// whether they stand above the baseline by the share and noise a run goes on
+// at (see mark).
+func (f *forecaster) stillHot(v float64) bool {
+	b, ok := f.baseline(f.last + 1)
+	if !ok || math.IsNaN(v) {
+		return true
+	}
+	return v >= (1+(hotRatio-1)/2)*b && 60*(v-b) >= math.Max(hotSigmas*math.Sqrt(60*b), hotMessages)/2
+}
+
+// baseline is the median of the known, not hot minutes shortly before m.
+func (f *forecaster) baseline(m int64) (float64, bool) {
+	var buf [baselineMinutes]float32
+	n := 0
+	for g := m - 1; g >= m-baselineReach && n < baselineMinutes; g-- {
+		if !f.known(g) {
+			if g < f.first {
+				break
+			}
+			continue
+		}
+		i := f.idx(g)
+		v := f.rates[i]
+		if v != v || getBit(f.hot, i) {
+			continue
+		}
+		// insertion sort
+		j := n
+		for j > 0 && buf[j-1] > v {
+			buf[j] = buf[j-1]
+			j--
+		}
+		buf[j] = v
+		n++
+	}
+	if n < minBaseline {
+		return 0, false
+	}
+	if n%2 == 1 {
+		return float64(buf[n/2]), true
+	}
+	return (float64(buf[n/2-1]) + float64(buf[n/2])) / 2, true
+}
+
+// run is the length and the peak rate of the hot run starting at onset o.
+func (f *forecaster) run(o int64) (length int64, peak float64) {
+	for g := o; g < o+maxRun && f.isHot(g); g++ {
+		length++
+		if v := f.rate(g); v > peak {
+			peak = v
+		}
+	}
+	return length, peak
+}
+
+// onsetNear returns the onset within ±j of m closest to it.
+func (f *forecaster) onsetNear(m, j int64) (int64, bool) {
+	for d := int64(0); d <= j; d++ {
+		if f.isOnset(m - d) {
+			return m - d, true
+		}
+		if d > 0 && f.isOnset(m+d) {
+			return m + d, true
+		}
+	}
+	return 0, false
+}
+
+// refresh recomputes the expected occurrences and the recent-bursts memory
+// after a minute closed.
+func (f *forecaster) refresh(horizon time.Duration) {
+	f.nOcc = 0
+	hm := max(int64((horizon+time.Minute-1)/time.Minute), 1)
+	f.horizonM = hm
+	ahead := hm + 2 // how far ahead occurrences matter, in minutes
+	f.periodic(ahead)
+	f.seasonal(ahead, minutesPerDay, "daily")
+	f.memory(hm)
+}
+
+func periodJitter(p int64) int64 {
+	if p > 60 {
+		return 2
+	}
+	return 1
+}
+
+// periodic finds the periodic jobs expected from one hour ago to ahead
+// minutes from now (see forecaster).
+func (f *forecaster) periodic(ahead int64) {
+	// The recent onsets, oldest first.
+	n := 0
+	from := max(f.first, f.last-maxPeriod*(periodLags+1))
+	for g := f.last; g >= from && n < maxOnsets; g-- {
+		i := f.idx(g)
+		w := f.onset[i>>6]
+		if w == 0 && i&63 == 63 && g-63 >= from {
+			g -= 63 // skip an empty word
+			continue
+		}
+		if getBit(f.onset, i) {
+			f.onsets[n] = g
+			n++
+		}
+	}
+	on := f.onsets[:n] // newest first
+	for a := 0; a < n; a++ {
+		for b := a + 1; b < n; b++ {
+			p := on[a] - on[b]
+			if p < minPeriod {
+				continue
+			}
+			if p > maxPeriod {
+				break
+			}
+			for step := int64(1); step <= 2; step++ {
+				t := on[a] + step*p
+				if t < f.last-baselineReach {
+					continue
+				}
+				// Checked even when far ahead: a pattern it bears out
+				// explains its past occurrences to the memory.
+				f.consider(t, p, periodJitter(p), "every", t <= f.last+ahead)
+			}
+		}
+	}
+}
+
+// seasonal finds daily (or weekly) occurrences expected soon.
+func (f *forecaster) seasonal(ahead, period int64, kind string) {
+	j := int64(dailyJitter)
+	for back := int64(1); back <= 2; back++ {
+		lo, hi := f.last-baselineReach-back*period, f.last+ahead-back*period
+		for g := lo; g <= hi; g++ {
+			if f.isOnset(g) {
+				f.consider(g+back*period, period, j, kind, true)
+			}
+		}
+	}
+}
+
+// consider checks an occurrence expected at t for a pattern of period p and
+// keeps it when its past occurrences bear it out.
+func (f *forecaster) consider(t, p, j int64, kind string, keep bool) {
+	var o occurrence
+	o.at, o.period, o.jitter, o.kind = t, p, j, kind
+	lags := periodLags
+	if kind != "every" {
+		lags = int(min(int64(daysPerWeek), (f.last-f.first)/p))
+		if kind == "weekly" {
+			lags = 1
+		}
+	}
+	var peaks [daysPerWeek]float64
+	np := 0
+	var hit [periodLags]int64
+	nh := 0
+	recent := false
+	deepest := t
+	for k := int64(1); k <= int64(lags); k++ {
+		m := t - k*p
+		if m-j < f.first {
+			break
+		}
+		deepest = m - j
+		if m+j > f.last {
+			// Not yet observable (a period shorter than the jitter window
+			// ahead): not a lag.
+			continue
+		}
+		o.lags++
+		g, ok := f.onsetNear(m, j)
+		if !ok {
+			continue
+		}
+		o.hits++
+		if k <= 2 {
+			recent = true
+		}
+		if int(k) <= len(o.seen) {
+			o.seen[k-1] = g
+		}
+		if nh < len(hit) {
+			hit[nh] = g
+			nh++
+		}
+		o.spread = max(o.spread, abs64(g-m))
+		length, peak := f.run(g)
+		o.length = max(o.length, length)
+		if np < len(peaks) {
+			peaks[np] = peak
+			np++
+		}
+	}
+	switch kind {
+	case "every":
+		if o.hits < periodHits || o.lags-o.hits > max(1, o.lags/4) {
+			return
+		}
+	default:
+		if o.hits < 2 || 2*o.hits < o.lags || !recent {
+			return
+		}
+	}
+	if kind == "every" && f.multiple(o, deepest) {
+		return
+	}
+	alpha := periodAlpha
+	if kind != "every" {
+		alpha = seasonalAlpha
+	}
+	q := math.Min(1, float64(2*j+1)/float64(p))
+	if binomialTail(f.countOnsets(deepest, f.last), o.hits, q) >= alpha {
+		return
+	}
+	// peaks[0] is the latest occurrence.
+	for i := 0; i < np; i++ {
+		o.rate = math.Max(o.rate, peaks[i])
+	}
+	if np >= 3 && peaks[0] > peaks[1] && peaks[1] > peaks[2] {
+		o.rate = math.Max(o.rate, peaks[0]+(peaks[0]-peaks[1]))
+	}
+	if !(o.rate > 0) || math.IsInf(o.rate, 0) {
+		return
+	}
+	// The matched occurrences are explained: the pattern sizes for them,
+	// not the recent-bursts memory.
+	for _, g := range hit[:nh] {
+		for h := g; h < g+maxRun && f.isHot(h); h++ {
+			setBit(f.explained, f.idx(h), true)
+		}
+	}
+	if !keep {
+		return
+	}
+	// Keep one occurrence per expected time: the larger.
+	for i := 0; i < f.nOcc; i++ {
+		e := &f.occ[i]
+		if abs64(e.at-o.at) <= max(e.jitter, o.jitter) {
+			// The same occurrence: the higher rate, described by the
+			// pattern with the better record (then the shorter period).
+			rate := math.Max(e.rate, o.rate)
+			if o.hits*e.lags > e.hits*o.lags || (o.hits*e.lags == e.hits*o.lags && (o.hits > e.hits || o.hits == e.hits && o.period < e.period)) {
+				*e = o
+			}
+			e.rate = rate
+			return
+		}
+	}
+	if f.nOcc < maxOccurrences {
+		f.occ[f.nOcc] = o
+		f.nOcc++
+	}
+}
+
+// multiple reports whether o's period is a multiple of a shorter one that
+// the same onsets follow (a job every 20 minutes is also "every 80"): the
+// shorter period, which misses sooner when the job stops, speaks for it.
+func (f *forecaster) multiple(o occurrence, deepest int64) bool {
+	latest := o.at - o.period
+	for k := range o.seen {
+		if o.seen[k] != 0 {
+			latest = o.seen[k]
+			break
+		}
+	}
+	for m := int64(2); m <= 8; m++ {
+		sub := o.period / m
+		if o.period%m != 0 || sub < minPeriod {
+			continue
+		}
+		n, hits := 0, 0
+		for g := latest - sub; g >= deepest; g -= sub {
+			n++
+			if _, ok := f.onsetNear(g, o.jitter); ok {
+				hits++
+			}
+		}
+		if n >= periodHits && 4*hits >= 3*n {
+			return true
+		}
+	}
+	return false
+}
+
+// countOnsets counts the onsets in minutes [from, to].
+func (f *forecaster) countOnsets(from, to int64) int {
+	n := 0
+	for g := max(from, f.first, f.last-f.size+1); g <= to; g++ {
+		i := f.idx(g)
+		if i&63 == 0 && g+63 <= to && i+63 < f.size {
+			n += bits.OnesCount64(f.onset[i>>6])
+			g += 63
+			continue
+		}
+		if getBit(f.onset, i) {
+			n++
+		}
+	}
+	return n
+}
+
+// binomialTail is P(X ≥ k) for X ~ Binomial(n, q): how likely n onsets
+// scattered at random, each landing on a pattern's expected minutes with
+// probability q, would land there k times or more.
+func binomialTail(n, k int, q float64) float64 {
+	if k <= 0 {
+		return 1
+	}
+	if k > n || q <= 0 {
+		return 0
+	}
+	if q >= 1 {
+		return 1
+	}
+	// P(X = x) by the ratio of consecutive terms, from x = k.
+	lq, lp := math.Log(q), math.Log1p(-q)
+	lg := func(x int) float64 { v, _ := math.Lgamma(float64(x) + 1); return v }
+	term := math.Exp(lg(n) - lg(k) - lg(n-k) + float64(k)*lq + float64(n-k)*lp)
+	sum := 0.0
+	for x := k; x <= n && term > 0; x++ {
+		sum += term
+		term *= float64(n-x) / float64(x+1) * q / (1 - q)
+	}
+	return math.Min(sum, 1)
+}
+
+func abs64(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// memory computes the recent-bursts rate (see forecaster): bursts are the
+// onsets of hot runs no pattern explains within the last memoryMinutes, each
+// with its excess, its run's peak over the baseline before it. Counting them
+// as a Poisson process over the history seen (plus memoryPrior minutes
+// without bursts, so that a short history does not make one burst look
+// frequent), the level kept is the highest excess e for which bursts at
+// least e above the baseline come within the horizon with probability
+// memoryChance or more: 1 − exp(−(bursts ≥ e) ÷ span × horizon).
+func (f *forecaster) memory(hm int64) {
+	f.memExcess = 0
+	var ex [maxBursts]float64
+	n := 0
+	from := max(f.first, f.last-memoryMinutes+1)
+	for g := f.last; g >= from && n < maxBursts; g-- {
+		if !f.isOnset(g) || f.isExplain(g) {
+			continue
+		}
+		b, ok := f.baseline(g)
+		if !ok {
+			// A burst before the first baseline: against today's.
+			if b, ok = f.baseline(f.last + 1); !ok {
+				continue
+			}
+		}
+		_, peak := f.run(g)
+		if e := peak - b; e > 0 {
+			ex[n] = e
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	xs := ex[:n]
+	slices.Sort(xs)
+	span := float64(f.last-from+1) + memoryPrior
+	for i := n - 1; i >= 0; i-- {
+		count := float64(n - i) // bursts at least xs[i] above the baseline
+		if 1-math.Exp(-count/span*float64(hm)) >= memoryChance {
+			f.memExcess = xs[i]
+			return
+		}
+	}
+}
+
+// forecastResult is the forecast of one decision.
+type forecastResult struct {
+	rate float64
+	at   time.Time
+	occ  *occurrence // nil for recent bursts
+	ok   bool
+	// ended is an expected occurrence that came and is over, within the
+	// span; base is the baseline arrivals now.
+	ended *occurrence
+	base  float64
+}
+
+// forecast is the highest arrival rate expected over [now, now+horizon].
+// current is the latest interval's measured arrivals, when currentOK: an
+// occurrence that came is over once its minutes, or these, are no longer
+// hot.
+func (f *forecaster) forecast(now time.Time, horizon time.Duration, current float64, currentOK bool) forecastResult {
+	var r forecastResult
+	if !f.have {
+		return r
+	}
+	if f.memExcess > 0 {
+		if b, ok := f.baseline(f.last + 1); ok {
+			r = forecastResult{rate: b + f.memExcess, at: now, ok: true}
+		}
+	}
+	nowM := minuteOf(now)
+	// An occurrence starts at the start of its onset minute at the earliest:
+	// workers launched the start delay and an interval before it are in
+	// time, so its minute of margin is not needed here.
+	endM := minuteOf(now.Add(max(horizon-time.Minute, 0)))
+	for i := 0; i < f.nOcc; i++ {
+		o := &f.occ[i]
+		start, end := o.at-o.spread, o.at+max(o.length, 1)+o.spread
+		if end < nowM || start > endM {
+			continue
+		}
+		g, came := f.onsetNear(o.at, o.jitter)
+		switch {
+		case came && g <= f.last && (!f.isHot(f.last) || currentOK && !f.stillHot(current)):
+			// It came and is over.
+			if b, ok := f.baseline(f.last + 1); ok {
+				r.ended, r.base = o, b
+			}
+			continue
+		case !came && nowM > o.at+o.jitter+1:
+			continue // overdue
+		}
+		if o.rate > r.rate {
+			at := time.Unix(o.at*60, 0).UTC()
+			r = forecastResult{rate: o.rate, at: at, occ: o, ok: true}
+		}
+	}
+	return r
+}
+
+// describe says where an occurrence's forecast comes from, for the reasons.
+func (o *occurrence) describe(loc *time.Location) string {
+	switch o.kind {
+	case "every":
+		var b []byte
+		b = fmt.Appendf(b, "every %s, seen at", time.Duration(o.period)*time.Minute)
+		first := true
+		for k := len(o.seen) - 1; k >= 0; k-- {
+			if o.seen[k] == 0 {
+				continue
+			}
+			if !first {
+				b = append(b, ',')
+			}
+			first = false
+			b = fmt.Appendf(b, " :%02d", time.Unix(o.seen[k]*60, 0).In(loc).Minute())
+		}
+		b = fmt.Appendf(b, ", %d of the last %d times", o.hits, o.lags)
+		return string(b)
+	default:
+		return fmt.Sprintf("%s at %s, %d of the last %d %s", o.kind,
+			time.Unix(o.at*60, 0).In(loc).Format("15:04"), o.hits, o.lags, map[bool]string{true: "days", false: "weeks"}[o.kind == "daily"])
+	}
+}
+
+// pattern names an occurrence's pattern for the decision's JSON.
+func (o *occurrence) pattern() string {
+	switch o.kind {
+	case "every":
+		return "every " + (time.Duration(o.period) * time.Minute).String()
+	default:
+		return o.kind
+	}
+}
+
+// preload fills minutes the forecaster does not know from h (warm start),
+// and recomputes the hot minutes and the forecast.
+func (f *forecaster) preload(h model.MinuteHistory, horizon time.Duration) int {
+	if len(h.Counts) == 0 || h.Start.IsZero() {
+		return 0
+	}
+	start := minuteOf(h.Start)
+	end := start + int64(len(h.Counts)) - 1
+	if f.have {
+		// Only what is older than the live minutes, and within the ring.
+		end = min(end, f.first-1)
+	}
+	if f.curOK {
+		end = min(end, f.cur-1)
+	}
+	top := end
+	if f.have {
+		top = f.last
+	}
+	lo := max(start, top-f.size+1)
+	if lo > end {
+		return 0
+	}
+	// Rebuild from lo: stored values, then the preloaded ones under them.
+	vals := make([]float32, top-lo+1)
+	for g := lo; g <= top; g++ {
+		v := float32(math.NaN())
+		if f.known(g) {
+			v = f.rates[f.idx(g)]
+		}
+		if g <= end && g-start < int64(len(h.Counts)) {
+			if c := h.Counts[g-start]; c >= 0 && c/60 <= maxRate {
+				v = float32(c / 60)
+			}
+		}
+		vals[g-lo] = v
+	}
+	cur, curSum, curCov, curOK := f.cur, f.curSum, f.curCov, f.curOK
+	f.reset()
+	loaded := 0
+	for g := lo; g <= top; g++ {
+		if !math.IsNaN(float64(vals[g-lo])) && g <= end {
+			loaded++
+		}
+		f.close(g, float64(vals[g-lo]))
+	}
+	f.cur, f.curSum, f.curCov, f.curOK = cur, curSum, curCov, curOK
+	f.refresh(horizon)
+	return loaded
+}
+
+// bitsSet counts the set bits of a bitset, for tests and memory accounting.
+func bitsSet(b []uint64) int {
+	n := 0
+	for _, w := range b {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}

@@ -1,0 +1,67 @@
+package policy
+
+import "time"
+
+// safety applies the guards that make the checker safe to own a fleet,
+// after the sizing guards and before the clamp: it says when the fleet was
+// not read (so nothing per worker can be trusted), and applies the
+// operator's switches, from the configuration (Settings) or the fleet's
+// tags (model.Switches), in this order: a pause holds the current count; a
+// pin sets the count (the clamp still keeps it within the bounds); with
+// scale-in off the count never falls below the current one.
+func (c *call) safety() {
+	switch {
+	case c.fleet.Kind == "":
+		c.reason("no fleet is read: current workers are the last desired count; per-worker metrics are not published")
+	case !c.fleet.Known:
+		c.reason("the fleet was not read: only Backlog and OldestMessageAge are published, so a policy tracking the per-worker ratio sees no data and holds")
+	}
+
+	c.scaleToZero()
+
+	sw := c.fleet.Switches
+	if len(sw.Warnings) > 0 {
+		c.d.Warnings = append([]string(nil), sw.Warnings...)
+	}
+	switch {
+	case sw.Paused || c.s.Paused:
+		c.d.Paused = true
+		c.d.Held, c.d.HoldReason = true, "paused"
+		c.target = c.current
+		if sw.Paused {
+			c.d.PausedBy = sw.PausedBy
+			if !sw.PausedSince.IsZero() {
+				c.b.pausedSince = sw.PausedSince
+				c.d.PausedSince = &c.b.pausedSince
+			}
+			who := sw.PausedBy
+			if who == "" {
+				who = "someone (no queue-checker:paused-by tag)"
+			}
+			c.reason("paused by %s since %s (tag queue-checker:paused on the fleet): holding at %d, no scaling; metrics are still published",
+				who, sw.PausedSince.UTC().Format(time.RFC3339), c.current)
+		} else {
+			c.d.PausedBy = "configuration"
+			c.reason("paused by the configuration (fleet.paused): holding at %d, no scaling; metrics are still published", c.current)
+		}
+		return
+	case sw.Pinned || c.s.Pinned:
+		n, by := c.s.Pin, "the configuration (fleet.pin)"
+		if sw.Pinned {
+			n, by = sw.Pin, "tag queue-checker:pin on the fleet"
+		}
+		c.b.pinned = n
+		c.d.Pinned = &c.b.pinned
+		c.target = n
+		c.reason("pinned at %d by %s; the sizing asks for %d", n, by, c.rec)
+	}
+	if (sw.ScaleInOff || c.s.ScaleInOff) && c.target < c.current {
+		by := "the configuration (fleet.scale_in: false)"
+		if sw.ScaleInOff {
+			by = "tag queue-checker:scale-in=false on the fleet"
+		}
+		c.reason("scale-in is off by %s: holding at %d instead of %d", by, c.current, c.target)
+		c.target = c.current
+	}
+	c.d.ScaleInOff = sw.ScaleInOff || c.s.ScaleInOff
+}

@@ -1,0 +1,121 @@
+package policy
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/queuechecker/queue-checker/internal/model"
+)
+
+func TestUnreadFleetSaysSo(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		fleet model.Fleet
+		want  string // "" : no such reason
+	}{
+		{"read", asg(4, 4, 0), ""},
+		{"fixed size", model.Fleet{Kind: model.FleetFixed, Known: true, Desired: 4, InService: 4}, ""},
+		{"read failed", model.Fleet{Kind: "autoscaling", Err: errors.New("not found")}, "the fleet was not read"},
+		{"no fleet", model.Fleet{}, "no fleet is read"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			smp := q(300, 0)
+			smp.At = t0
+			d := Decide(base(), smp, tt.fleet, &State{}, t0)
+			for _, part := range []string{"the fleet was not read", "no fleet is read"} {
+				if got := hasReason(d, part); got != (part == tt.want) {
+					t.Errorf("reason %q present = %v, want %v: %q", part, got, part == tt.want, d.Reasons)
+				}
+			}
+		})
+	}
+}
+
+func TestSwitches(t *testing.T) {
+	t.Parallel()
+	since := t0.Add(-time.Hour)
+	busy := q(3000, 0) // asks for far more than the current 4
+	idle := q(0, 0)    // asks for fewer
+	tests := []struct {
+		name      string
+		s         func(*Settings)
+		sw        model.Switches
+		sample    model.GroupSample
+		want      int
+		held      bool
+		reason    string
+		pausedBy  string
+		scaleInOf bool
+	}{
+		{name: "no switch scales out", sample: busy, want: 100},
+		{name: "paused by tag holds", sample: busy, sw: model.Switches{Paused: true, PausedBy: "alice", PausedSince: since},
+			want: 4, held: true, reason: "paused by alice since 2025-03-01T11:00:00Z", pausedBy: "alice"},
+		{name: "paused by tag, nobody named", sample: busy, sw: model.Switches{Paused: true, PausedSince: since},
+			want: 4, held: true, reason: "paused by someone (no queue-checker:paused-by tag)"},
+		{name: "paused by configuration", sample: idle, s: func(s *Settings) { s.Paused = true },
+			want: 4, held: true, reason: "paused by the configuration (fleet.paused)", pausedBy: "configuration"},
+		{name: "pause wins over pin", sample: busy, sw: model.Switches{Paused: true, Pinned: true, Pin: 9},
+			want: 4, held: true, reason: "paused by"},
+		{name: "pinned by tag", sample: busy, sw: model.Switches{Pinned: true, Pin: 7}, want: 7,
+			reason: "pinned at 7 by tag queue-checker:pin on the fleet"},
+		{name: "tag pin wins over configuration pin", sample: idle, s: func(s *Settings) { s.Pinned, s.Pin = true, 2 },
+			sw: model.Switches{Pinned: true, Pin: 6}, want: 6, reason: "pinned at 6 by tag"},
+		{name: "configuration pin", sample: busy, s: func(s *Settings) { s.Pinned, s.Pin = true, 2 }, want: 2,
+			reason: "pinned at 2 by the configuration (fleet.pin)"},
+		{name: "pin above max is clamped", sample: idle, sw: model.Switches{Pinned: true, Pin: 900}, want: 100,
+			reason: "pinned at 900"},
+		{name: "pin below min is raised", sample: idle, s: func(s *Settings) { s.Min = 3 }, sw: model.Switches{Pinned: true, Pin: 0}, want: 3,
+			reason: "raised to the min 3"},
+		{name: "scale-in off by tag holds against scale-in", sample: idle, sw: model.Switches{ScaleInOff: true}, want: 4,
+			reason: "scale-in is off by tag queue-checker:scale-in=false on the fleet: holding at 4", scaleInOf: true},
+		{name: "scale-in off by configuration still scales out", sample: busy, s: func(s *Settings) { s.ScaleInOff = true }, want: 100,
+			scaleInOf: true},
+		{name: "scale-in off keeps a pin from scaling in", sample: busy, sw: model.Switches{ScaleInOff: true, Pinned: true, Pin: 2}, want: 4,
+			reason: "scale-in is off", scaleInOf: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := base()
+			s.Max = 100
+			s.ScaleInStabilization = -1
+			if tt.s != nil {
+				tt.s(&s)
+			}
+			f := asg(4, 4, 0)
+			f.Switches = tt.sw
+			smp := tt.sample
+			smp.At = t0
+			d := Decide(s, smp, f, &State{}, t0)
+			checkDecision(t, s, f, d)
+			if d.DesiredWorkers != tt.want || d.Paused != tt.held || d.Held != tt.held {
+				t.Errorf("desired %d paused %v held %v, want %d, %v, %v; reasons %q", d.DesiredWorkers, d.Paused, d.Held, tt.want, tt.held, tt.held, d.Reasons)
+			}
+			if tt.reason != "" && !hasReason(d, tt.reason) {
+				t.Errorf("no reason with %q: %q", tt.reason, d.Reasons)
+			}
+			if d.PausedBy != tt.pausedBy || d.ScaleInOff != tt.scaleInOf {
+				t.Errorf("paused by %q, scale-in off %v; want %q, %v", d.PausedBy, d.ScaleInOff, tt.pausedBy, tt.scaleInOf)
+			}
+			if tt.held && d.HoldReason != "paused" {
+				t.Errorf("hold reason %q, want paused", d.HoldReason)
+			}
+		})
+	}
+}
+
+func TestSwitchWarningsReachTheDecision(t *testing.T) {
+	t.Parallel()
+	f := asg(4, 4, 0)
+	f.Switches.Warnings = []string{`tag queue-checker:pin="lots" ignored`}
+	smp := q(10, 0)
+	smp.At = t0
+	d := Decide(base(), smp, f, &State{}, t0)
+	if len(d.Warnings) != 1 || d.Warnings[0] != f.Switches.Warnings[0] {
+		t.Errorf("warnings %q, want %q", d.Warnings, f.Switches.Warnings)
+	}
+}

@@ -1,0 +1,144 @@
+package poller
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+	ecstypes "github.com/aws/aws-sdk-go-v2/service/ecs/types"
+	"go.uber.org/zap"
+
+	"github.com/queuechecker/queue-checker/internal/model"
+)
+
+// The switch tags an operator sets on an Auto Scaling group or ECS service
+// to steer its group without a redeploy. They are read with the fleet, in
+// the same DescribeAutoScalingGroups / DescribeServices call.
+const (
+	TagPrefix   = "queue-checker:"
+	TagPaused   = TagPrefix + "paused"    // true | false
+	TagPausedBy = TagPrefix + "paused-by" // who paused, free text
+	TagPausedAt = TagPrefix + "paused-at" // when, RFC 3339
+	TagScaleIn  = TagPrefix + "scale-in"  // true | false
+	TagPin      = TagPrefix + "pin"       // a whole number >= 0
+)
+
+// maxTagText bounds the free text of a tag shown on the status page.
+const maxTagText = 128
+
+// parseSwitches reads the switch tags among tags (key -> value). A tag with
+// a value that is not understood, or an unknown key under the prefix, is
+// ignored with a warning.
+func parseSwitches(tags map[string]string) model.Switches {
+	var s model.Switches
+	warn := func(format string, a ...any) { s.Warnings = append(s.Warnings, fmt.Sprintf(format, a...)) }
+	keys := make([]string, 0, len(tags))
+	for k := range tags {
+		if strings.HasPrefix(k, TagPrefix) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v := strings.TrimSpace(tags[k])
+		switch k {
+		case TagPaused:
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				warn("tag %s=%q ignored: want true or false", k, clip(v))
+				continue
+			}
+			s.Paused = b
+		case TagPausedBy:
+			s.PausedBy = clip(v)
+		case TagPausedAt:
+			at, err := time.Parse(time.RFC3339, v)
+			if err != nil {
+				warn("tag %s=%q ignored: want a time such as 2025-03-01T12:00:00Z", k, clip(v))
+				continue
+			}
+			s.PausedSince = at
+		case TagScaleIn:
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				warn("tag %s=%q ignored: want true or false", k, clip(v))
+				continue
+			}
+			s.ScaleInOff = !b
+		case TagPin:
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				warn("tag %s=%q ignored: want a whole number of workers >= 0", k, clip(v))
+				continue
+			}
+			s.Pinned, s.Pin = true, n
+		default:
+			warn("tag %s ignored: unknown; known are %s, %s, %s, %s and %s", clip(k), TagPaused, TagPausedBy, TagPausedAt, TagScaleIn, TagPin)
+		}
+	}
+	if !s.Paused {
+		s.PausedBy, s.PausedSince = "", time.Time{}
+	}
+	return s
+}
+
+// clip bounds text from a tag for messages.
+func clip(s string) string {
+	if len(s) <= maxTagText {
+		return s
+	}
+	return s[:maxTagText] + "…"
+}
+
+// applySwitches reads the switch tags into fl.Switches: a pause with no
+// paused-at tag dates from when the poller first saw it. Warnings are logged
+// when they change.
+func (f *fleetReader) applySwitches(fl *model.Fleet, tags map[string]string, now time.Time) {
+	s := parseSwitches(tags)
+	switch {
+	case !s.Paused:
+		f.pausedSeen = time.Time{}
+	case s.PausedSince.IsZero():
+		if f.pausedSeen.IsZero() {
+			f.pausedSeen = now
+		}
+		s.PausedSince = f.pausedSeen
+	}
+	if w := strings.Join(s.Warnings, "; "); w != f.warned {
+		f.warned = w
+		if w != "" {
+			f.log.Warn("switch tags ignored", zap.Strings("warnings", s.Warnings))
+		}
+	}
+	fl.Switches = s
+}
+
+func asgTags(g *asgtypes.AutoScalingGroup) map[string]string {
+	var m map[string]string
+	for _, t := range g.Tags {
+		if k := aws.ToString(t.Key); strings.HasPrefix(k, TagPrefix) {
+			if m == nil {
+				m = map[string]string{}
+			}
+			m[k] = aws.ToString(t.Value)
+		}
+	}
+	return m
+}
+
+func serviceTags(s *ecstypes.Service) map[string]string {
+	var m map[string]string
+	for _, t := range s.Tags {
+		if k := aws.ToString(t.Key); strings.HasPrefix(k, TagPrefix) {
+			if m == nil {
+				m = map[string]string{}
+			}
+			m[k] = aws.ToString(t.Value)
+		}
+	}
+	return m
+}

@@ -1,0 +1,38 @@
+package web
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/queuechecker/queue-checker/internal/model"
+)
+
+// switchNotes says, one line each, which operator switches hold a group
+// (paused, pinned, scale-in off) and which switch tags were ignored, from
+// its last decision; an empty list when none.
+func switchNotes(d *model.Decision) []string {
+	notes := []string{}
+	if d == nil {
+		return notes
+	}
+	if d.Paused {
+		who, since := d.PausedBy, "an unknown time"
+		if who == "" {
+			who = "someone (no paused-by tag)"
+		}
+		if d.PausedSince != nil {
+			since = d.PausedSince.UTC().Format(time.RFC3339)
+		}
+		notes = append(notes, fmt.Sprintf("Paused by %s since %s: no scaling call; metrics are still published.", who, since))
+	}
+	if d.Pinned != nil {
+		notes = append(notes, fmt.Sprintf("Pinned at %d workers (within min and max).", *d.Pinned))
+	}
+	if d.ScaleInOff {
+		notes = append(notes, "Scale-in is off: the group only scales out.")
+	}
+	for _, w := range d.Warnings {
+		notes = append(notes, "Ignored: "+w+".")
+	}
+	return notes
+}
