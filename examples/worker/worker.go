@@ -179,6 +179,13 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer held.Wait()
 receive:
 	for {
+		// A stop wins over a free slot: select picks at random among ready
+		// cases, so ask first.
+		select {
+		case <-stop:
+			break receive
+		default:
+		}
 		// Wait for a free slot, then ask for as many messages as are free.
 		select {
 		case <-stop:

@@ -42,7 +42,11 @@ type Options struct {
 	EndpointURL        string // one endpoint for every service; empty means the SDK's resolution
 	CloudWatchProtocol string // ProtocolDefault, ProtocolJSON or ProtocolQuery
 	MaxAttempts        int    // retryer attempts per call, the first included; 0 means 3
-	MaxConnsPerHost    int    // idle connections kept per endpoint; 0 means 32
+	// MaxConnsPerHost is the idle connections kept per endpoint, and per
+	// region for SQS, whose clients each have their own connection pool:
+	// at least the calls in flight per region, so that a round of calls
+	// reuses its connections. 0 means 32.
+	MaxConnsPerHost int
 	// Registerer, when set, receives checker_aws_requests_total and
 	// checker_aws_request_duration_seconds, recorded for every call of every
 	// client the factory makes.
@@ -54,6 +58,7 @@ type Factory struct {
 	base     aws.Config
 	endpoint string
 	protocol string
+	conns    int
 
 	mu  sync.Mutex
 	sqs map[string]*sqs.Client
@@ -79,11 +84,8 @@ func New(ctx context.Context, o Options) (*Factory, error) {
 	if conns <= 0 {
 		conns = 32
 	}
-	httpClient := awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
-		t.MaxIdleConnsPerHost = conns
-	})
 	opts := []func(*awsconfig.LoadOptions) error{
-		awsconfig.WithHTTPClient(httpClient),
+		awsconfig.WithHTTPClient(newHTTPClient(conns)),
 		awsconfig.WithRetryer(func() aws.Retryer {
 			return retry.NewStandard(func(so *retry.StandardOptions) {
 				so.MaxAttempts = attempts
@@ -121,12 +123,32 @@ func New(ctx context.Context, o Options) (*Factory, error) {
 		base:     base,
 		endpoint: o.EndpointURL,
 		protocol: o.CloudWatchProtocol,
+		conns:    conns,
 		sqs:      map[string]*sqs.Client{},
 		cw:       map[string]*cloudwatch.Client{},
 		asg:      map[string]*autoscaling.Client{},
 		ecs:      map[string]*ecs.Client{},
 		ddb:      map[string]*dynamodb.Client{},
 	}, nil
+}
+
+// newHTTPClient is the SDK's HTTP client keeping up to conns idle
+// connections per host, and as many in all (Go's default keeps 100 in all).
+func newHTTPClient(conns int) *awshttp.BuildableClient {
+	return awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
+		t.MaxIdleConnsPerHost = conns
+		t.MaxIdleConns = max(conns, t.MaxIdleConns)
+	})
+}
+
+// regionHTTPClient is a copy of the base HTTP client with a connection
+// pool of its own. A copy keeps what loading the configuration set on the
+// base client, such as the CA bundle of AWS_CA_BUNDLE.
+func (f *Factory) regionHTTPClient() aws.HTTPClient {
+	if bc, ok := f.base.HTTPClient.(*awshttp.BuildableClient); ok {
+		return bc.WithTransportOptions(func(*http.Transport) {})
+	}
+	return newHTTPClient(f.conns)
 }
 
 // DefaultRegion is the region used where a resource names none.
@@ -159,11 +181,14 @@ func cached[C any](f *Factory, m map[string]*C, region string, mk func(region st
 	return c
 }
 
-// SQS returns the SQS client of a region.
+// SQS returns the SQS client of a region. Each region's client has its own
+// connection pool, so that regions served by one endpoint (an emulator, a
+// proxy) do not take each other's idle connections.
 func (f *Factory) SQS(region string) *sqs.Client {
 	return cached(f, f.sqs, region, func(region string) *sqs.Client {
 		return sqs.NewFromConfig(f.base, func(o *sqs.Options) {
 			o.Region = region
+			o.HTTPClient = f.regionHTTPClient()
 			if ep := f.endpointFor(); ep != nil {
 				o.BaseEndpoint = ep
 			}

@@ -2,12 +2,14 @@ package awsclient
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/prometheus/client_golang/prometheus"
@@ -145,5 +147,35 @@ func TestNewRejectsUnknownProtocol(t *testing.T) {
 	t.Parallel()
 	if _, err := New(context.Background(), Options{CloudWatchProtocol: "xml"}); err == nil {
 		t.Fatal("New accepted CloudWatch protocol \"xml\"")
+	}
+}
+
+// TestSQSConnectionPoolPerRegion: each region's SQS client has its own
+// transport keeping as many idle connections per host as the calls in
+// flight allowed per region, so regions served by one endpoint do not
+// evict each other's connections.
+func TestSQSConnectionPoolPerRegion(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "testing")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "testing")
+	f, err := New(context.Background(), Options{Region: "us-east-1", EndpointURL: "http://127.0.0.1:1", MaxConnsPerHost: 96})
+	if err != nil {
+		t.Fatal(err)
+	}
+	transport := func(region string) *http.Transport {
+		t.Helper()
+		bc, ok := f.SQS(region).Options().HTTPClient.(*awshttp.BuildableClient)
+		if !ok {
+			t.Fatalf("%s: HTTP client %T, want a BuildableClient", region, f.SQS(region).Options().HTTPClient)
+		}
+		return bc.GetTransport()
+	}
+	east, west := transport("us-east-1"), transport("eu-west-1")
+	for name, tr := range map[string]*http.Transport{"us-east-1": east, "eu-west-1": west} {
+		if tr.MaxIdleConnsPerHost != 96 || tr.MaxIdleConns < 96 {
+			t.Errorf("%s: %d idle connections per host, %d in all; want 96 and at least 96", name, tr.MaxIdleConnsPerHost, tr.MaxIdleConns)
+		}
+	}
+	if f.SQS("us-east-1").Options().HTTPClient == f.SQS("eu-west-1").Options().HTTPClient {
+		t.Error("two regions share one SQS HTTP client")
 	}
 }

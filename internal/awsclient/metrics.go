@@ -62,28 +62,46 @@ func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error)
 
 // addTo puts the recording middleware at the very start of an operation's
 // stack, so that it sees the whole call: retries, backoff, signing and
-// decoding included.
+// decoding included. The SDK builds a stack for every call; the middleware
+// itself is made once.
 func (m *requestMetrics) addTo(stack *middleware.Stack) error {
-	return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("checker/request-metrics",
-		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (
-			middleware.InitializeOutput, middleware.Metadata, error,
-		) {
-			start := time.Now()
-			out, md, err := next.HandleInitialize(ctx, in)
-			service := serviceLabel(awsmiddleware.GetServiceID(ctx))
-			op := awsmiddleware.GetOperationName(ctx)
-			outcome := OutcomeSuccess
-			if err != nil {
-				outcome = Classify(err)
-			}
-			m.requests.WithLabelValues(service, op, outcome).Inc()
-			m.duration.WithLabelValues(service, op).Observe(time.Since(start).Seconds())
-			return out, md, err
-		}), middleware.Before)
+	return stack.Initialize.Add((*recorder)(m), middleware.Before)
+}
+
+// recorder is the request metrics as an initialize middleware.
+type recorder requestMetrics
+
+func (*recorder) ID() string { return "checker/request-metrics" }
+
+func (r *recorder) HandleInitialize(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (
+	middleware.InitializeOutput, middleware.Metadata, error,
+) {
+	start := time.Now()
+	out, md, err := next.HandleInitialize(ctx, in)
+	service := serviceLabel(awsmiddleware.GetServiceID(ctx))
+	op := awsmiddleware.GetOperationName(ctx)
+	outcome := OutcomeSuccess
+	if err != nil {
+		outcome = Classify(err)
+	}
+	r.requests.WithLabelValues(service, op, outcome).Inc()
+	r.duration.WithLabelValues(service, op).Observe(time.Since(start).Seconds())
+	return out, md, err
 }
 
 // serviceLabel turns an SDK service ID ("SQS", "Auto Scaling") into a
-// label value ("sqs", "auto_scaling").
+// label value ("sqs", "auto_scaling"), without allocating for the services
+// the checker calls.
 func serviceLabel(id string) string {
+	switch id {
+	case "SQS":
+		return "sqs"
+	case "CloudWatch":
+		return "cloudwatch"
+	case "Auto Scaling":
+		return "auto_scaling"
+	case "ECS":
+		return "ecs"
+	}
 	return strings.ReplaceAll(strings.ToLower(id), " ", "_")
 }

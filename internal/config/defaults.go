@@ -15,7 +15,12 @@ const (
 	DefaultLogFormat            = "json"
 	DefaultCloudWatchProtocol   = "default"
 	DefaultMaxAttempts          = 3
-	DefaultConcurrencyPerRegion = 16
+	DefaultConcurrencyPerRegion = 128
+	// DefaultSQSPricePerMillion is SQS's public price of a million standard
+	// requests in us-east-1, beyond the free tier (aws.amazon.com/sqs/pricing).
+	DefaultSQSPricePerMillion   = 0.40
+	DefaultIdleSampleInterval   = 30 * time.Second
+	DefaultPerQueue             = PerQueueAll
 	DefaultConcurrency          = policy.DefaultConcurrency
 	DefaultPolicy               = policy.PolicyModel
 	DefaultDrainTime            = policy.DefaultDrainTime
@@ -47,7 +52,10 @@ func Default() Config {
 			CloudWatchProtocol:   DefaultCloudWatchProtocol,
 			MaxAttempts:          DefaultMaxAttempts,
 			ConcurrencyPerRegion: DefaultConcurrencyPerRegion,
+
+			SQSPricePerMillionRequests: DefaultSQSPricePerMillion,
 		},
+		Metrics: Metrics{PerQueue: DefaultPerQueue},
 	}
 }
 
@@ -70,6 +78,8 @@ func DefaultGroup() Group {
 		},
 		Forecast: Forecast{Mode: DefaultForecastMode, History: DefaultForecastHistory},
 		Fleet:    Fleet{ScaleInStabilization: DefaultScaleInStabilization, ScaleIn: true, Activation: DefaultActivation},
+
+		IdleSampleInterval: DefaultIdleSampleInterval,
 	}
 }
 

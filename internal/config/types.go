@@ -11,10 +11,29 @@ type Config struct {
 	DryRun   bool          `yaml:"dry_run"`  // decide and export, change nothing in AWS
 	Log      Log           `yaml:"log"`
 	AWS      AWS           `yaml:"aws"`
+	Metrics  Metrics       `yaml:"metrics"`
 	Groups   []Group       `yaml:"groups"`
 	// Coordination, when present, shares the groups among several checkers.
 	Coordination *Coordination `yaml:"coordination"`
 }
+
+// Metrics chooses which Prometheus series the checker exports.
+type Metrics struct {
+	// PerQueue is true (every queue's series), false (none: group series
+	// only) or failed_only (only the series of queues whose last sample
+	// failed); default true, which suits up to about 1,000 queues.
+	PerQueue PerQueue `yaml:"per_queue"`
+}
+
+// PerQueue is the metrics.per_queue switch: "true", "false" or "failed_only".
+type PerQueue string
+
+// The values of metrics.per_queue.
+const (
+	PerQueueAll        PerQueue = "true"
+	PerQueueOff        PerQueue = "false"
+	PerQueueFailedOnly PerQueue = "failed_only"
+)
 
 // Log chooses the logger's level (debug, info, warn, error) and format (json, console).
 type Log struct {
@@ -36,8 +55,13 @@ type AWS struct {
 	MaxAttempts int `yaml:"max_attempts"`
 	// CallTimeout bounds one AWS call, retries included; 0 means 80 % of interval.
 	CallTimeout time.Duration `yaml:"call_timeout"`
-	// ConcurrencyPerRegion bounds the calls in flight to one region's endpoint.
+	// ConcurrencyPerRegion is the ceiling of the calls in flight to one
+	// region's endpoint; within it the poller sizes each region's
+	// concurrency from the latency it measures.
 	ConcurrencyPerRegion int `yaml:"concurrency_per_region"`
+	// SQSPricePerMillionRequests is the price of a million SQS requests, in
+	// dollars, for the estimated monthly cost of sampling; default 0.40.
+	SQSPricePerMillionRequests float64 `yaml:"sqs_price_per_million_requests"`
 }
 
 // Group is one worker fleet and the queues it drains.
@@ -51,6 +75,10 @@ type Group struct {
 	Forecast  Forecast  `yaml:"forecast"`
 	Fleet     Fleet     `yaml:"fleet"`
 	Actions   Actions   `yaml:"actions"`
+	// IdleSampleInterval is the longest a queue that has been empty
+	// (visible, in flight and delayed all 0) goes unsampled; default 30s,
+	// 0 samples every queue every interval.
+	IdleSampleInterval time.Duration `yaml:"idle_sample_interval"`
 }
 
 // Queue is one SQS queue. Region is required when the URL names none.

@@ -20,6 +20,7 @@ var (
 	logFormats          = []string{"json", "console"}
 	cloudWatchProtocols = []string{"default", "json", "query"} // as internal/awsclient names them
 	policies            = []string{policy.PolicyModel, policy.PolicyBacklogPerWorker}
+	perQueueValues      = []string{string(PerQueueAll), string(PerQueueOff), string(PerQueueFailedOnly)}
 )
 
 const (
@@ -56,6 +57,7 @@ func (c Config) Validate() error {
 	oneOf(&p, "log.format", c.Log.Format, logFormats)
 	c.AWS.validate(&p, c.Interval)
 	c.Coordination.validate(&p, c.Interval)
+	oneOf(&p, "metrics.per_queue", string(c.Metrics.PerQueue), perQueueValues)
 
 	if len(c.Groups) == 0 {
 		p.add("groups", "at least one group is required")
@@ -107,6 +109,9 @@ func (a AWS) validate(p *problems, interval time.Duration) {
 	if a.ConcurrencyPerRegion < 1 {
 		p.add("aws.concurrency_per_region", "must be at least 1, got %d", a.ConcurrencyPerRegion)
 	}
+	if !(a.SQSPricePerMillionRequests >= 0 && finite(a.SQSPricePerMillionRequests)) {
+		p.add("aws.sqs_price_per_million_requests", "must be a number >= 0 (dollars per million requests), got %v", a.SQSPricePerMillionRequests)
+	}
 }
 
 func (g Group) validate(p *problems, path string, c Config) {
@@ -127,6 +132,9 @@ func (g Group) validate(p *problems, path string, c Config) {
 	g.Forecast.validate(p, joinPath(path, "forecast"), g.Target.Policy)
 	g.Fleet.validate(p, joinPath(path, "fleet"))
 	g.Actions.validate(p, joinPath(path, "actions"), g.Fleet)
+	if g.IdleSampleInterval < 0 {
+		p.add(joinPath(path, "idle_sample_interval"), "must be >= 0 (0 samples every queue every interval), got %s", g.IdleSampleInterval)
+	}
 }
 
 func (g Group) validateQueues(p *problems, path string, defaultRegion string) {

@@ -58,6 +58,18 @@ func TestValidateRules(t *testing.T) {
 			[]string{`aws.endpoint_url: must be an http or https URL such as http://127.0.0.1:5000, got "http://"`}},
 		{"endpoint https", func(c *Config, _ *Group) { c.AWS.EndpointURL = "https://vpce.example.com" }, nil},
 		{"protocol query", func(c *Config, _ *Group) { c.AWS.CloudWatchProtocol = "query" }, nil},
+		{"per_queue false", func(c *Config, _ *Group) { c.Metrics.PerQueue = PerQueueOff }, nil},
+		{"per_queue failed_only", func(c *Config, _ *Group) { c.Metrics.PerQueue = PerQueueFailedOnly }, nil},
+		{"per_queue yes", func(c *Config, _ *Group) { c.Metrics.PerQueue = "yes" },
+			[]string{`metrics.per_queue: must be one of true, false, failed_only; got "yes"`}},
+		{"free requests", func(c *Config, _ *Group) { c.AWS.SQSPricePerMillionRequests = 0 }, nil},
+		{"negative price", func(c *Config, _ *Group) { c.AWS.SQSPricePerMillionRequests = -0.4 },
+			[]string{`aws.sqs_price_per_million_requests: must be a number >= 0 (dollars per million requests), got -0.4`}},
+		{"price NaN", func(c *Config, _ *Group) { c.AWS.SQSPricePerMillionRequests = math.NaN() },
+			[]string{`aws.sqs_price_per_million_requests: must be a number >= 0 (dollars per million requests), got NaN`}},
+		{"idle sampling off", func(_ *Config, g *Group) { g.IdleSampleInterval = 0 }, nil},
+		{"idle sampling negative", func(_ *Config, g *Group) { g.IdleSampleInterval = -time.Second },
+			[]string{`groups[0].idle_sample_interval: must be >= 0 (0 samples every queue every interval), got -1s`}},
 		{"call timeout equal to interval", func(c *Config, _ *Group) { c.AWS.CallTimeout = c.Interval },
 			[]string{"aws.call_timeout: must be shorter than interval (5s), got 5s"}},
 		{"call timeout negative", func(c *Config, _ *Group) { c.AWS.CallTimeout = -time.Second },
@@ -290,7 +302,9 @@ func TestDefaults(t *testing.T) {
 	check(t, "interval", c.Interval, 5*time.Second)
 	check(t, "listen", c.Listen, "127.0.0.1:9102")
 	check(t, "log", c.Log, Log{Level: "info", Format: "json"})
-	check(t, "aws", c.AWS, AWS{CloudWatchProtocol: "default", MaxAttempts: 3, ConcurrencyPerRegion: 16})
+	check(t, "aws", c.AWS, AWS{CloudWatchProtocol: "default", MaxAttempts: 3, ConcurrencyPerRegion: 128,
+		SQSPricePerMillionRequests: 0.40})
+	check(t, "metrics", c.Metrics, Metrics{PerQueue: "true"})
 	check(t, "dry_run", c.DryRun, false)
 	if c.Groups != nil {
 		t.Errorf("groups = %v, want none", c.Groups)
@@ -315,6 +329,7 @@ func TestDefaults(t *testing.T) {
 	}
 	check(t, "fleet.max", g.Fleet.Max, 0)
 	check(t, "actions.set_desired_capacity", g.Actions.SetDesiredCapacity, false)
+	check(t, "idle_sample_interval", g.IdleSampleInterval, 30*time.Second)
 	if g.Fleet.AutoScalingGroup != nil || g.Fleet.ECSService != nil || g.Actions.CloudWatchMetrics != nil {
 		t.Errorf("default group has blocks: %+v", g)
 	}

@@ -212,6 +212,11 @@ func (c *Controller) RunOnce(ctx context.Context, now time.Time) ([]model.Decisi
 		if o.Fleet.Known {
 			d.DrainingWorkers = max(o.Fleet.Draining, 0)
 		}
+		if le, ok := obs.(LoadExpecter); ok && d.Forecast != nil {
+			// Every queue at full rate until a minute past the load's
+			// expected start; renewed while the forecast stands.
+			le.SetExpectingLoad(g.Group, maxTime(d.Forecast.At, now).Add(time.Minute))
+		}
 		var action *model.Action
 		var actErr error
 		actx, permitted, done := ctx, true, func() {}
@@ -388,4 +393,11 @@ func (c *Controller) Healthy(now time.Time, stale time.Duration) error {
 		return c.gate.Healthy()
 	}
 	return nil
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

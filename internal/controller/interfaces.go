@@ -60,3 +60,11 @@ type Peer struct {
 	Leases   int       `json:"leases"`
 	Expires  time.Time `json:"expires"` // end of its heartbeat
 }
+
+// LoadExpecter is an Observer that samples quiet queues less often and can be
+// told that a group expects load (the poller's idle backoff): the
+// controller tells it while a decision's forecast expects load, so that the
+// first messages of a forecast job are seen within an interval.
+type LoadExpecter interface {
+	SetExpectingLoad(group string, until time.Time)
+}

@@ -172,3 +172,49 @@ func TestPreloadDuringCycles(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// expectingObserver is an observer with an idle backoff to be told of
+// expected load.
+type expectingObserver struct {
+	*fakeObserver
+	mu    sync.Mutex
+	until map[string]time.Time
+}
+
+func (e *expectingObserver) SetExpectingLoad(group string, until time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.until[group] = until
+}
+
+// While a group's forecast expects load, the controller tells an observer
+// that backs off idle queues to sample the group at full rate until a
+// minute past the load's expected start; a group with no forecast is left
+// to its backoff.
+func TestForecastKeepsIdleQueuesSampled(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 11, 30, 10, 3, 30, 0, time.UTC)
+	obs := &expectingObserver{fakeObserver: steady("warm", "cold"), until: map[string]time.Time{}}
+	c, err := New(Options{Groups: []policy.Settings{forecastSettings("warm"), forecastSettings("cold")}, Observer: obs, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Preload(map[string]model.MinuteHistory{"warm": cronHistory(start, 8)})
+	var ds []model.Decision
+	for now := start; !now.After(start.Add(2 * time.Minute)); now = now.Add(5 * time.Second) {
+		if ds, err = c.RunOnce(context.Background(), now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ds[0].Forecast == nil {
+		t.Fatalf("no forecast for the warm group: %q", ds[0].Reasons)
+	}
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if want := ds[0].Forecast.At.Add(time.Minute); !obs.until["warm"].Equal(want) {
+		t.Errorf("warm group expected until %v, want %v", obs.until["warm"], want)
+	}
+	if u, ok := obs.until["cold"]; ok {
+		t.Errorf("the cold group, with no forecast, was told to expect load until %v", u)
+	}
+}

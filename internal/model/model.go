@@ -67,6 +67,21 @@ type GroupSample struct {
 	OldestAge *Reading // ApproximateAgeOfOldestMessage, seconds (max over queues)
 	Sent      *Reading // NumberOfMessagesSent, msg/s (sum over queues)
 	Deleted   *Reading // NumberOfMessagesDeleted, msg/s (sum over queues)
+
+	// Polling is what sampling the group's queues costs and where it falls short.
+	Polling Polling
+}
+
+// Polling describes how a group's queues were sampled. Answered (above)
+// includes the idle queues that were not asked this interval: their last
+// counts, all zero, are carried forward as known.
+type Polling struct {
+	Asked             int     // queues asked this interval
+	RequestsPerMinute float64 // SQS requests for the group's queues over the last minute
+	MonthlyCost       float64 // RequestsPerMinute over a 30-day month at the configured price, dollars
+	// Notices say, per region, why a round of calls did not fit its
+	// deadline; empty when every region fits. Shared: do not modify.
+	Notices []string
 }
 
 // Missing reports that no queue of the group answered: nothing is known.

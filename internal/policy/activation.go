@@ -22,6 +22,7 @@ type zeroState struct {
 //   - at zero workers, the group stays asleep until the visible and delayed
 //     messages reach Settings.Activation (default 1), and wakes with at least
 //     one worker as soon as they do: within one interval of a message;
+//
 //   - with workers, it goes to zero only once nothing has been visible,
 //     delayed or in flight for the scale-in stabilisation window, counted
 //     from the first empty sample. Until then it keeps one worker, so sparse

@@ -1,14 +1,36 @@
 // Package poller samples every configured SQS queue in every region and
 // reads every group's fleet, through the AWS APIs, once per interval.
 //
-// Each Observe makes one GetQueueAttributes call per queue, concurrently
-// with a bound per region, all under one deadline shorter than the
-// interval; reads each region's Auto Scaling groups 50 to a call and each
+// Each Observe makes one GetQueueAttributes call per queue that is due,
+// concurrently with a bound per region sized from the latency measured
+// there, all under one deadline shorter than the interval; reads each region's Auto Scaling groups 50 to a call and each
 // cluster's ECS services 10 to a call; and, for the groups that ask for
 // it, reads ApproximateAgeOfOldestMessage, NumberOfMessagesSent and
 // NumberOfMessagesDeleted from CloudWatch at most once a minute per region.
 // What failed is recorded as failed, with its error class: a count that was
 // not read is never reported as zero.
+//
+// Concurrency: for each region the poller keeps an estimate of one call's
+// latency and starts a round with as many calls at once as let the queues
+// due there be asked within 60 % of the interval (queues × latency ÷
+// concurrency), between a floor of 4 and the ceiling
+// aws.concurrency_per_region; within the round it adds calls, up to the
+// ceiling, as soon as the latency of the round's own calls says the rest
+// would not be asked in time. When
+// even the ceiling cannot fit, or calls went unanswered by the deadline,
+// the region's notice says so on every group sample that has queues there
+// (and on the status page), checker_region_cycle_fits drops to 0, and one
+// log line is written when it starts and one when it clears.
+//
+// Idle queues: a queue whose last answer was all zero (visible, in flight
+// and delayed) is asked again after as long as it has been idle, at least
+// one interval and at most its group's idle_sample_interval, so the gap
+// doubles from one interval up to that bound. It is asked every interval
+// again as soon as an answer shows anything, a call fails, or the group is
+// expecting load (SetExpectingLoad). A queue not asked in an interval
+// counts as answered with its last counts, which were all zero. A message
+// that lands on an idle queue just after it was asked is seen at the
+// latest idle_sample_interval + one interval later.
 //
 // Pending workers and when they started: ECS gives each deployment's
 // creation time, used for its pending tasks. Auto Scaling gives no launch
@@ -37,9 +59,9 @@ import (
 )
 
 const (
-	// defaultConcurrency bounds the calls in flight to one region's SQS
-	// endpoint when the configuration leaves it at 0.
-	defaultConcurrency = 16
+	// defaultConcurrency is the ceiling of the calls in flight to one
+	// region's SQS endpoint when the configuration leaves it at 0.
+	defaultConcurrency = config.DefaultConcurrencyPerRegion
 	// callTimeoutShare is the part of the interval one round of calls may
 	// take when the configuration sets no call timeout.
 	callTimeoutShare = 0.8
@@ -50,9 +72,12 @@ const (
 // for the first.
 type Poller struct {
 	callTimeout time.Duration
-	limit       int
+	interval    time.Duration
+	limit       int // the ceiling of calls in flight per region
 	metrics     *metrics
 	clients     clientSource
+	// pricePerRequest is the dollars one SQS request costs.
+	pricePerRequest float64
 
 	groups  []*group
 	regions []*region
@@ -61,6 +86,11 @@ type Poller struct {
 	fleets  []*fleetReader
 
 	mu sync.Mutex
+
+	// expecting holds, by group, until when the group expects load; set by
+	// SetExpectingLoad from any goroutine, read at the start of Observe.
+	expectMu  sync.Mutex
+	expecting map[string]time.Time
 }
 
 type group struct {
@@ -71,6 +101,15 @@ type group struct {
 	fleet      *fleetReader // nil when the group names no fleet
 	fixed      int          // fleet.fixed_workers, for a group without a fleet
 	cwByRegion map[string]*cwRegion
+
+	regions []*region // the distinct regions of the group's queues
+	// interval and idleMax pace the group's idle queues: an idle queue is
+	// asked at least every idleMax; idleMax <= interval asks every queue
+	// every interval.
+	interval, idleMax time.Duration
+	expectUntil       time.Time // copied from Poller.expecting at the start of Observe
+	requests          rateWindow
+	gauges            groupGauges
 }
 
 // region holds one region's queues and the clients that read them.
@@ -79,6 +118,11 @@ type region struct {
 	sqs    sqsAPI
 	queues []*queue
 	cw     *cwRegion // nil when no queue of the region reads CloudWatch
+
+	pace       pace
+	due, later []*queue // this interval's queues to ask, reused
+	notice     string   // why the last round did not fit; "" when it did
+	gauges     regionGauges
 }
 
 // New builds a poller for a validated and defaulted configuration. It
@@ -92,15 +136,18 @@ func New(cfg config.Config, clients *awsclient.Factory, reg prometheus.Registere
 }
 
 func newPoller(cfg config.Config, clients clientSource, reg prometheus.Registerer, log *zap.Logger) (*Poller, error) {
-	m, err := newMetrics(reg)
+	m, err := newMetrics(reg, cfg.Metrics.PerQueue)
 	if err != nil {
 		return nil, err
 	}
 	p := &Poller{
-		callTimeout: cfg.AWS.CallTimeout,
-		limit:       cfg.AWS.ConcurrencyPerRegion,
-		metrics:     m,
-		clients:     clients,
+		callTimeout:     cfg.AWS.CallTimeout,
+		interval:        cfg.Interval,
+		limit:           cfg.AWS.ConcurrencyPerRegion,
+		metrics:         m,
+		clients:         clients,
+		pricePerRequest: cfg.AWS.SQSPricePerMillionRequests / 1e6,
+		expecting:       map[string]time.Time{},
 	}
 	if p.callTimeout <= 0 {
 		p.callTimeout = time.Duration(callTimeoutShare * float64(cfg.Interval))
@@ -124,7 +171,9 @@ func newPoller(cfg config.Config, clients clientSource, reg prometheus.Registere
 	fleetByKey := map[string]*fleetReader{}
 
 	for gi, gc := range cfg.Groups {
-		g := &group{name: gc.Name, count: gc.Count, cloudWatch: gc.OldestAge.CloudWatch, fixed: gc.Fleet.FixedWorkers}
+		g := &group{name: gc.Name, count: gc.Count, cloudWatch: gc.OldestAge.CloudWatch, fixed: gc.Fleet.FixedWorkers,
+			interval: cfg.Interval, idleMax: gc.IdleSampleInterval}
+		g.gauges.init(m, g.name)
 		for qi, qc := range gc.Queues {
 			name, urlRegion, err := sqsurl.Parse(qc.URL)
 			if err != nil {
@@ -137,9 +186,7 @@ func newPoller(cfg config.Config, clients clientSource, reg prometheus.Registere
 			if rn == "" {
 				return nil, fmt.Errorf("groups[%d].queues[%d]: the URL %q names no region and no region is set", gi, qi, qc.URL)
 			}
-			q := &queue{
-				group: gc.Name, name: name, url: qc.URL, region: rn, log: log,
-			}
+			q := newQueue(g, name, qc.URL, rn, log)
 			g.queues = append(g.queues, q)
 			r := regions[rn]
 			if r == nil {
@@ -147,6 +194,10 @@ func newPoller(cfg config.Config, clients clientSource, reg prometheus.Registere
 				regions[rn] = r
 			}
 			r.queues = append(r.queues, q)
+			q.reg = r
+			if !slices.Contains(g.regions, r) {
+				g.regions = append(g.regions, r)
+			}
 			if g.cloudWatch && !cwSeen[rn+"\x00"+name] {
 				cwSeen[rn+"\x00"+name] = true
 				cwNames[rn] = append(cwNames[rn], name)
@@ -195,8 +246,11 @@ func newPoller(cfg config.Config, clients clientSource, reg prometheus.Registere
 		p.groups = append(p.groups, g)
 	}
 
+	target := min(time.Duration(paceShare*float64(cfg.Interval)), p.callTimeout*3/4)
 	for _, rn := range sortedKeys(regions) {
 		r := regions[rn]
+		r.pace = pace{floor: min(paceFloor, p.limit), ceiling: p.limit, target: target}
+		r.gauges.init(m, rn)
 		if names := cwNames[rn]; len(names) > 0 {
 			r.cw = newCWRegion(rn, clients.cloudWatch(rn), names, log)
 		}
@@ -264,9 +318,22 @@ func (p *Poller) Observe(ctx context.Context, now time.Time) ([]model.Observatio
 	callCtx, cancel := context.WithTimeout(ctx, p.callTimeout)
 	defer cancel()
 
+	p.expectMu.Lock()
+	for _, g := range p.groups {
+		g.expectUntil = p.expecting[g.name]
+	}
+	p.expectMu.Unlock()
+
 	var wg sync.WaitGroup
-	for _, r := range p.regions {
-		runPool(&wg, p.limit, len(r.queues), func(i int) { r.queues[i].poll(callCtx, r.sqs) })
+	pools := make([]*pacedPool, len(p.regions))
+	for ri, r := range p.regions {
+		r.plan(now)
+		pools[ri] = runPaced(&wg, r.pace.size(len(r.due)), r.pace.ceiling, len(r.due), time.Now().Add(r.pace.target),
+			func(i int) time.Duration {
+				q := r.due[i]
+				q.poll(callCtx, r.sqs)
+				return q.res.latency
+			})
 		if r.cw != nil && r.cw.start(now) {
 			runPool(&wg, p.limit, len(r.cw.batches), func(b int) { r.cw.fetch(callCtx, now, b) })
 		}
@@ -283,7 +350,9 @@ func (p *Poller) Observe(ctx context.Context, now time.Time) ([]model.Observatio
 	}
 
 	// Everything below runs on this goroutine alone.
-	for _, r := range p.regions {
+	for ri, r := range p.regions {
+		r.pace.limit = int(pools[ri].workers.Load())
+		r.settle(p.callTimeout)
 		if r.cw != nil {
 			r.cw.settle(now)
 		}
@@ -297,6 +366,7 @@ func (p *Poller) Observe(ctx context.Context, now time.Time) ([]model.Observatio
 	out := make([]model.Observation, len(p.groups))
 	for i, g := range p.groups {
 		out[i].Sample = g.sample(now, p.metrics)
+		g.polling(&out[i].Sample.Polling, now, p.pricePerRequest)
 		if g.fleet != nil {
 			out[i].Fleet = fleets[g.fleet]
 		} else {
@@ -306,11 +376,37 @@ func (p *Poller) Observe(ctx context.Context, now time.Time) ([]model.Observatio
 	return out, nil
 }
 
+// SetExpectingLoad tells the poller that a group expects load until the
+// given time: until then every queue of the group is asked every interval,
+// idle or not. A zero time, or one in the past, ends it. A forecast that
+// sees load coming calls it, so that the first messages are not left
+// waiting for an idle queue's next sample. Unknown group names are
+// ignored. It is safe to call from any goroutine, also during Observe,
+// which applies it from its next call on.
+func (p *Poller) SetExpectingLoad(group string, until time.Time) {
+	p.expectMu.Lock()
+	defer p.expectMu.Unlock()
+	if until.IsZero() {
+		delete(p.expecting, group)
+		return
+	}
+	p.expecting[group] = until
+}
+
 // sample folds the group's queue answers into its GroupSample.
 func (g *group) sample(now time.Time, m *metrics) model.GroupSample {
 	s := model.GroupSample{Group: g.name, At: now, Queues: len(g.queues)}
 	for _, q := range g.queues {
 		q.settle(now, m)
+		if q.res.skipped {
+			// Not asked: idle, its last answer all zero. Those counts are
+			// known and carried forward, not missing.
+			s.Answered++
+			s.Visible += q.last.Visible
+			s.InFlight += q.last.InFlight
+			s.Delayed += q.last.Delayed
+			continue
+		}
 		if !q.res.ok {
 			s.Failures = append(s.Failures, model.QueueFailure{
 				Queue: q.name, Region: q.region, Class: q.res.class, Message: q.res.err.Error(),
@@ -330,7 +426,7 @@ func (g *group) sample(now time.Time, m *metrics) model.GroupSample {
 		s.Backlog += s.Delayed
 	}
 	if g.cloudWatch {
-		g.cloudWatchReadings(&s)
+		g.cloudWatchReadings(&s, m)
 	}
 	return s
 }
@@ -341,11 +437,11 @@ func (g *group) sample(now time.Time, m *metrics) model.GroupSample {
 // staleness shows. The readings stay nil until every queue of the group has
 // been answered for once; a queue for which CloudWatch holds no recent
 // datapoint (an idle queue) adds nothing.
-func (g *group) cloudWatchReadings(s *model.GroupSample) {
+func (g *group) cloudWatchReadings(s *model.GroupSample, m *metrics) {
 	allKnown := true
 	for _, q := range g.queues {
 		cw := g.cwByRegion[q.region]
-		q.gauges.oldestAge(cw.readings[q.name][metricAge])
+		q.gauges.oldestAge(m, q, cw.readings[q.name][metricAge])
 		allKnown = allKnown && cw.known[q.name]
 	}
 	if !allKnown {

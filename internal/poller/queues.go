@@ -78,10 +78,16 @@ func parseAttributes(attrs map[string]string) (counts, error) {
 // remembers about it between intervals.
 type queue struct {
 	group  string
+	grp    *group
+	reg    *region
 	name   string // the last element of the URL
 	url    string
 	region string
 	log    *zap.Logger // the poller's; the queue's fields are added when it logs
+
+	// input is the queue's GetQueueAttributes request, made once and
+	// reused: one worker at a time polls a queue.
+	input sqs.GetQueueAttributesInput
 
 	// Learned from the first answer and kept.
 	metaKnown bool
@@ -93,12 +99,38 @@ type queue struct {
 	res queueResult
 
 	// Between intervals.
-	everGood  bool
-	lastGood  time.Time
-	failing   bool
-	failSince time.Time
+	everGood   bool
+	lastGood   time.Time
+	last       counts // the last good counts
+	failing    bool
+	failLogged bool // the failure was logged (a queue not reached is not: its region's notice is)
+	failSince  time.Time
+	// idleSince is when the queue's answers turned all zero; zero while
+	// they are not. nextDue is when an idle queue is asked again.
+	idleSince time.Time
+	nextDue   time.Time
 
 	gauges queueGauges
+}
+
+func newQueue(g *group, name, url, region string, log *zap.Logger) *queue {
+	q := &queue{group: g.name, grp: g, name: name, url: url, region: region, log: log}
+	q.input = sqs.GetQueueAttributesInput{QueueUrl: &q.url, AttributeNames: firstAttributes}
+	return q
+}
+
+// due reports whether the queue is asked in the interval at now. Only a
+// queue whose last answer was good and all zero is ever left out, and then
+// only until its next due time, while its group expects no load.
+func (q *queue) due(now time.Time) bool {
+	g := q.grp
+	switch {
+	case g.idleMax <= g.interval, q.idleSince.IsZero(), q.failing, !q.everGood, !q.metaKnown,
+		now.Before(g.expectUntil):
+		return true
+	}
+	// Half an interval early rather than a whole interval late.
+	return !now.Add(g.interval / 2).Before(q.nextDue)
 }
 
 type queueResult struct {
@@ -106,6 +138,12 @@ type queueResult struct {
 	counts counts
 	err    error
 	class  string
+	// skipped: not asked this interval (idle); notStarted: due but not
+	// asked before the deadline; latency: the call's duration when it
+	// answered.
+	skipped    bool
+	notStarted bool
+	latency    time.Duration
 
 	meta bool // the answer carried the identity attributes
 	arn  string
@@ -116,15 +154,17 @@ type queueResult struct {
 // the answer in q.res.
 func (q *queue) poll(ctx context.Context, api sqsAPI) {
 	if err := ctx.Err(); err != nil {
-		q.res = queueResult{err: fmt.Errorf("get attributes of %s: no call started before the deadline: %w", q.url, err),
-			class: model.ErrClassTimeout}
+		q.res = queueResult{err: fmt.Errorf("get attributes of %s: no call started before the deadline "+
+			"(the region's round of calls did not fit): %w", q.url, err),
+			class: model.ErrClassTimeout, notStarted: true}
 		return
 	}
-	names := countAttributes
-	if !q.metaKnown {
-		names = firstAttributes
+	if q.metaKnown {
+		q.input.AttributeNames = countAttributes
 	}
-	out, err := api.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &q.url, AttributeNames: names})
+	start := time.Now()
+	out, err := api.GetQueueAttributes(ctx, &q.input)
+	latency := time.Since(start)
 	if err != nil {
 		q.res = queueResult{err: fmt.Errorf("get attributes of %s: %w", q.url, err), class: awsclient.Classify(err)}
 		return
@@ -134,7 +174,7 @@ func (q *queue) poll(ctx context.Context, api sqsAPI) {
 		q.res = queueResult{err: fmt.Errorf("attributes of %s: %w", q.url, err), class: model.ErrClassMalformed}
 		return
 	}
-	q.res = queueResult{ok: true, counts: c}
+	q.res = queueResult{ok: true, counts: c, latency: max(latency, 1)}
 	if !q.metaKnown {
 		q.res.meta = true
 		q.res.arn = out.Attributes[attrArn]
@@ -146,24 +186,50 @@ func (q *queue) poll(ctx context.Context, api sqsAPI) {
 // gauges, sample age, and a log line when the queue starts or stops
 // failing. It runs after every worker has finished.
 func (q *queue) settle(now time.Time, m *metrics) {
-	q.gauges.init(m, q)
 	r := &q.res
+	if r.skipped {
+		q.gauges.update(m, q, now)
+		return
+	}
 	if r.ok {
 		if r.meta {
 			q.metaKnown, q.arn, q.fifo = true, r.arn, r.fifo
 		}
-		if q.failing {
+		if q.failing && q.failLogged {
 			q.logger().Info("queue answers again", zap.Duration("failed_for", now.Sub(q.failSince)))
-			q.failing = false
 		}
-		q.everGood, q.lastGood = true, now
-		q.gauges.set(r.counts)
-	} else if !q.failing {
-		q.failing, q.failSince = true, now
-		q.logger().Warn("queue sample failed; its last good counts are kept and age",
-			zap.String("class", r.class), zap.Error(r.err))
+		q.failing, q.failLogged = false, false
+		q.everGood, q.lastGood, q.last = true, now, r.counts
+		q.schedule(now)
+	} else {
+		q.idleSince = time.Time{}
+		if !q.failing {
+			q.failing, q.failSince = true, now
+			// A queue the round did not reach, or whose call the deadline
+			// cut off while its region's round did not fit, is in the
+			// region's notice, logged once for all of them.
+			if q.failLogged = !r.notStarted && !(r.class == model.ErrClassTimeout && q.reg.notice != ""); q.failLogged {
+				q.logger().Warn("queue sample failed; its last good counts are kept and age",
+					zap.String("class", r.class), zap.Error(r.err))
+			}
+		}
 	}
-	q.gauges.age(now, q.everGood, q.lastGood)
+	q.gauges.update(m, q, now)
+}
+
+// schedule sets when a queue that answered at now is next due: an idle
+// queue after as long as it has been idle, within one interval and its
+// group's idle_sample_interval.
+func (q *queue) schedule(now time.Time) {
+	if q.last != (counts{}) {
+		q.idleSince = time.Time{}
+		return
+	}
+	if q.idleSince.IsZero() {
+		q.idleSince = now
+	}
+	gap := min(max(now.Sub(q.idleSince), q.grp.interval), q.grp.idleMax)
+	q.nextDue = now.Add(gap)
 }
 
 // logger is the poller's logger with the queue's fields. It is made when
@@ -177,58 +243,74 @@ func (q *queue) logger() *zap.Logger {
 	return q.log.With(fields...)
 }
 
-// queueGauges are one queue's series, made on first use. The message
-// gauges appear with the first good answer, so a queue that never answered
-// exports no counts at all rather than zeros.
+// queueGauges are one queue's series, made on first use and kept as
+// metrics.per_queue says: always (true), never (false), or while the
+// queue's samples fail (failed_only). The message gauges appear with the
+// first good answer, so a queue that never answered exports no counts at
+// all rather than zeros.
 type queueGauges struct {
-	made                       bool
-	m                          *metrics
-	group, queue, region       string
 	visible, inFlight, delayed prometheus.Gauge
 	sampleAge                  prometheus.Gauge
 	oldest                     prometheus.Gauge
 }
 
-func (g *queueGauges) init(m *metrics, q *queue) {
-	if g.made {
+// update sets the queue's series after an interval.
+func (g *queueGauges) update(m *metrics, q *queue, now time.Time) {
+	switch m.perQueue {
+	case perQueueOff:
 		return
+	case perQueueFailedOnly:
+		if !q.failing {
+			g.drop(m, q)
+			return
+		}
 	}
-	g.made, g.m = true, m
-	g.group, g.queue, g.region = q.group, q.name, q.region
-	g.sampleAge = m.sampleAge.WithLabelValues(g.group, g.queue, g.region)
-}
-
-func (g *queueGauges) set(c counts) {
-	if g.visible == nil {
-		g.visible = g.m.messages.WithLabelValues(g.group, g.queue, g.region, "visible")
-		g.inFlight = g.m.messages.WithLabelValues(g.group, g.queue, g.region, "in_flight")
-		g.delayed = g.m.messages.WithLabelValues(g.group, g.queue, g.region, "delayed")
+	if g.sampleAge == nil {
+		g.sampleAge = m.sampleAge.WithLabelValues(q.group, q.name, q.region)
 	}
-	g.visible.Set(float64(c.Visible))
-	g.inFlight.Set(float64(c.InFlight))
-	g.delayed.Set(float64(c.Delayed))
-}
-
-func (g *queueGauges) age(now time.Time, everGood bool, lastGood time.Time) {
-	if !everGood {
+	if q.everGood {
+		if g.visible == nil {
+			g.visible = m.messages.WithLabelValues(q.group, q.name, q.region, "visible")
+			g.inFlight = m.messages.WithLabelValues(q.group, q.name, q.region, "in_flight")
+			g.delayed = m.messages.WithLabelValues(q.group, q.name, q.region, "delayed")
+		}
+		g.visible.Set(float64(q.last.Visible))
+		g.inFlight.Set(float64(q.last.InFlight))
+		g.delayed.Set(float64(q.last.Delayed))
+		g.sampleAge.Set(now.Sub(q.lastGood).Seconds())
+	} else {
 		g.sampleAge.Set(inf)
-		return
 	}
-	g.sampleAge.Set(now.Sub(lastGood).Seconds())
 }
 
-func (g *queueGauges) oldestAge(r *model.Reading) {
-	if r == nil {
+// drop deletes the queue's series, if it has any.
+func (g *queueGauges) drop(m *metrics, q *queue) {
+	if g.sampleAge != nil {
+		m.sampleAge.DeleteLabelValues(q.group, q.name, q.region)
+		g.sampleAge = nil
+	}
+	if g.visible != nil {
+		for _, state := range []string{"visible", "in_flight", "delayed"} {
+			m.messages.DeleteLabelValues(q.group, q.name, q.region, state)
+		}
+		g.visible, g.inFlight, g.delayed = nil, nil, nil
+	}
+}
+
+// oldestAge sets the queue's CloudWatch age of its oldest message; a
+// per-queue series kept only when metrics.per_queue is true.
+func (g *queueGauges) oldestAge(m *metrics, q *queue, r *model.Reading) {
+	if r == nil || m.perQueue != perQueueAll {
 		// CloudWatch holds no recent datapoint: drop the series rather than
 		// show an old age as current.
 		if g.oldest != nil {
-			g.m.oldest.DeleteLabelValues(g.group, g.queue, g.region)
+			m.oldest.DeleteLabelValues(q.group, q.name, q.region)
 			g.oldest = nil
 		}
 		return
 	}
 	if g.oldest == nil {
-		g.oldest = g.m.oldest.WithLabelValues(g.group, g.queue, g.region)
+		g.oldest = m.oldest.WithLabelValues(q.group, q.name, q.region)
 	}
 	g.oldest.Set(r.Value)
 }

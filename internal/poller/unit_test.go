@@ -244,7 +244,7 @@ func TestNewCallTimeoutAndConcurrency(t *testing.T) {
 		wantTimeout time.Duration
 		wantLimit   int
 	}{
-		{"defaults", 5 * time.Second, 0, 0, 4 * time.Second, 16},
+		{"defaults", 5 * time.Second, 0, 0, 4 * time.Second, config.DefaultConcurrencyPerRegion},
 		{"as configured", 10 * time.Second, 3 * time.Second, 2, 3 * time.Second, 2},
 	}
 	for _, tc := range tests {
@@ -366,6 +366,11 @@ func TestDeadlineAndConcurrencyBound(t *testing.T) {
 	}
 	if f := s.Failures[0]; f.Queue != "stuck" || f.Class != model.ErrClassTimeout {
 		t.Errorf("failure %+v, want stuck/timeout", f)
+	}
+	// Every queue was asked: one the service does not answer is its own
+	// failure, not a round that does not fit.
+	if len(s.Polling.Notices) != 0 {
+		t.Errorf("notices %q for one stuck queue, want none", s.Polling.Notices)
 	}
 	for r, m := range maxSeen {
 		if got := m.Load(); got > limit {

@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/queuechecker/queue-checker/internal/controller"
@@ -83,11 +84,27 @@ type settingsDoc struct {
 	ForecastHistorySeconds float64 `json:"forecast_history_seconds"`
 }
 
-// queuesDoc says how many of the group's queues answered the last sample.
+// queuesDoc says how many of the group's queues answered the last sample,
+// and what sampling them costs.
 type queuesDoc struct {
 	Configured int        `json:"configured"`
 	Answered   int        `json:"answered"`
 	SampledAt  *time.Time `json:"sampled_at"` // null before the first sample
+	// Asked is the queues asked in the last interval; the others were idle
+	// and their last counts (zero) stand.
+	Asked              int     `json:"asked"`
+	RequestsPerMinute  float64 `json:"requests_per_minute"`
+	MonthlyCostDollars float64 `json:"monthly_cost_dollars"`
+	// Notice says why sampling did not fit its deadline; "" when it did.
+	Notice string `json:"notice"`
+}
+
+func queuesOf(s model.GroupSample) queuesDoc {
+	return queuesDoc{
+		Configured: s.Queues, Answered: s.Answered, SampledAt: timePtr(s.At),
+		Asked: s.Polling.Asked, RequestsPerMinute: s.Polling.RequestsPerMinute,
+		MonthlyCostDollars: s.Polling.MonthlyCost, Notice: strings.Join(s.Polling.Notices, "; "),
+	}
 }
 
 // fleetDoc is the worker fleet as read back from Auto Scaling or ECS.
@@ -160,7 +177,7 @@ func groupOf(v controller.GroupView) groupDoc {
 		Name:        v.Settings.Group,
 		Settings:    settingsOf(v.Settings),
 		Decision:    v.Decision,
-		Queues:      queuesDoc{Configured: v.Sample.Queues, Answered: v.Sample.Answered, SampledAt: timePtr(v.Sample.At)},
+		Queues:      queuesOf(v.Sample),
 		Fleet:       fleetOf(v.Fleet),
 		Failures:    v.Sample.Failures,
 		LastAction:  v.LastAction,

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -154,6 +155,10 @@ func checkGroupJSON(t *testing.T, g map[string]any, v controller.GroupView) {
 	q := g["queues"].(map[string]any)
 	if q["configured"] != float64(v.Sample.Queues) || q["answered"] != float64(v.Sample.Answered) {
 		t.Errorf("%s: queues %v, want %d of %d", v.Settings.Group, q, v.Sample.Answered, v.Sample.Queues)
+	}
+	if q["asked"] != float64(v.Sample.Polling.Asked) || q["requests_per_minute"] != v.Sample.Polling.RequestsPerMinute ||
+		q["monthly_cost_dollars"] != v.Sample.Polling.MonthlyCost || q["notice"] != strings.Join(v.Sample.Polling.Notices, "; ") {
+		t.Errorf("%s: queues %v, want polling %+v", v.Settings.Group, q, v.Sample.Polling)
 	}
 
 	// Lists are arrays, never null, and equal to the view's.

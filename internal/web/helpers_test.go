@@ -64,12 +64,14 @@ func (w *world) observe(_ context.Context, now time.Time) ([]model.Observation, 
 	busy := model.Observation{
 		Sample: model.GroupSample{Group: groupBusy, At: now, Visible: w.backlog, InFlight: int64(w.desired),
 			Backlog: w.backlog + int64(w.desired), Queues: 1, Answered: 1,
-			OldestAge: &model.Reading{Value: age, At: now}},
+			OldestAge: &model.Reading{Value: age, At: now},
+			Polling:   model.Polling{Asked: 1, RequestsPerMinute: 12, MonthlyCost: 12 * 43200 * 0.4e-6}},
 		Fleet: model.Fleet{Kind: "autoscaling", Name: "thumbnails-workers", At: now, Known: true,
 			Desired: w.desired, Min: 2, Max: 40, InService: w.desired, Draining: 3},
 	}
 	odd := model.Observation{
 		Sample: model.GroupSample{Group: groupOdd, At: now, Queues: 1, Answered: 0,
+			Polling: model.Polling{Notices: []string{"region eu-west-1: 1 of 1 queues got no answer <in time>"}},
 			Failures: []model.QueueFailure{{Queue: "odd<queue>", Region: "eu-west-1", Class: model.ErrClassClient,
 				Message: `AccessDenied: <not allowed> & "denied"`}}},
 		Fleet: model.Fleet{Kind: "ecs", Name: "odd", At: now, Err: errors.New("describe services: <timeout>")},
