@@ -250,15 +250,39 @@ func TestCheckerASGTemplate(t *testing.T) {
 
 	group := res("Group", "AWS::AutoScaling::AutoScalingGroup")
 	for _, key := range []string{"MinSize", "MaxSize", "DesiredCapacity"} {
-		if v := at(group, "Properties", key); !equal(v, "1") {
-			t.Errorf("Group %s = %v, want 1", key, v)
+		if v := at(group, "Properties", key); !equal(v, ref("DesiredCapacity")) {
+			t.Errorf("Group %s = %v, want the DesiredCapacity parameter", key, v)
 		}
+	}
+	if v := at(tp, "Parameters", "DesiredCapacity", "Default"); !equal(v, 1) && !equal(v, "1") {
+		t.Errorf("DesiredCapacity defaults to %v, want 1 (one checker, no lease table)", v)
 	}
 	if lt := at(group, "Properties", "LaunchTemplate", "LaunchTemplateId"); !equal(lt, ref("LaunchTemplate")) {
 		t.Errorf("Group launch template %v", lt)
 	}
-	if n := at(group, "CreationPolicy", "ResourceSignal", "Count"); !equal(n, "1") {
-		t.Errorf("Group waits for %v signals, want 1 (the instance reports the checker healthy)", n)
+	if n := at(group, "CreationPolicy", "ResourceSignal", "Count"); !equal(n, ref("DesiredCapacity")) {
+		t.Errorf("Group waits for %v signals, want one per instance (each reports its checker healthy)", n)
+	}
+
+	// Two checkers and more: the lease table, on demand, with time to live on
+	// the items' ttl, its key the one internal/lease writes.
+	table := res("LeaseTable", "AWS::DynamoDB::Table")
+	if c := at(table, "Condition"); !equal(c, "Coordinated") {
+		t.Errorf("LeaseTable condition %v, want Coordinated (no table for one checker)", c)
+	}
+	for _, kv := range []struct {
+		path []any
+		want any
+	}{
+		{[]any{"Properties", "BillingMode"}, "PAY_PER_REQUEST"},
+		{[]any{"Properties", "TimeToLiveSpecification", "AttributeName"}, "ttl"},
+		{[]any{"Properties", "TimeToLiveSpecification", "Enabled"}, true},
+		{[]any{"Properties", "KeySchema"}, []any{map[string]any{"AttributeName": "key", "KeyType": "HASH"}}},
+		{[]any{"Properties", "AttributeDefinitions"}, []any{map[string]any{"AttributeName": "key", "AttributeType": "S"}}},
+	} {
+		if v := at(table, kv.path...); !equal(v, kv.want) {
+			t.Errorf("LeaseTable %v = %v, want %v", kv.path, v, kv.want)
+		}
 	}
 	if n := at(group, "UpdatePolicy", "AutoScalingRollingUpdate", "MinInstancesInService"); !equal(n, "0") {
 		t.Errorf("rolling update keeps %v in service; with 1 two checkers would overlap", n)
@@ -333,6 +357,8 @@ func TestCheckerASGTemplate(t *testing.T) {
 		{"ssm:GetParameter", map[string]any{"Fn::Sub": "arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter${ConfigParameterName}"}},
 		{"autoscaling:SetDesiredCapacity", ref("WorkerGroupArns")},
 		{"ecs:UpdateService", ref("WorkerServiceArns")},
+		{"dynamodb:UpdateItem", map[string]any{"Fn::GetAtt": []any{"LeaseTable", "Arn"}}},
+		{"dynamodb:Scan", map[string]any{"Fn::GetAtt": []any{"LeaseTable", "Arn"}}},
 		{"cloudwatch:PutMetricData", "*"},
 	}
 	for _, s := range scoped {

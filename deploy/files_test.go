@@ -544,9 +544,9 @@ func TestECSService(t *testing.T) {
 		ok   bool
 	}{
 		{"runs the task definition's family", svc.TaskDefinition == td.Family},
-		{"desired count 1", svc.DesiredCount != nil && *svc.DesiredCount == 1},
-		{"minimum healthy 0: the old task stops first", svc.DeploymentConfiguration.MinimumHealthyPercent != nil && *svc.DeploymentConfiguration.MinimumHealthyPercent == 0},
-		{"maximum 100: never two tasks", svc.DeploymentConfiguration.MaximumPercent != nil && *svc.DeploymentConfiguration.MaximumPercent == 100},
+		{"desired count 2: two checkers share the groups through leases", svc.DesiredCount != nil && *svc.DesiredCount == 2},
+		{"minimum healthy 50: one task runs while the other is replaced", svc.DeploymentConfiguration.MinimumHealthyPercent != nil && *svc.DeploymentConfiguration.MinimumHealthyPercent == 50},
+		{"maximum 100: one task replaced at a time", svc.DeploymentConfiguration.MaximumPercent != nil && *svc.DeploymentConfiguration.MaximumPercent == 100},
 		{"no load balancer", len(svc.LoadBalancers) == 0},
 		{"no public IP", svc.NetworkConfiguration.AwsvpcConfiguration.AssignPublicIP == "DISABLED"},
 	}

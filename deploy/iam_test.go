@@ -25,6 +25,7 @@ var iamPrefixes = map[string]string{
 	"github.com/aws/aws-sdk-go-v2/service/applicationautoscaling": "application-autoscaling",
 	"github.com/aws/aws-sdk-go-v2/service/sts":                    "sts",
 	"github.com/aws/aws-sdk-go-v2/service/ssm":                    "ssm",
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb":               "dynamodb",
 }
 
 // codeCall is an IAM action the code can perform, and where.
@@ -276,6 +277,8 @@ func TestPolicyScopes(t *testing.T) {
 		"cloudwatch:GetMetricData":              "*", // takes no resource
 		"cloudwatch:PutMetricData":              "*", // scoped by the namespace condition
 		"autoscaling:DescribeAutoScalingGroups": "*", // describe actions take no resource
+		"dynamodb:Scan":                         "arn:aws:dynamodb:",
+		"dynamodb:UpdateItem":                   "arn:aws:dynamodb:",
 	}
 	for _, st := range p.Statement {
 		if st.Effect != "Allow" || len(st.NotAction) > 0 {
@@ -303,6 +306,13 @@ func TestPolicyScopes(t *testing.T) {
 				for _, r := range st.Resource {
 					if !strings.Contains(r, ":autoScalingGroupName/") {
 						t.Errorf("statement %s: %s on %s, want group ARNs", st.Sid, a, r)
+					}
+				}
+			}
+			if strings.HasPrefix(a, "dynamodb:") {
+				for _, r := range st.Resource {
+					if !strings.Contains(r, ":table/") || strings.Contains(r, "*") {
+						t.Errorf("statement %s: %s on %s, want the lease table's ARN and nothing wider", st.Sid, a, r)
 					}
 				}
 			}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/queuechecker/queue-checker/internal/config"
 	"github.com/queuechecker/queue-checker/internal/controller"
+	"github.com/queuechecker/queue-checker/internal/lease"
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/web"
 )
@@ -73,9 +74,19 @@ func cmdRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 		return err
 	}
 	gatherer := &metricsGatherer{base: base, gen: asm.registry}
+	leases, err := newLeases(ctx, cfg, base, log)
+	if err != nil {
+		return err
+	}
+	var gate controller.Gate
+	if leases != nil {
+		gate = leaseGate{leases}
+		log.Info("sharing the groups through a lease table", zap.String("table", cfg.Coordination.DynamoDB.Table),
+			zap.String("identity", leases.Identity()), zap.Duration("lease_duration", cfg.Coordination.LeaseDuration))
+	}
 	ctrl, err := controller.New(controller.Options{
 		Groups: asm.groups, Observer: asm.observer, Actuator: asm.actuator,
-		Logger: log.Named("controller"), Registerer: base,
+		Logger: log.Named("controller"), Registerer: base, Gate: gate,
 	})
 	if err != nil {
 		return err
@@ -98,10 +109,11 @@ func cmdRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 			log.Info("listening", zap.String("addr", a.String()), zap.String("status_page", "http://"+a.String()+"/"))
 		})
 	})
-	r := &reloader{src: src, sum: sum, ctrl: ctrl, gatherer: gatherer, warm: warm, log: log}
+	r := &reloader{src: src, sum: sum, ctrl: ctrl, gatherer: gatherer, warm: warm, leases: leases, log: log}
 	g.Go(func() error { return r.run(gctx, *refresh) })
 	err = g.Wait()
 	warm.wait()
+	releaseLeases(leases, log)
 	log.Info("stopped")
 	return err
 }
@@ -117,7 +129,8 @@ type reloader struct {
 	unread   bool     // the last periodic read failed, and was logged
 	ctrl     *controller.Controller
 	gatherer *metricsGatherer
-	warm     *warmer // warm-starts the forecasts of the new configuration
+	warm     *warmer        // warm-starts the forecasts of the new configuration
+	leases   *lease.Manager // nil when this checker runs alone
 	log      *zap.Logger
 }
 
@@ -182,8 +195,11 @@ func (r *reloader) reload(ctx context.Context, always bool) {
 	if r.warm != nil {
 		r.warm.start(asm.history, asm.groups)
 	}
+	if r.leases != nil {
+		r.leases.SetGroups(groupNames(cfg))
+	}
 	r.log.Info("configuration reloaded", zap.String("config", r.src.name), zap.Int("groups", len(cfg.Groups)),
-		zap.String("note", "listen, interval and log settings change only on restart"))
+		zap.String("note", "listen, interval, log and coordination settings change only on restart"))
 }
 
 func cmdOnce(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -200,6 +216,9 @@ func cmdOnce(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	_, cfg, _, err := loadConfig(ctx, *path)
 	if err != nil {
 		return err
+	}
+	if *apply && cfg.Coordination != nil {
+		return usageErr("--apply would act on every group beside the checkers that hold their leases (the configuration has a coordination block); run once without --apply")
 	}
 	if !*apply {
 		cfg.DryRun = true

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	cwschemas "github.com/aws/aws-sdk-go-v2/service/cloudwatch/schemas"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/ecs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/smithy-go/middleware"
@@ -64,6 +65,7 @@ type Factory struct {
 	cw  map[string]*cloudwatch.Client
 	asg map[string]*autoscaling.Client
 	ecs map[string]*ecs.Client
+	ddb map[string]*dynamodb.Client
 }
 
 // New loads the SDK's default configuration once (credentials chain, shared
@@ -126,6 +128,7 @@ func New(ctx context.Context, o Options) (*Factory, error) {
 		cw:       map[string]*cloudwatch.Client{},
 		asg:      map[string]*autoscaling.Client{},
 		ecs:      map[string]*ecs.Client{},
+		ddb:      map[string]*dynamodb.Client{},
 	}, nil
 }
 
@@ -228,6 +231,18 @@ func (f *Factory) AutoScaling(region string) *autoscaling.Client {
 func (f *Factory) ECS(region string) *ecs.Client {
 	return cached(f, f.ecs, region, func(region string) *ecs.Client {
 		return ecs.NewFromConfig(f.base, func(o *ecs.Options) {
+			o.Region = region
+			if ep := f.endpointFor(); ep != nil {
+				o.BaseEndpoint = ep
+			}
+		})
+	})
+}
+
+// DynamoDB returns the DynamoDB client of a region.
+func (f *Factory) DynamoDB(region string) *dynamodb.Client {
+	return cached(f, f.ddb, region, func(region string) *dynamodb.Client {
+		return dynamodb.NewFromConfig(f.base, func(o *dynamodb.Options) {
 			o.Region = region
 			if ep := f.endpointFor(); ep != nil {
 				o.BaseEndpoint = ep

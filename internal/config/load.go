@@ -150,11 +150,15 @@ func nearestLine(lines map[string]int, path string) int {
 	return 0
 }
 
-// fillDerived fills the defaults that depend on other keys: each group's
+// fillDerived fills the defaults that depend on other keys:
+// coordination.lease_duration (3 × interval when 0), each group's
 // target.stale_after (3 × interval when 0) and each queue's region (from its
 // URL, else aws.region, when empty). A region that stays empty, or a URL
 // that does not parse, is left for Validate to report.
 func (c *Config) fillDerived() {
+	if c.Coordination != nil {
+		c.Coordination.LeaseDuration = c.Coordination.LeaseDurationFor(c.Interval)
+	}
 	for i := range c.Groups {
 		g := &c.Groups[i]
 		g.Target.StaleAfter = g.Target.StaleAfterFor(c.Interval)

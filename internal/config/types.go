@@ -13,6 +13,8 @@ type Config struct {
 	AWS      AWS           `yaml:"aws"`
 	Metrics  Metrics       `yaml:"metrics"`
 	Groups   []Group       `yaml:"groups"`
+	// Coordination, when present, shares the groups among several checkers.
+	Coordination *Coordination `yaml:"coordination"`
 }
 
 // Metrics chooses which Prometheus series the checker exports.

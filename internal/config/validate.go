@@ -56,6 +56,7 @@ func (c Config) Validate() error {
 	oneOf(&p, "log.level", c.Log.Level, logLevels)
 	oneOf(&p, "log.format", c.Log.Format, logFormats)
 	c.AWS.validate(&p, c.Interval)
+	c.Coordination.validate(&p, c.Interval)
 	oneOf(&p, "metrics.per_queue", string(c.Metrics.PerQueue), perQueueValues)
 
 	if len(c.Groups) == 0 {

@@ -30,6 +30,9 @@ type Options struct {
 	Registerer prometheus.Registerer
 	// History is how far back the status page's charts reach; 0 means 1 hour.
 	History time.Duration
+	// Gate, when set, shares the groups with other checkers: a group is
+	// acted on only while the gate permits it.
+	Gate Gate
 }
 
 // Controller runs cycles. It is safe for concurrent use: the loop runs
@@ -39,6 +42,7 @@ type Controller struct {
 	groups   []policy.Settings
 	obs      Observer
 	act      Actuator
+	gate     Gate
 	log      *zap.Logger
 	metrics  *metrics
 	history  time.Duration
@@ -89,6 +93,7 @@ func New(o Options) (*Controller, error) {
 		groups:  slices.Clone(o.Groups),
 		obs:     o.Observer,
 		act:     o.Actuator,
+		gate:    o.Gate,
 		log:     o.Logger,
 		history: o.History,
 		states:  map[string]*groupState{},
@@ -163,10 +168,15 @@ func (c *Controller) Reload(groups []policy.Settings, obs Observer, act Actuator
 // and joined into the returned error; the other groups still act.
 func (c *Controller) RunOnce(ctx context.Context, now time.Time) ([]model.Decision, error) {
 	c.mu.RLock()
-	groups, obs, act := c.groups, c.obs, c.act
+	groups, obs, act, gate := c.groups, c.obs, c.act, c.gate
 	c.mu.RUnlock()
 
 	start := time.Now()
+	if gate != nil {
+		// The gate logs its own failures once per change and reports them on
+		// /healthz; a group whose lease was not renewed is not acted on.
+		_ = gate.Sync(ctx)
+	}
 	observations, err := obs.Observe(ctx, now)
 	if err != nil {
 		err = fmt.Errorf("observe: %w", err)
@@ -209,16 +219,25 @@ func (c *Controller) RunOnce(ctx context.Context, now time.Time) ([]model.Decisi
 		}
 		var action *model.Action
 		var actErr error
-		if act != nil {
+		actx, permitted, done := ctx, true, func() {}
+		if gate != nil {
+			d = holdAfterTakeover(g, d, o.Fleet, gate.Lease(g.Group), now)
+			var until time.Time
+			if until, permitted = gate.Permit(g.Group); permitted {
+				actx, done = context.WithDeadline(ctx, until)
+			}
+		}
+		if act != nil && permitted {
 			// An Apply that partly failed (metrics sent, scaling refused) still
 			// says what it did; keep both.
-			a, err := act.Apply(ctx, d, o.Fleet)
+			a, err := act.Apply(actx, d, o.Fleet)
 			action = &a
 			if err != nil {
 				actErr = fmt.Errorf("group %s: %w", g.Group, err)
 				actErrs = append(actErrs, actErr)
 			}
 		}
+		done()
 		c.record(g, st, o, d, action, actErr)
 		decisions = append(decisions, d)
 	}
@@ -369,6 +388,9 @@ func (c *Controller) Healthy(now time.Time, stale time.Duration) error {
 			err = fmt.Errorf("%w: %w", err, c.lastErr)
 		}
 		return err
+	}
+	if c.gate != nil {
+		return c.gate.Healthy()
 	}
 	return nil
 }

@@ -36,6 +36,11 @@ func (c *Controller) Health(now, started time.Time, stale time.Duration) Health 
 		if age := now.Sub(c.lastGood); age > stale {
 			return Health{HealthUnhealthy, fmt.Sprintf("last good cycle %s ago (limit %s)%s", age.Round(time.Second), stale, cause)}
 		}
+		if c.gate != nil {
+			if err := c.gate.Healthy(); err != nil {
+				return Health{HealthUnhealthy, err.Error()}
+			}
+		}
 		return Health{State: HealthOK}
 	}
 	ref := started

@@ -23,6 +23,44 @@ type Actuator interface {
 	Apply(ctx context.Context, d model.Decision, f model.Fleet) (model.Action, error)
 }
 
+// Gate shares the groups with other checkers (internal/lease, over
+// DynamoDB): the controller acts on a group only while the gate permits
+// it. Without a gate the controller acts on every group.
+type Gate interface {
+	// Sync renews, takes and balances this checker's leases. It runs at
+	// the start of every cycle; an error means some of it failed, and the
+	// groups whose leases were not renewed are not acted on. The gate logs
+	// its failures itself and reports them through Healthy.
+	Sync(ctx context.Context) error
+	// Permit reports whether this checker may act on a group now, for at
+	// least one action's deadline, and until when its lease runs.
+	Permit(group string) (until time.Time, ok bool)
+	// Lease describes a group's lease, for views.
+	Lease(group string) LeaseStatus
+	// Peers lists the live checkers, this one included.
+	Peers() []Peer
+	// Identity names this checker among its peers.
+	Identity() string
+	// Healthy returns an error while the gate cannot reach its table.
+	Healthy() error
+}
+
+// LeaseStatus is what this checker knows of a group's lease.
+type LeaseStatus struct {
+	Owner   string    `json:"owner"`   // identity of the owner as last seen; "" when free
+	Held    bool      `json:"held"`    // this checker holds it
+	Acting  bool      `json:"acting"`  // this checker may act on the group now
+	Since   time.Time `json:"since"`   // when this checker took it; zero when not held
+	Expires time.Time `json:"expires"` // end of the lease as last seen
+}
+
+// Peer is a live checker sharing the groups.
+type Peer struct {
+	Identity string    `json:"identity"`
+	Leases   int       `json:"leases"`
+	Expires  time.Time `json:"expires"` // end of its heartbeat
+}
+
 // LoadExpecter is an Observer that samples quiet queues less often and can be
 // told that a group expects load (the poller's idle backoff): the
 // controller tells it while a decision's forecast expects load, so that the

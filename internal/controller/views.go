@@ -130,6 +130,9 @@ type GroupView struct {
 	ActionError string
 	History     []Point
 	Changes     []Change // most recent last
+	// Lease is the group's lease when several checkers share the groups;
+	// nil when this checker runs alone.
+	Lease *LeaseStatus
 }
 
 // Groups returns a view of every group, in configuration order.
@@ -147,6 +150,10 @@ func (c *Controller) Groups() []GroupView {
 func (c *Controller) viewOf(g policy.Settings) GroupView {
 	st := c.states[g.Group]
 	v := GroupView{Settings: g}
+	if c.gate != nil {
+		l := c.gate.Lease(g.Group)
+		v.Lease = &l
+	}
 	if st != nil {
 		if st.decision != nil {
 			d := *st.decision

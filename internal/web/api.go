@@ -18,6 +18,9 @@ type groupsDoc struct {
 	GeneratedAt time.Time  `json:"generated_at"`
 	// RefreshSeconds is how often the status page asks again.
 	RefreshSeconds float64 `json:"refresh_seconds"`
+	// Coordination lists the checkers sharing the groups; absent when this
+	// checker runs alone.
+	Coordination *controller.Coordination `json:"coordination,omitempty"`
 }
 
 // groupDoc is one group: its settings, its last decision and what the
@@ -41,6 +44,9 @@ type groupDoc struct {
 	// Switches are the operator switches holding the group and the switch
 	// tags ignored, one sentence each.
 	Switches []string `json:"switches"`
+	// Lease is the group's lease (its owner among the checkers); absent
+	// when this checker runs alone.
+	Lease *controller.LeaseStatus `json:"lease,omitempty"`
 }
 
 // settingsDoc is policy.Settings with durations in seconds and percents as
@@ -182,6 +188,7 @@ func groupOf(v controller.GroupView) groupDoc {
 		ForecastNote: forecastNote(v.Settings, v.Decision),
 		BacklogTrend: backlogTrend(v.Decision, v.History),
 		Switches:     switchNotes(v.Decision),
+		Lease:        v.Lease,
 	}
 	// Lists are always arrays in the JSON, never null.
 	if g.Failures == nil {
@@ -235,6 +242,7 @@ func groupsOf(o Options) groupsDoc {
 		Groups:         make([]groupDoc, 0, len(views)),
 		GeneratedAt:    o.Now(),
 		RefreshSeconds: refreshEvery(o.refreshInterval()).Seconds(),
+		Coordination:   o.Controller.Coordination(),
 	}
 	for _, v := range views {
 		doc.Groups = append(doc.Groups, groupOf(v))

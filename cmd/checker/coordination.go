@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"os"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/queuechecker/queue-checker/internal/awsclient"
+	"github.com/queuechecker/queue-checker/internal/config"
+	"github.com/queuechecker/queue-checker/internal/controller"
+	"github.com/queuechecker/queue-checker/internal/lease"
+)
+
+// leaseGate lets the controller act on the groups whose leases this
+// checker holds.
+type leaseGate struct{ *lease.Manager }
+
+var _ controller.Gate = leaseGate{}
+
+func (g leaseGate) Lease(group string) controller.LeaseStatus {
+	s := g.Status(group)
+	return controller.LeaseStatus{Owner: s.Owner, Held: s.Held, Acting: s.Acting, Since: s.Since, Expires: s.Expires}
+}
+
+func (g leaseGate) Peers() []controller.Peer {
+	ps := g.Manager.Peers()
+	out := make([]controller.Peer, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, controller.Peer{Identity: p.Identity, Leases: p.Leases, Expires: p.Expires})
+	}
+	return out
+}
+
+// newLeases makes the lease manager of a configuration with a coordination
+// block; nil without one. Its DynamoDB calls are counted in reg.
+func newLeases(ctx context.Context, cfg config.Config, reg prometheus.Registerer, log *zap.Logger) (*lease.Manager, error) {
+	co := cfg.Coordination
+	if co == nil {
+		return nil, nil
+	}
+	region := co.DynamoDB.Region
+	if region == "" {
+		region = cfg.AWS.Region
+	}
+	clients, err := awsclient.New(ctx, awsclient.Options{
+		Region: region, EndpointURL: cfg.AWS.EndpointURL, MaxAttempts: cfg.AWS.MaxAttempts, Registerer: reg,
+	})
+	if err != nil {
+		return nil, err
+	}
+	id := co.Identity
+	if id == "" {
+		id = lease.DefaultIdentity(os.Getenv, os.Hostname, os.Getpid())
+	}
+	return lease.New(clients.DynamoDB(region), lease.Options{
+		Table: co.DynamoDB.Table, Identity: id, Duration: co.LeaseDuration, Interval: cfg.Interval,
+		ActionDeadline: cfg.CallTimeout(), Groups: groupNames(cfg), Logger: log.Named("lease"), Registerer: reg,
+	})
+}
+
+func groupNames(cfg config.Config) []string {
+	names := make([]string, 0, len(cfg.Groups))
+	for _, g := range cfg.Groups {
+		names = append(names, g.Name)
+	}
+	return names
+}
+
+// releaseLeases gives up the leases after the last cycle, so that the other
+// checkers take the groups at their next cycle instead of after a lease
+// duration.
+func releaseLeases(m *lease.Manager, log *zap.Logger) {
+	if m == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := m.Release(ctx); err != nil {
+		log.Warn("leases not all released; the others take them when they expire", zap.Error(err))
+		return
+	}
+	log.Info("leases released", zap.String("identity", m.Identity()))
+}

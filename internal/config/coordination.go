@@ -1,0 +1,71 @@
+package config
+
+import (
+	"regexp"
+	"time"
+)
+
+// Coordination shares the groups among several checkers through a lease
+// table in DynamoDB: each group is acted on by one checker at a time, and
+// the others take its groups over when it stops. Absent: this checker acts
+// on every group alone.
+type Coordination struct {
+	DynamoDB LeaseTable `yaml:"dynamodb"`
+	// LeaseDuration is how long a lease lasts unrenewed: how long the
+	// groups of a checker that died wait for another. Default 3 × interval;
+	// at least 2 × interval.
+	LeaseDuration time.Duration `yaml:"lease_duration"`
+	// Identity names this checker in the table; empty means the ECS
+	// container's id from the environment, else hostname and process id.
+	Identity string `yaml:"identity"`
+}
+
+// LeaseTable is the DynamoDB table of the leases.
+type LeaseTable struct {
+	Table  string `yaml:"table"`
+	Region string `yaml:"region"` // empty: aws.region, else the SDK's default
+}
+
+// DefaultLeaseIntervals is coordination.lease_duration, in intervals, when
+// the key is absent or 0.
+const DefaultLeaseIntervals = 3
+
+// MinLeaseIntervals is the shortest lease, in intervals: a lease must
+// outlive one renewal that fails.
+const MinLeaseIntervals = 2
+
+var (
+	// tableNameRE is DynamoDB's rule for table names.
+	tableNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{3,255}$`)
+	// identityRE keeps identities printable and short: a log field, a
+	// label on the status page and part of an item key.
+	identityRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:@/+-]{0,127}$`)
+)
+
+// LeaseDurationFor returns c.LeaseDuration, or its default of 3 × interval
+// when 0.
+func (c Coordination) LeaseDurationFor(interval time.Duration) time.Duration {
+	if c.LeaseDuration > 0 {
+		return c.LeaseDuration
+	}
+	return DefaultLeaseIntervals * interval
+}
+
+func (c *Coordination) validate(p *problems, interval time.Duration) {
+	if c == nil {
+		return
+	}
+	switch t := c.DynamoDB.Table; {
+	case t == "":
+		p.add("coordination.dynamodb.table", "required: the DynamoDB table of the leases, such as queue-checker-leases")
+	case !tableNameRE.MatchString(t):
+		p.add("coordination.dynamodb.table", "must be 3 to 255 letters, digits, '_', '-' or '.', got %q", t)
+	}
+	validateRegion(p, "coordination.dynamodb.region", c.DynamoDB.Region)
+	if interval > 0 && c.LeaseDuration < MinLeaseIntervals*interval {
+		p.add("coordination.lease_duration", "must be at least %d intervals (%s), got %s", MinLeaseIntervals, MinLeaseIntervals*interval, c.LeaseDuration)
+	}
+	if c.Identity != "" && !identityRE.MatchString(c.Identity) {
+		p.add("coordination.identity", "must be 1 to 128 letters, digits and ._:@/+-, starting with a letter or digit; got %q", c.Identity)
+	}
+}

@@ -1,0 +1,186 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/queuechecker/queue-checker/internal/model"
+	"github.com/queuechecker/queue-checker/internal/policy"
+)
+
+// fakeGate permits the groups in until, up to their times.
+type fakeGate struct {
+	mu      sync.Mutex
+	until   map[string]time.Time
+	leases  map[string]LeaseStatus
+	syncErr error
+	health  error
+	syncs   int
+}
+
+func (g *fakeGate) Sync(context.Context) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.syncs++
+	return g.syncErr
+}
+
+func (g *fakeGate) Permit(group string) (time.Time, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	u, ok := g.until[group]
+	return u, ok
+}
+
+func (g *fakeGate) Lease(group string) LeaseStatus {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.leases[group]
+}
+
+func (g *fakeGate) Peers() []Peer {
+	return []Peer{{Identity: "me", Leases: 1}, {Identity: "other", Leases: 1}}
+}
+func (g *fakeGate) Identity() string { return "me" }
+func (g *fakeGate) Healthy() error   { return g.health }
+
+// deadlineActuator records each group's Apply and its context's deadline.
+type deadlineActuator struct {
+	mu        sync.Mutex
+	deadlines map[string]time.Time
+	decisions map[string]model.Decision
+}
+
+func (a *deadlineActuator) Apply(ctx context.Context, d model.Decision, f model.Fleet) (model.Action, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	dl, _ := ctx.Deadline()
+	a.deadlines[d.Group] = dl
+	a.decisions[d.Group] = d
+	return model.Action{Group: d.Group, From: f.Desired, To: d.DesiredWorkers}, nil
+}
+
+// TestGateActsOnlyOnPermittedGroups: a group the gate does not permit is
+// decided but not acted on; a permitted one is acted on under a deadline
+// no later than its lease's end.
+func TestGateActsOnlyOnPermittedGroups(t *testing.T) {
+	until := time.Now().Add(time.Hour)
+	gate := &fakeGate{
+		until:  map[string]time.Time{"mine": until},
+		leases: map[string]LeaseStatus{"mine": {Owner: "me", Held: true, Acting: true}, "theirs": {Owner: "other"}},
+	}
+	obs := &fakeObserver{observe: func(now time.Time) ([]model.Observation, error) {
+		return []model.Observation{observation("mine", now, 100, 3), observation("theirs", now, 100, 3)}, nil
+	}}
+	act := &deadlineActuator{deadlines: map[string]time.Time{}, decisions: map[string]model.Decision{}}
+	c, err := New(Options{Groups: []policy.Settings{settings("mine"), settings("theirs")}, Observer: obs, Actuator: act,
+		Logger: zaptest.NewLogger(t), Gate: gate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := c.RunOnce(context.Background(), t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 2 {
+		t.Fatalf("%d decisions, want both groups decided", len(ds))
+	}
+	if gate.syncs != 1 {
+		t.Errorf("gate synced %d times in one cycle, want 1", gate.syncs)
+	}
+	if _, ok := act.decisions["theirs"]; ok {
+		t.Errorf("acted on a group whose lease another checker holds")
+	}
+	dl, ok := act.deadlines["mine"]
+	if !ok {
+		t.Fatalf("did not act on the group it holds")
+	}
+	if dl.IsZero() || dl.After(until) {
+		t.Errorf("action deadline %v, want at most the lease's end %v", dl, until)
+	}
+	views := c.Groups()
+	if views[0].Lease == nil || views[0].Lease.Owner != "me" || views[1].Lease.Owner != "other" {
+		t.Errorf("views' leases = %+v, %+v", views[0].Lease, views[1].Lease)
+	}
+	if co := c.Coordination(); co == nil || co.Identity != "me" || len(co.Peers) != 2 {
+		t.Errorf("Coordination() = %+v", co)
+	}
+}
+
+// TestGateSyncFailure: a failed lease sync leaves the groups unacted on
+// without failing the cycle (the gate logs and reports it), and the gate's
+// health is the controller's.
+func TestGateSyncFailure(t *testing.T) {
+	gate := &fakeGate{syncErr: errors.New("table unreachable"), health: errors.New("lease table t: no good exchange")}
+	obs := &fakeObserver{observe: func(now time.Time) ([]model.Observation, error) {
+		return []model.Observation{observation("g", now, 100, 3)}, nil
+	}}
+	act := &deadlineActuator{deadlines: map[string]time.Time{}, decisions: map[string]model.Decision{}}
+	c, err := New(Options{Groups: []policy.Settings{settings("g")}, Observer: obs, Actuator: act, Logger: zaptest.NewLogger(t), Gate: gate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.RunOnce(context.Background(), t0); err != nil {
+		t.Errorf("RunOnce error = %v, want none: the gate reports its own", err)
+	}
+	if gate.syncs != 1 {
+		t.Errorf("gate synced %d times, want 1", gate.syncs)
+	}
+	if len(act.decisions) != 0 {
+		t.Errorf("acted without a permit: %v", act.decisions)
+	}
+	if err := c.Healthy(t0, time.Minute); err == nil || !strings.Contains(err.Error(), "lease table") {
+		t.Errorf("Healthy = %v, want the gate's error", err)
+	}
+	if h := c.Health(t0, t0, time.Minute); h.State != HealthUnhealthy || !strings.Contains(h.Detail, "lease table") {
+		t.Errorf("Health = %+v, want unhealthy with the gate's error", h)
+	}
+	gate.health = nil
+	if h := c.Health(t0, t0, time.Minute); h.State != HealthOK {
+		t.Errorf("Health = %+v once the gate is healthy, want ok", h)
+	}
+}
+
+func TestHoldAfterTakeover(t *testing.T) {
+	t.Parallel()
+	s := settings("g")
+	s.ScaleInStabilization = 5 * time.Minute
+	since := t0.Add(-time.Minute)
+	held := LeaseStatus{Owner: "me", Held: true, Since: since}
+	fleet := model.Fleet{Known: true, Desired: 8}
+	tests := []struct {
+		name     string
+		lease    LeaseStatus
+		fleet    model.Fleet
+		desired  int
+		now      time.Time
+		want     int
+		wantHeld bool
+	}{
+		{"scale-in within the window is held", held, fleet, 3, t0, 8, true},
+		{"scale-out within the window goes ahead", held, fleet, 12, t0, 12, false},
+		{"same count", held, fleet, 8, t0, 8, false},
+		{"scale-in at the window's end goes ahead", held, fleet, 3, since.Add(5 * time.Minute), 3, false},
+		{"scale-in just before the window's end is held", held, fleet, 3, since.Add(5*time.Minute - time.Millisecond), 8, true},
+		{"not held here", LeaseStatus{Owner: "other"}, fleet, 3, t0, 3, false},
+		{"fleet unknown", held, model.Fleet{}, 3, t0, 3, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			d := holdAfterTakeover(s, model.Decision{Group: "g", DesiredWorkers: tt.desired}, tt.fleet, tt.lease, tt.now)
+			if d.DesiredWorkers != tt.want || d.Held != tt.wantHeld {
+				t.Errorf("desired %d held %t, want %d %t", d.DesiredWorkers, d.Held, tt.want, tt.wantHeld)
+			}
+			if tt.wantHeld && (d.HoldReason == "" || len(d.Reasons) == 0) {
+				t.Errorf("held without a reason: %+v", d)
+			}
+		})
+	}
+}

@@ -1,0 +1,895 @@
+// Package lease shares the checker's groups among several checkers through
+// a DynamoDB table of leases, so that exactly one checker acts on a fleet at
+// a time and a standby takes over within a lease duration when the owner
+// stops. It follows the lease-table pattern of the Kinesis Client Library
+// and the DynamoDB lock client: every change of an item is a conditional
+// write on a counter that every write increments, so a writer that saw an
+// old state of the item always fails.
+//
+// The table has one string partition key, "key". Its items are:
+//
+//	group/<name>      the lease of a group: owner, session, counter, expires, ttl
+//	checker/<id>      one checker's heartbeat: owner, session, counter, expires, ttl
+//
+// owner is the checker's identity ("" when the lease is free), session a
+// value drawn at each start so that a restarted checker with the same
+// identity does not mistake its predecessor's leases for its own, expires
+// the end of the lease in Unix milliseconds, and ttl (Unix seconds, an hour
+// after expires) the attribute DynamoDB's time to live deletes by, which
+// clears the items of groups and checkers that are gone.
+//
+// Expiry is judged by wall clocks, so the checkers' clocks must agree to
+// well within the gap between the end of an owner's last action and the
+// end of its lease (see Manager.Permit); NTP or the Amazon Time Sync
+// Service keep them within milliseconds.
+package lease
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+)
+
+// dynamoAPI is the part of the DynamoDB client the manager uses.
+type dynamoAPI interface {
+	Scan(ctx context.Context, in *dynamodb.ScanInput, opts ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
+	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+}
+
+var _ dynamoAPI = (*dynamodb.Client)(nil)
+
+// Item attribute names and key prefixes of the table.
+const (
+	attrKey     = "key"
+	attrOwner   = "owner"
+	attrSession = "session"
+	attrCounter = "counter"
+	attrExpires = "expires"
+	attrTTL     = "ttl"
+
+	groupPrefix   = "group/"
+	checkerPrefix = "checker/"
+
+	// ttlAfterExpiry is how long an item outlives its lease before
+	// DynamoDB's time to live may delete it.
+	ttlAfterExpiry = time.Hour
+)
+
+// Reasons of checker_lease_changes_total.
+const (
+	ReasonAcquired = "acquired" // a free or expired lease taken
+	ReasonStolen   = "stolen"   // a lease taken from a checker above its share
+	ReasonLost     = "lost"     // a lease another checker took, or that expired unrenewed
+	ReasonReleased = "released" // a lease given up on shutdown
+)
+
+// Options configure a Manager.
+type Options struct {
+	Table    string
+	Identity string
+	// Duration is how long a lease lasts unrenewed; at least two intervals.
+	Duration time.Duration
+	// Interval is the cycle interval: Sync is called once per interval.
+	Interval time.Duration
+	// ActionDeadline is how long one action may take; the manager permits an
+	// action only while the lease is valid for at least this long.
+	ActionDeadline time.Duration
+	// Groups are the names of the groups this checker can serve.
+	Groups []string
+	Logger *zap.Logger
+	// Registerer receives checker_leases_held and
+	// checker_lease_changes_total; nil exports none.
+	Registerer prometheus.Registerer
+	// Now is the wall clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// held is a lease this checker holds.
+type held struct {
+	counter int64     // the counter of this checker's last successful write
+	since   time.Time // when this checker acquired it
+	from    time.Time // when it may act: after the previous owner's lease ran out
+	until   time.Time // end of the lease as last written; zero after a failed renewal
+}
+
+// item is one item of the table as scanned.
+type item struct {
+	owner, session string
+	counter        int64
+	expires        time.Time
+}
+
+// Manager holds this checker's leases.
+type Manager struct {
+	api      dynamoAPI
+	table    string
+	id       string
+	session  string
+	duration time.Duration
+	interval time.Duration
+	deadline time.Duration
+	groups   []string
+	log      *zap.Logger
+	now      func() time.Time
+	metrics  *metrics
+
+	mu        sync.Mutex
+	held      map[string]*held
+	owners    map[string]item // every group's item as last seen
+	peers     map[string]time.Time
+	freeSince map[string]time.Time
+	lastOK    time.Time // last Sync that reached the table
+	lastErr   error
+	started   time.Time
+	syncs     int
+}
+
+// New checks the options and makes a Manager. It makes no call.
+func New(api dynamoAPI, o Options) (*Manager, error) {
+	var errs []error
+	if api == nil {
+		errs = append(errs, errors.New("lease: a DynamoDB client is required"))
+	}
+	if o.Table == "" {
+		errs = append(errs, errors.New("lease: a table is required"))
+	}
+	if o.Identity == "" {
+		errs = append(errs, errors.New("lease: an identity is required"))
+	}
+	if o.Interval <= 0 {
+		errs = append(errs, errors.New("lease: the interval must be positive"))
+	}
+	if o.Duration < 2*o.Interval {
+		errs = append(errs, fmt.Errorf("lease: the lease duration (%s) must be at least two intervals (%s)", o.Duration, 2*o.Interval))
+	}
+	if o.ActionDeadline < 0 || o.ActionDeadline >= o.Duration {
+		errs = append(errs, fmt.Errorf("lease: the action deadline (%s) must be within the lease duration (%s)", o.ActionDeadline, o.Duration))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	var nonce [8]byte
+	_, _ = rand.Read(nonce[:])
+	m := &Manager{
+		api: api, table: o.Table, id: o.Identity, session: hex.EncodeToString(nonce[:]),
+		duration: o.Duration, interval: o.Interval, deadline: o.ActionDeadline,
+		groups: slices.Clone(o.Groups), log: o.Logger, now: o.Now,
+		held: map[string]*held{}, owners: map[string]item{}, peers: map[string]time.Time{},
+		freeSince: map[string]time.Time{},
+	}
+	slices.Sort(m.groups)
+	if m.log == nil {
+		m.log = zap.NewNop()
+	}
+	if m.now == nil {
+		m.now = time.Now
+	}
+	if o.Registerer != nil {
+		mt, err := newMetrics(o.Registerer)
+		if err != nil {
+			return nil, err
+		}
+		m.metrics = mt
+	}
+	return m, nil
+}
+
+// Identity is this checker's name in the table.
+func (m *Manager) Identity() string { return m.id }
+
+// SetGroups replaces the groups this checker can serve (after a reload).
+// Leases of groups no longer served are released at the next Sync.
+func (m *Manager) SetGroups(groups []string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.groups = slices.Clone(groups)
+	slices.Sort(m.groups)
+}
+
+// Sync is one lease cycle: read the table, write this checker's
+// heartbeat, renew the leases it holds, take free and expired ones up to
+// its share, and take at most one from a checker above its share. It makes
+// at most one scan page per 1 MB of table, one heartbeat, one write per
+// lease held at the end, and one write that may fail (a lease lost in a
+// race). A failed renewal stops the lease's actions at once; the lease is
+// kept, and renewed at the next Sync if no one else has taken it. The error
+// says what failed; Sync does what it can regardless.
+func (m *Manager) Sync(ctx context.Context) error {
+	now := m.now()
+	m.mu.Lock()
+	if m.started.IsZero() {
+		m.started = now
+	}
+	first := m.syncs == 0
+	m.syncs++
+	groups := m.groups
+	m.mu.Unlock()
+
+	var errs []error
+	items, scanErr := m.scan(ctx)
+	if scanErr != nil {
+		errs = append(errs, scanErr)
+	}
+	if err := m.heartbeat(ctx, now); err != nil {
+		errs = append(errs, err)
+	}
+	renewed := m.renewAll(ctx, groups, items, scanErr == nil)
+	if renewed != nil {
+		errs = append(errs, renewed)
+	}
+	if scanErr == nil {
+		m.observe(items, now)
+		if !first { // the first Sync only learns who else is there
+			m.acquire(ctx, groups, items)
+			m.balance(ctx, groups, items)
+		}
+	}
+	err := errors.Join(errs...)
+	m.mu.Lock()
+	switch {
+	case err != nil && m.lastErr == nil:
+		m.log.Warn("lease table exchange failed; groups whose leases were not renewed are not acted on", zap.Error(err))
+	case err == nil && m.lastErr != nil:
+		m.log.Info("lease table exchange works again")
+	}
+	m.lastErr = err
+	if scanErr == nil && renewed == nil {
+		m.lastOK = now
+	}
+	n := len(m.held)
+	m.mu.Unlock()
+	if m.metrics != nil {
+		m.metrics.held.Set(float64(n))
+	}
+	return err
+}
+
+// scan reads every item of the table with strongly consistent reads.
+func (m *Manager) scan(ctx context.Context) (map[string]item, error) {
+	items := map[string]item{}
+	var start map[string]types.AttributeValue
+	for {
+		out, err := m.api.Scan(ctx, &dynamodb.ScanInput{
+			TableName: aws.String(m.table), ConsistentRead: aws.Bool(true), ExclusiveStartKey: start,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("scan lease table %s: %w", m.table, err)
+		}
+		for _, av := range out.Items {
+			k, it, ok := parseItem(av)
+			if ok {
+				items[k] = it
+			}
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			return items, nil
+		}
+		start = out.LastEvaluatedKey
+	}
+}
+
+func parseItem(av map[string]types.AttributeValue) (string, item, bool) {
+	str := func(name string) string {
+		if v, ok := av[name].(*types.AttributeValueMemberS); ok {
+			return v.Value
+		}
+		return ""
+	}
+	num := func(name string) int64 {
+		if v, ok := av[name].(*types.AttributeValueMemberN); ok {
+			n, err := strconv.ParseInt(v.Value, 10, 64)
+			if err == nil {
+				return n
+			}
+		}
+		return 0
+	}
+	k := str(attrKey)
+	if k == "" {
+		return "", item{}, false
+	}
+	return k, item{owner: str(attrOwner), session: str(attrSession), counter: num(attrCounter),
+		expires: time.UnixMilli(num(attrExpires))}, true
+}
+
+func millis(t time.Time) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(t.UnixMilli(), 10)}
+}
+
+func seconds(t time.Time) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(t.Unix(), 10)}
+}
+
+func number(n int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+}
+
+func str(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
+
+func keyOf(k string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{attrKey: str(k)}
+}
+
+// heartbeat says this checker is alive for one more lease duration, so that
+// the others count it when they share the groups out.
+func (m *Manager) heartbeat(ctx context.Context, now time.Time) error {
+	exp := now.Add(m.duration)
+	_, err := m.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:        aws.String(m.table),
+		Key:              keyOf(checkerPrefix + m.id),
+		UpdateExpression: aws.String("SET #o = :o, #s = :s, #e = :e, #t = :t ADD #c :one"),
+		ExpressionAttributeNames: map[string]string{
+			"#o": attrOwner, "#s": attrSession, "#e": attrExpires, "#t": attrTTL, "#c": attrCounter,
+		},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":o": str(m.id), ":s": str(m.session), ":e": millis(exp), ":t": seconds(exp.Add(ttlAfterExpiry)), ":one": number(1),
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("write the heartbeat of %s: %w", m.id, err)
+	}
+	return nil
+}
+
+// write sets a lease's owner, session and expiry and increments its
+// counter, on condition that the item is as seen (counter seen, or absent
+// when seen is -1). It returns the new counter, and whether the condition
+// failed.
+func (m *Manager) write(ctx context.Context, group, owner, session string, seen int64, exp time.Time) (int64, bool, error) {
+	cond := "#c = :seen"
+	values := map[string]types.AttributeValue{
+		":o": str(owner), ":s": str(session), ":e": millis(exp), ":t": seconds(exp.Add(ttlAfterExpiry)),
+		":one": number(1),
+	}
+	names := map[string]string{
+		"#o": attrOwner, "#s": attrSession, "#e": attrExpires, "#t": attrTTL, "#c": attrCounter,
+	}
+	if seen < 0 {
+		cond = "attribute_not_exists(#k)"
+		names["#k"] = attrKey
+	} else {
+		values[":seen"] = number(seen)
+	}
+	out, err := m.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(m.table),
+		Key:                       keyOf(groupPrefix + group),
+		UpdateExpression:          aws.String("SET #o = :o, #s = :s, #e = :e, #t = :t ADD #c :one"),
+		ConditionExpression:       aws.String(cond),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
+		ReturnValues:              types.ReturnValueUpdatedNew,
+	})
+	if err != nil {
+		var ccf *types.ConditionalCheckFailedException
+		if errors.As(err, &ccf) {
+			return 0, true, nil
+		}
+		return 0, false, err
+	}
+	var n int64
+	if v, ok := out.Attributes[attrCounter].(*types.AttributeValueMemberN); ok {
+		n, _ = strconv.ParseInt(v.Value, 10, 64)
+	}
+	return n, false, nil
+}
+
+// renewAll renews every lease held, several at once, and releases those
+// of groups no longer served. A lease whose renewal fails on its condition
+// is lost; one whose renewal fails otherwise stops acting until a renewal
+// succeeds.
+func (m *Manager) renewAll(ctx context.Context, groups []string, items map[string]item, scanned bool) error {
+	m.mu.Lock()
+	if scanned {
+		// A lease written with this session but not held here is one whose
+		// write reached the table after its caller gave up on it: it is
+		// this checker's, and is renewed below before it acts on it.
+		for k, it := range items {
+			g, ok := strings.CutPrefix(k, groupPrefix)
+			if ok && it.owner == m.id && it.session == m.session && m.held[g] == nil && slices.Contains(groups, g) {
+				now := m.now()
+				m.held[g] = &held{counter: it.counter, since: now, from: now}
+			}
+		}
+	}
+	names := make([]string, 0, len(m.held))
+	for g := range m.held {
+		names = append(names, g)
+	}
+	m.mu.Unlock()
+	slices.Sort(names)
+	var (
+		wg   sync.WaitGroup
+		emu  sync.Mutex
+		errs []error
+		sem  = make(chan struct{}, maxWritesInFlight)
+	)
+	for _, g := range names {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if err := m.renew(ctx, g, groups, items, scanned); err != nil {
+				emu.Lock()
+				errs = append(errs, err)
+				emu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	return errors.Join(errs...)
+}
+
+// maxWritesInFlight bounds the lease writes one checker has in flight.
+const maxWritesInFlight = 16
+
+// renew renews one lease held.
+func (m *Manager) renew(ctx context.Context, g string, groups []string, items map[string]item, scanned bool) error {
+	m.mu.Lock()
+	h := m.held[g]
+	counter := h.counter
+	m.mu.Unlock()
+	if !slices.Contains(groups, g) {
+		m.releaseOne(ctx, g, counter)
+		return nil
+	}
+	if scanned {
+		it, ok := items[groupPrefix+g]
+		switch {
+		case ok && it.owner == m.id && it.session == m.session:
+			// A write of ours the table took after we gave up on it.
+			counter = it.counter
+		case !ok || it.counter != counter:
+			// Someone else wrote the lease: it is lost, and no write is
+			// needed to learn it.
+			m.lose(g, "the lease table shows another owner")
+			return nil
+		}
+	}
+	sent := m.now()
+	n, failed, err := m.write(ctx, g, m.id, m.session, counter, sent.Add(m.duration))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case err != nil:
+		if !h.until.IsZero() {
+			m.log.Warn("lease renewal failed; not acting on the group until it succeeds", zap.String("group", g), zap.Error(err))
+		}
+		h.until = time.Time{}
+		return fmt.Errorf("renew the lease of %s: %w", g, err)
+	case failed:
+		m.mu.Unlock()
+		m.lose(g, "the renewal's condition failed: another checker holds it")
+		m.mu.Lock()
+	default:
+		if h.until.IsZero() && sent.After(h.since) {
+			m.log.Info("lease renewed again; acting on the group", zap.String("group", g))
+		}
+		h.counter, h.until = n, sent.Add(m.duration)
+	}
+	return nil
+}
+
+func (m *Manager) lose(group, why string) {
+	m.mu.Lock()
+	_, ok := m.held[group]
+	delete(m.held, group)
+	m.mu.Unlock()
+	if !ok {
+		return
+	}
+	m.log.Warn("lease lost", zap.String("group", group), zap.String("why", why))
+	if m.metrics != nil {
+		m.metrics.changes.WithLabelValues(ReasonLost).Inc()
+	}
+}
+
+// observe records every group's owner and the live checkers.
+func (m *Manager) observe(items map[string]item, now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	clear(m.owners)
+	clear(m.peers)
+	for k, it := range items {
+		switch {
+		case strings.HasPrefix(k, groupPrefix):
+			m.owners[strings.TrimPrefix(k, groupPrefix)] = it
+		case strings.HasPrefix(k, checkerPrefix):
+			if it.owner != "" && it.expires.After(now) {
+				m.peers[strings.TrimPrefix(k, checkerPrefix)] = it.expires
+			}
+		}
+	}
+	m.peers[m.id] = now.Add(m.duration)
+	for _, g := range m.groups {
+		it, ok := m.owners[g]
+		free := !ok || it.owner == "" || !it.expires.After(now)
+		if _, mine := m.held[g]; mine || !free {
+			delete(m.freeSince, g)
+			continue
+		}
+		if _, seen := m.freeSince[g]; !seen {
+			m.freeSince[g] = now
+		}
+	}
+}
+
+// counts returns the number of live leases of each live checker, this one
+// included, among the groups served.
+func (m *Manager) counts(groups []string, items map[string]item, now time.Time) map[string]int {
+	counts := map[string]int{}
+	for p := range m.peers {
+		counts[p] = 0
+	}
+	for _, g := range groups {
+		if _, mine := m.held[g]; mine {
+			counts[m.id]++
+			continue
+		}
+		it, ok := items[groupPrefix+g]
+		if !ok || it.owner == "" || !it.expires.After(now) {
+			continue
+		}
+		if _, live := counts[it.owner]; live {
+			counts[it.owner]++
+		}
+	}
+	return counts
+}
+
+// acquire takes free and expired leases. Every checker assigns the free
+// leases the same way from the same table, each in turn to the checker
+// holding fewest, so that they rarely race for one; a lease its assignee
+// has left free for more than an interval goes to whoever is below its
+// share.
+func (m *Manager) acquire(ctx context.Context, groups []string, items map[string]item) {
+	now := m.now()
+	m.mu.Lock()
+	counts := m.counts(groups, items, now)
+	peers := make([]string, 0, len(counts))
+	for p := range counts {
+		peers = append(peers, p)
+	}
+	slices.Sort(peers)
+	var mine []string
+	for _, g := range groups {
+		if _, ok := m.held[g]; ok {
+			continue
+		}
+		it, ok := items[groupPrefix+g]
+		if ok && it.owner != "" && it.expires.After(now) {
+			continue
+		}
+		to := peers[0]
+		for _, p := range peers[1:] {
+			if counts[p] < counts[to] {
+				to = p
+			}
+		}
+		counts[to]++
+		share := int(math.Ceil(float64(len(groups)) / float64(len(peers))))
+		overdue := now.Sub(m.freeSince[g]) > m.interval && counts[m.id] < share
+		if to == m.id || overdue {
+			mine = append(mine, g)
+			if to != m.id {
+				counts[to]--
+				counts[m.id]++
+			}
+		}
+	}
+	m.mu.Unlock()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, maxWritesInFlight)
+	for _, g := range mine {
+		it, ok := items[groupPrefix+g]
+		seen := int64(-1)
+		if ok {
+			seen = it.counter
+		}
+		from := now
+		if ok && it.owner != "" && it.expires.After(from) {
+			from = it.expires
+		}
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			m.take(ctx, g, seen, from, ReasonAcquired)
+		})
+	}
+	wg.Wait()
+}
+
+// balance takes one lease from the checker holding most, when it holds at
+// least two more than this one and this one is below its share. A taken
+// lease narrows the gap by two, so the two never take leases back and forth.
+func (m *Manager) balance(ctx context.Context, groups []string, items map[string]item) {
+	now := m.now()
+	m.mu.Lock()
+	counts := m.counts(groups, items, now)
+	share := int(math.Ceil(float64(len(groups)) / float64(len(counts))))
+	mineN := counts[m.id]
+	victim := ""
+	for p, n := range counts {
+		if p != m.id && n >= mineN+2 && (victim == "" || n > counts[victim] || (n == counts[victim] && p < victim)) {
+			victim = p
+		}
+	}
+	m.mu.Unlock()
+	if victim == "" || mineN >= share {
+		return
+	}
+	// The victim's lease that sorts last after this checker's identity: a
+	// spread choice that two stealers rarely share.
+	var pick string
+	var pickRank string
+	for _, g := range groups {
+		it, ok := items[groupPrefix+g]
+		if !ok || it.owner != victim || !it.expires.After(now) {
+			continue
+		}
+		r := rank(m.id, g)
+		if pick == "" || r > pickRank {
+			pick, pickRank = g, r
+		}
+	}
+	if pick == "" {
+		return
+	}
+	it := items[groupPrefix+pick]
+	m.take(ctx, pick, it.counter, it.expires, ReasonStolen)
+}
+
+// rank orders groups differently for each checker.
+func rank(id, group string) string {
+	var h uint64 = 14695981039346656037
+	for _, b := range []byte(id + "\x00" + group) {
+		h ^= uint64(b)
+		h *= 1099511628211
+	}
+	return strconv.FormatUint(h, 16)
+}
+
+// take writes this checker into a lease seen with counter seen (-1: no
+// item). It may act from `from`: the end of the previous owner's lease.
+func (m *Manager) take(ctx context.Context, group string, seen int64, from time.Time, reason string) {
+	sent := m.now()
+	n, failed, err := m.write(ctx, group, m.id, m.session, seen, sent.Add(m.duration))
+	if err != nil || failed {
+		if err != nil {
+			m.log.Debug("lease not taken", zap.String("group", group), zap.Error(err))
+		}
+		return
+	}
+	m.mu.Lock()
+	m.held[group] = &held{counter: n, since: sent, from: from, until: sent.Add(m.duration)}
+	delete(m.freeSince, group)
+	prev := m.owners[group].owner
+	m.mu.Unlock()
+	fields := []zap.Field{zap.String("group", group), zap.String("reason", reason)}
+	if prev != "" && prev != m.id {
+		fields = append(fields, zap.String("previous_owner", prev))
+	}
+	if from.After(sent) {
+		fields = append(fields, zap.Time("acts_from", from))
+	}
+	m.log.Info("lease taken", fields...)
+	if m.metrics != nil {
+		m.metrics.changes.WithLabelValues(reason).Inc()
+	}
+}
+
+// releaseOne frees a lease held with the given counter.
+func (m *Manager) releaseOne(ctx context.Context, group string, counter int64) {
+	m.mu.Lock()
+	delete(m.held, group)
+	m.mu.Unlock()
+	_, failed, err := m.write(ctx, group, "", "", counter, m.now())
+	if err != nil || failed {
+		m.log.Warn("lease not released; it will expire", zap.String("group", group), zap.Bool("taken", failed), zap.Error(err))
+		return
+	}
+	m.log.Info("lease released", zap.String("group", group))
+	if m.metrics != nil {
+		m.metrics.changes.WithLabelValues(ReasonReleased).Inc()
+	}
+}
+
+// Release gives up every lease held and ends the heartbeat, so that the
+// other checkers take the groups at their next cycle. Call it after the
+// last action.
+func (m *Manager) Release(ctx context.Context) error {
+	m.mu.Lock()
+	hs := make(map[string]int64, len(m.held))
+	for g, h := range m.held {
+		hs[g] = h.counter
+	}
+	m.mu.Unlock()
+	for g, c := range hs {
+		m.releaseOne(ctx, g, c)
+	}
+	now := m.now()
+	_, err := m.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                aws.String(m.table),
+		Key:                      keyOf(checkerPrefix + m.id),
+		UpdateExpression:         aws.String("SET #e = :e"),
+		ConditionExpression:      aws.String("#s = :s"),
+		ExpressionAttributeNames: map[string]string{"#e": attrExpires, "#s": attrSession},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":e": millis(now), ":s": str(m.session),
+		},
+	})
+	if m.metrics != nil {
+		m.metrics.held.Set(0)
+	}
+	var ccf *types.ConditionalCheckFailedException
+	if err != nil && !errors.As(err, &ccf) {
+		return fmt.Errorf("end the heartbeat of %s: %w", m.id, err)
+	}
+	return nil
+}
+
+// Permit reports whether this checker may act on a group now: it holds the
+// lease, the previous owner's lease has run out, and the lease stays valid
+// for at least the action deadline. It returns the end of the lease, to
+// bound the action by.
+func (m *Manager) Permit(group string) (time.Time, bool) {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	h, ok := m.held[group]
+	if !ok || h.until.IsZero() || now.Before(h.from) || now.Add(m.deadline).After(h.until) {
+		return time.Time{}, false
+	}
+	return h.until, true
+}
+
+// Status is what the manager knows of one group's lease.
+type Status struct {
+	Owner string    // the identity of the owner as last seen; "" when free or unknown
+	Held  bool      // this checker holds it
+	Since time.Time // when this checker took it; zero when not held
+	// Acting is whether this checker may act on it now (see Permit).
+	Acting  bool
+	Expires time.Time // end of the lease as last seen or written
+}
+
+// Status returns what is known of a group's lease.
+func (m *Manager) Status(group string) Status {
+	_, acting := m.Permit(group)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if h, ok := m.held[group]; ok {
+		return Status{Owner: m.id, Held: true, Since: h.since, Acting: acting, Expires: h.until}
+	}
+	it := m.owners[group]
+	if !it.expires.After(m.now()) {
+		return Status{Expires: it.expires}
+	}
+	return Status{Owner: it.owner, Expires: it.expires}
+}
+
+// Peer is a live checker and the number of leases it holds.
+type Peer struct {
+	Identity string    `json:"identity"`
+	Leases   int       `json:"leases"`
+	Expires  time.Time `json:"expires"` // end of its heartbeat
+}
+
+// Peers lists the live checkers seen at the last Sync, this one included.
+func (m *Manager) Peers() []Peer {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	counts := map[string]int{}
+	for _, it := range m.owners {
+		if it.owner != "" && it.expires.After(now) {
+			counts[it.owner]++
+		}
+	}
+	counts[m.id] = len(m.held)
+	out := make([]Peer, 0, len(m.peers))
+	for p, exp := range m.peers {
+		out = append(out, Peer{Identity: p, Leases: counts[p], Expires: exp})
+	}
+	slices.SortFunc(out, func(a, b Peer) int { return strings.Compare(a.Identity, b.Identity) })
+	return out
+}
+
+// Healthy returns nil while the table has answered within a lease
+// duration (counting from the first Sync), and an error saying since when
+// it has not otherwise.
+func (m *Manager) Healthy() error {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.syncs == 0 {
+		return nil
+	}
+	ref := m.lastOK
+	if ref.IsZero() {
+		ref = m.started
+	}
+	if age := now.Sub(ref); age > m.duration {
+		err := fmt.Errorf("lease table %s: no good exchange for %s (lease duration %s); acting on no group", m.table, age.Round(time.Second), m.duration)
+		if m.lastErr != nil {
+			err = fmt.Errorf("%w: %w", err, m.lastErr)
+		}
+		return err
+	}
+	return nil
+}
+
+// metrics are the manager's series.
+type metrics struct {
+	held    prometheus.Gauge
+	changes *prometheus.CounterVec
+}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	m := &metrics{
+		held: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "checker_leases_held", Help: "Group leases this checker holds in the coordination table.",
+		}),
+		changes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "checker_lease_changes_total",
+			Help: "Changes of this checker's leases, by reason: acquired (free or expired), stolen (from a checker above its share), lost, released.",
+		}, []string{"reason"}),
+	}
+	for _, r := range []string{ReasonAcquired, ReasonStolen, ReasonLost, ReasonReleased} {
+		m.changes.WithLabelValues(r)
+	}
+	for _, c := range []prometheus.Collector{m.held, m.changes} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("register lease metrics: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// DefaultIdentity names this checker when the configuration names none:
+// on ECS, the container's id, the last part of the task metadata endpoint's
+// URL (ECS_CONTAINER_METADATA_URI_V4, or ECS_CONTAINER_METADATA_URI), which
+// differs for every task; elsewhere the host name and the process id.
+func DefaultIdentity(getenv func(string) string, hostname func() (string, error), pid int) string {
+	for _, k := range []string{"ECS_CONTAINER_METADATA_URI_V4", "ECS_CONTAINER_METADATA_URI"} {
+		if u := strings.TrimRight(getenv(k), "/"); u != "" {
+			if id := u[strings.LastIndex(u, "/")+1:]; id != "" {
+				return clean("ecs-" + id)
+			}
+		}
+	}
+	host, err := hostname()
+	if err != nil || host == "" {
+		host = "checker"
+	}
+	return clean(fmt.Sprintf("%s-%d", host, pid))
+}
+
+// clean keeps an identity to the characters and length the configuration
+// accepts for one.
+func clean(id string) string {
+	b := []byte(id)
+	for i, c := range b {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("._:@/+-", c) >= 0
+		if !ok {
+			b[i] = '-'
+		}
+	}
+	if len(b) > 128 {
+		b = b[len(b)-128:]
+	}
+	return string(b)
+}
