@@ -40,41 +40,50 @@ const maxPoints = 3600
 
 // ring holds the most recent points, oldest first: none older than the
 // history window before the newest, and at most maxPoints. The points are
-// kept in a compact form, 32 bytes each and without pointers, because a
+// kept in a compact form, 40 bytes each and without pointers, because a
 // checker of thousands of groups keeps an hour of them for every group.
 type ring struct {
 	buf  []pointRec
 	head int // index of the oldest point kept
 }
 
-// pointRec is a Point in 32 bytes: the time in Unix nanoseconds, counts as
-// 32-bit numbers, the oldest age as a float32 that is NaN when unknown.
+// pointRec is a Point in 40 bytes: the time in Unix nanoseconds, counts as
+// 32-bit numbers, the oldest age, the arrival estimate and the forecast as
+// float32s that are NaN when unknown.
 type pointRec struct {
 	at                            int64
 	backlog                       int64
 	current, desired, recommended int32
-	age                           float32
+	age, arrival, forecast        float32
+}
+
+// f32 is *v as a float32, NaN when v is nil.
+func f32(v *float64) float32 {
+	if v == nil {
+		return float32(math.NaN())
+	}
+	return float32(*v)
+}
+
+// f64 is the float32 v as a *float64, nil when it is NaN.
+func f64(v float32) *float64 {
+	if math.IsNaN(float64(v)) {
+		return nil
+	}
+	x := float64(v)
+	return &x
 }
 
 func clamp32(n int) int32 { return int32(max(min(n, math.MaxInt32), math.MinInt32)) }
 
 func recOf(p Point) pointRec {
-	age := float32(math.NaN())
-	if p.OldestAge != nil {
-		age = float32(*p.OldestAge)
-	}
 	return pointRec{at: p.At.UnixNano(), backlog: p.Backlog, current: clamp32(p.Current), desired: clamp32(p.Desired),
-		recommended: clamp32(p.Recommended), age: age}
+		recommended: clamp32(p.Recommended), age: f32(p.OldestAge), arrival: f32(p.Arrival), forecast: f32(p.Forecast)}
 }
 
 func (r pointRec) point() Point {
-	p := Point{At: time.Unix(0, r.at).UTC(), Backlog: r.backlog, Current: int(r.current), Desired: int(r.desired),
-		Recommended: int(r.recommended)}
-	if !math.IsNaN(float64(r.age)) {
-		age := float64(r.age)
-		p.OldestAge = &age
-	}
-	return p
+	return Point{At: time.Unix(0, r.at).UTC(), Backlog: r.backlog, Current: int(r.current), Desired: int(r.desired),
+		Recommended: int(r.recommended), OldestAge: f64(r.age), Arrival: f64(r.arrival), Forecast: f64(r.forecast)}
 }
 
 // add appends p and drops the points older than window before it (none
