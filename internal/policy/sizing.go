@@ -98,8 +98,10 @@ func (c *call) sizeModel() {
 	projLam := lam
 	if st := c.st; st.est.dumpAt.Equal(c.at) && st.est.updatedAt.Equal(c.at) {
 		projLam = math.Max(lam, capacity.EffectiveArrival(st.est.unbounded, s.BurstReserve))
-		c.reason("%s messages arrived in the last interval beyond what the previous one and the estimate explain: sized as a backlog, not a rate, unless the next interval shows the same rate (until then the backlog floors count %s msg/s while new workers start)",
-			number(math.Round(st.est.dumped)), number(projLam))
+		if math.Round(st.est.dumped) >= 1 {
+			c.reason("%s messages arrived in the last interval beyond what the previous one and the estimate explain: sized as a backlog, not a rate, unless the next interval shows the same rate (until then the backlog floors count %s msg/s while new workers start)",
+				number(math.Round(st.est.dumped)), number(projLam))
+		}
 	}
 	if c.surging {
 		c.reason("arrivals surging: %s msg/s measured over the last two intervals, with every slot busy (the smoothed estimate is %s)",
