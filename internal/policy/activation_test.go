@@ -119,7 +119,7 @@ func TestSparseTrafficDoesNotThrash(t *testing.T) {
 		next := time.Duration(rng.ExpFloat64() * float64(mean))
 		var arrivals []time.Duration
 		launches, prev := 0, 0
-		var lastBusy time.Duration = -time.Hour
+		lastBusy := -time.Hour
 		inFlight := false
 		for i := 1; i <= int(6*time.Hour/step); i++ {
 			elapsed := time.Duration(i) * step

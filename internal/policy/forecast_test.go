@@ -151,7 +151,7 @@ func TestForecastPeriodicJob(t *testing.T) {
 		return base
 	})
 	f := newForecaster()
-	var found int = -1
+	found := -1
 	feed(f, fcStart, counts, func(i int, now time.Time) {
 		next := (i/20)*20 + 27 // the job after the current one
 		if i%20 < 7 {

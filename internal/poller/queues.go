@@ -208,7 +208,8 @@ func (q *queue) settle(now time.Time, m *metrics) {
 			// A queue the round did not reach, or whose call the deadline
 			// cut off while its region's round did not fit, is in the
 			// region's notice, logged once for all of them.
-			if q.failLogged = !r.notStarted && !(r.class == model.ErrClassTimeout && q.reg.notice != ""); q.failLogged {
+			inNotice := r.notStarted || (r.class == model.ErrClassTimeout && q.reg.notice != "")
+			if q.failLogged = !inNotice; q.failLogged {
 				q.logger().Warn("queue sample failed; its last good counts are kept and age",
 					zap.String("class", r.class), zap.Error(r.err))
 			}
