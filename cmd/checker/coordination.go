@@ -12,6 +12,7 @@ import (
 	"github.com/queuechecker/queue-checker/internal/config"
 	"github.com/queuechecker/queue-checker/internal/controller"
 	"github.com/queuechecker/queue-checker/internal/lease"
+	"github.com/queuechecker/queue-checker/internal/poller"
 )
 
 // leaseGate lets the controller act on the groups whose leases this
@@ -84,3 +85,7 @@ func releaseLeases(m *lease.Manager, log *zap.Logger) {
 	}
 	log.Info("leases released", zap.String("identity", m.Identity()))
 }
+
+// With coordination the controller polls only the groups whose lease this
+// checker holds, through the poller's SetGroupActive.
+var _ controller.GroupActivator = (*poller.Poller)(nil)

@@ -68,6 +68,9 @@ type groupState struct {
 	points     ring
 	changes    []Change
 	lastLogged *model.Decision
+	// elsewhere is set while another checker holds the group's lease: the
+	// group is neither decided nor exported here.
+	elsewhere bool
 }
 
 // maxChanges is how many recent changes of the desired count a group keeps.
@@ -176,6 +179,14 @@ func (c *Controller) RunOnce(ctx context.Context, now time.Time) ([]model.Decisi
 		// The gate logs its own failures once per change and reports them on
 		// /healthz; a group whose lease was not renewed is not acted on.
 		_ = gate.Sync(ctx)
+		// Only the groups this checker holds are polled; a group whose lease
+		// was just taken is polled from this cycle on, before its first
+		// decision.
+		if ga, ok := obs.(GroupActivator); ok {
+			for _, g := range groups {
+				ga.SetGroupActive(g.Group, gate.Lease(g.Group).Held)
+			}
+		}
 	}
 	observations, err := obs.Observe(ctx, now)
 	if err != nil {
@@ -190,8 +201,13 @@ func (c *Controller) RunOnce(ctx context.Context, now time.Time) ([]model.Decisi
 
 	decisions := make([]model.Decision, 0, len(groups))
 	var actErrs []error
-	anyData := false
+	anyData, decided := false, 0
 	for _, g := range groups {
+		if gate != nil && !gate.Lease(g.Group).Held {
+			c.leaveToPeer(g.Group)
+			continue
+		}
+		decided++
 		o, ok := byGroup[g.Group]
 		if !ok {
 			// The observer said nothing of this group: that is missing data.
@@ -206,6 +222,9 @@ func (c *Controller) RunOnce(ctx context.Context, now time.Time) ([]model.Decisi
 		if st == nil { // reloaded away mid-cycle
 			continue
 		}
+		c.mu.Lock()
+		st.elsewhere = false
+		c.mu.Unlock()
 		st.deciding.Lock()
 		d := policy.Decide(g, o.Sample, o.Fleet, &st.policy, now)
 		st.deciding.Unlock()
@@ -242,8 +261,27 @@ func (c *Controller) RunOnce(ctx context.Context, now time.Time) ([]model.Decisi
 		decisions = append(decisions, d)
 	}
 	err = errors.Join(actErrs...)
-	c.finishCycle(now, start, anyData || len(groups) == 0, err)
+	c.finishCycle(now, start, anyData || decided == 0, err)
 	return decisions, err
+}
+
+// leaveToPeer marks a group whose lease another checker holds: its series
+// are removed once, when it moves away, so that its alerts fire on the
+// holder alone; and its last decision, sample and action are dropped, so
+// that views show the group's owner rather than stale numbers.
+func (c *Controller) leaveToPeer(group string) {
+	c.mu.Lock()
+	st := c.states[group]
+	moved := st != nil && !st.elsewhere
+	if moved {
+		st.elsewhere = true
+		st.decision, st.lastLogged, st.action, st.actionErr = nil, nil, nil, ""
+		st.sample, st.fleet = model.GroupSample{Group: group}, model.Fleet{}
+	}
+	c.mu.Unlock()
+	if moved && c.metrics != nil {
+		c.metrics.forget(group)
+	}
 }
 
 // record keeps the decision for views, metrics and logs.

@@ -3,11 +3,14 @@ package controller
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/queuechecker/queue-checker/internal/model"
@@ -66,8 +69,8 @@ func (a *deadlineActuator) Apply(ctx context.Context, d model.Decision, f model.
 	return model.Action{Group: d.Group, From: f.Desired, To: d.DesiredWorkers}, nil
 }
 
-// TestGateActsOnlyOnPermittedGroups: a group the gate does not permit is
-// decided but not acted on; a permitted one is acted on under a deadline
+// TestGateActsOnlyOnPermittedGroups: a group another checker holds is
+// not decided; a permitted one is acted on under a deadline
 // no later than its lease's end.
 func TestGateActsOnlyOnPermittedGroups(t *testing.T) {
 	until := time.Now().Add(time.Hour)
@@ -88,8 +91,8 @@ func TestGateActsOnlyOnPermittedGroups(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ds) != 2 {
-		t.Fatalf("%d decisions, want both groups decided", len(ds))
+	if len(ds) != 1 || ds[0].Group != "mine" {
+		t.Fatalf("decisions %+v, want the held group's alone", ds)
 	}
 	if gate.syncs != 1 {
 		t.Errorf("gate synced %d times in one cycle, want 1", gate.syncs)
@@ -182,5 +185,124 @@ func TestHoldAfterTakeover(t *testing.T) {
 				t.Errorf("held without a reason: %+v", d)
 			}
 		})
+	}
+}
+
+// activatingObserver is a fakeObserver that records SetGroupActive and
+// observes only the active groups.
+type activatingObserver struct {
+	mu     sync.Mutex
+	active map[string]bool
+	calls  []string // "group=true|false", in order
+}
+
+func (o *activatingObserver) SetGroupActive(group string, active bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.active[group] = active
+	o.calls = append(o.calls, fmt.Sprintf("%s=%t", group, active))
+}
+
+func (o *activatingObserver) Observe(_ context.Context, now time.Time) ([]model.Observation, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []model.Observation
+	for _, g := range []string{"mine", "theirs"} {
+		if o.active[g] {
+			out = append(out, observation(g, now, 100, 3))
+		}
+	}
+	return out, nil
+}
+
+// TestGateLeavesPeerGroupsOut: a group another checker holds is made
+// inactive in the observer, not decided, and its series are removed;
+// when its lease is taken here it is activated before the cycle's
+// observation, decided and exported again.
+func TestGateLeavesPeerGroupsOut(t *testing.T) {
+	gate := &fakeGate{
+		until:  map[string]time.Time{"mine": time.Now().Add(time.Hour)},
+		leases: map[string]LeaseStatus{"mine": {Owner: "me", Held: true, Acting: true}, "theirs": {Owner: "me", Held: true}},
+	}
+	obs := &activatingObserver{active: map[string]bool{}}
+	reg := prometheus.NewRegistry()
+	c, err := New(Options{Groups: []policy.Settings{settings("mine"), settings("theirs")}, Observer: obs,
+		Actuator: &deadlineActuator{deadlines: map[string]time.Time{}, decisions: map[string]model.Decision{}},
+		Logger:   zaptest.NewLogger(t), Gate: gate, Registerer: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	series := func(group string) int {
+		t.Helper()
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, mf := range mfs {
+			for _, m := range mf.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "group" && l.GetValue() == group {
+						n++
+					}
+				}
+			}
+		}
+		return n
+	}
+	decided := func(at time.Time) []string {
+		t.Helper()
+		ds, err := c.RunOnce(context.Background(), at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, d := range ds {
+			if d.Backlog != 100 {
+				t.Errorf("%s decided on a backlog of %d, want the observed 100", d.Group, d.Backlog)
+			}
+			names = append(names, d.Group)
+		}
+		return names
+	}
+
+	if got := decided(t0); !slices.Equal(got, []string{"mine", "theirs"}) {
+		t.Fatalf("both held: decided %v", got)
+	}
+	if series("theirs") == 0 {
+		t.Fatal("a held group exports no series")
+	}
+
+	gate.mu.Lock()
+	gate.leases["theirs"] = LeaseStatus{Owner: "other"}
+	gate.mu.Unlock()
+	if got := decided(t0.Add(5 * time.Second)); !slices.Equal(got, []string{"mine"}) {
+		t.Errorf("theirs held elsewhere: decided %v, want mine alone", got)
+	}
+	if obs.active["theirs"] || !obs.active["mine"] {
+		t.Errorf("observer's active groups %v, want mine alone", obs.active)
+	}
+	if n := series("theirs"); n != 0 {
+		t.Errorf("a group held elsewhere still exports %d series", n)
+	}
+	if series("mine") == 0 {
+		t.Error("the held group's series went too")
+	}
+	if v := c.Groups()[1]; v.Lease == nil || v.Lease.Owner != "other" || v.Decision != nil {
+		t.Errorf("view of theirs: lease %+v, decision %+v; want owner other and no stale decision", v.Lease, v.Decision)
+	}
+
+	gate.mu.Lock()
+	gate.leases["theirs"] = LeaseStatus{Owner: "me", Held: true, Since: t0.Add(10 * time.Second)}
+	gate.mu.Unlock()
+	if got := decided(t0.Add(10 * time.Second)); !slices.Equal(got, []string{"mine", "theirs"}) {
+		t.Errorf("theirs taken back: decided %v, want both", got)
+	}
+	if series("theirs") == 0 {
+		t.Error("a group taken back exports no series")
+	}
+	want := []string{"mine=true", "theirs=true", "mine=true", "theirs=false", "mine=true", "theirs=true"}
+	if !slices.Equal(obs.calls, want) {
+		t.Errorf("SetGroupActive calls %v, want %v", obs.calls, want)
 	}
 }

@@ -68,3 +68,10 @@ type Peer struct {
 type LoadExpecter interface {
 	SetExpectingLoad(group string, until time.Time)
 }
+
+// GroupActivator is an Observer that can leave groups out (the poller):
+// with a Gate, the controller keeps active only the groups whose lease
+// this checker holds, so that a checker polls only its share.
+type GroupActivator interface {
+	SetGroupActive(group string, active bool)
+}

@@ -153,6 +153,13 @@ func (r *region) plan(now time.Time) {
 	r.due, r.later = r.due[:0], r.later[:0]
 	for _, q := range r.queues {
 		unreached := q.res.notStarted
+		if q.grp.inactive {
+			// Not polled: its counts, once it is active again, come from a
+			// fresh answer, not from an idle queue's carried-forward zeros.
+			q.res = queueResult{skipped: true}
+			q.idleSince = time.Time{}
+			continue
+		}
 		if !q.due(now) {
 			q.res = queueResult{skipped: true}
 			continue

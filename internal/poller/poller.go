@@ -91,6 +91,9 @@ type Poller struct {
 	// SetExpectingLoad from any goroutine, read at the start of Observe.
 	expectMu  sync.Mutex
 	expecting map[string]time.Time
+	// inactive holds the groups set inactive by SetGroupActive; guarded by
+	// expectMu, read at the start of Observe.
+	inactive map[string]bool
 }
 
 type group struct {
@@ -108,6 +111,7 @@ type group struct {
 	// every interval.
 	interval, idleMax time.Duration
 	expectUntil       time.Time // copied from Poller.expecting at the start of Observe
+	inactive          bool      // copied from Poller.inactive at the start of Observe
 	requests          rateWindow
 	gauges            groupGauges
 }
@@ -148,6 +152,7 @@ func newPoller(cfg config.Config, clients clientSource, reg prometheus.Registere
 		clients:         clients,
 		pricePerRequest: cfg.AWS.SQSPricePerMillionRequests / 1e6,
 		expecting:       map[string]time.Time{},
+		inactive:        map[string]bool{},
 	}
 	if p.callTimeout <= 0 {
 		p.callTimeout = time.Duration(callTimeoutShare * float64(cfg.Interval))
@@ -321,6 +326,7 @@ func (p *Poller) Observe(ctx context.Context, now time.Time) ([]model.Observatio
 	p.expectMu.Lock()
 	for _, g := range p.groups {
 		g.expectUntil = p.expecting[g.name]
+		g.inactive = p.inactive[g.name]
 	}
 	p.expectMu.Unlock()
 
@@ -363,15 +369,20 @@ func (p *Poller) Observe(ctx context.Context, now time.Time) ([]model.Observatio
 			fleets[f] = f.settle(now)
 		}
 	}
-	out := make([]model.Observation, len(p.groups))
-	for i, g := range p.groups {
-		out[i].Sample = g.sample(now, p.metrics)
-		g.polling(&out[i].Sample.Polling, now, p.pricePerRequest)
-		if g.fleet != nil {
-			out[i].Fleet = fleets[g.fleet]
-		} else {
-			out[i].Fleet = fixedFleet(g.fixed, now)
+	out := make([]model.Observation, 0, len(p.groups))
+	for _, g := range p.groups {
+		if g.inactive {
+			continue
 		}
+		var o model.Observation
+		o.Sample = g.sample(now, p.metrics)
+		g.polling(&o.Sample.Polling, now, p.pricePerRequest)
+		if g.fleet != nil {
+			o.Fleet = fleets[g.fleet]
+		} else {
+			o.Fleet = fixedFleet(g.fixed, now)
+		}
+		out = append(out, o)
 	}
 	return out, nil
 }
@@ -391,6 +402,28 @@ func (p *Poller) SetExpectingLoad(group string, until time.Time) {
 		return
 	}
 	p.expecting[group] = until
+}
+
+// SetGroupActive switches a group's polling on or off. All groups are
+// active at first. The queues of an inactive group are not asked and
+// Observe returns no observation for it; a group made active again has
+// every queue asked at its next Observe. Checkers that share the groups
+// (coordination) keep active only the groups whose lease they hold.
+// Unknown group names are ignored. It is safe to call from any goroutine,
+// also during Observe, which applies it from its next call on.
+func (p *Poller) SetGroupActive(group string, active bool) {
+	p.expectMu.Lock()
+	defer p.expectMu.Unlock()
+	if active {
+		delete(p.inactive, group)
+		return
+	}
+	for _, g := range p.groups {
+		if g.name == group {
+			p.inactive[group] = true
+			return
+		}
+	}
 }
 
 // sample folds the group's queue answers into its GroupSample.
