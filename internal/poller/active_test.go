@@ -2,7 +2,6 @@ package poller
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -30,35 +29,7 @@ func TestInactiveGroupAgainstMoto(t *testing.T) {
 		other = append(other, makeQueue(t, d, queueSpec{region: region, visible: 2}))
 	}
 	proxy := awstest.NewProxy(t, moto.URL)
-	var mu sync.Mutex
-	asked := map[string]int{}
-	matchers := map[string]awstest.Match{}
-	for _, q := range append(append([]config.Queue{}, held...), other...) {
-		matchers[q.URL] = awstest.MatchQueue(q.URL)
-	}
-	stop := proxy.Observe(func(req *awstest.Request, _ time.Time) {
-		if req.Operation() != "GetQueueAttributes" {
-			return
-		}
-		for url, m := range matchers {
-			if m(req) {
-				mu.Lock()
-				asked[url]++
-				mu.Unlock()
-				return
-			}
-		}
-	})
-	defer stop()
-	count := func(qs []config.Queue) int {
-		mu.Lock()
-		defer mu.Unlock()
-		n := 0
-		for _, q := range qs {
-			n += asked[q.URL]
-		}
-		return n
-	}
+	count := countQueueCalls(t, proxy, held, other)
 
 	cfg := baseConfig(
 		config.Group{Name: "held", Queues: held},

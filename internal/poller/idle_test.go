@@ -2,7 +2,6 @@ package poller
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -41,41 +40,7 @@ func TestIdleQueuesAgainstMoto(t *testing.T) {
 		quiet = append(quiet, makeQueue(t, d, queueSpec{region: region}))
 	}
 	proxy := awstest.NewProxy(t, moto.URL)
-	var mu sync.Mutex
-	asked := map[string]int{}
-	var matchers []struct {
-		url   string
-		match awstest.Match
-	}
-	for _, q := range append(append([]config.Queue{}, mixed...), quiet...) {
-		matchers = append(matchers, struct {
-			url   string
-			match awstest.Match
-		}{q.URL, awstest.MatchQueue(q.URL)})
-	}
-	stop := proxy.Observe(func(req *awstest.Request, _ time.Time) {
-		if req.Operation() != "GetQueueAttributes" {
-			return
-		}
-		for _, m := range matchers {
-			if m.match(req) {
-				mu.Lock()
-				asked[m.url]++
-				mu.Unlock()
-				return
-			}
-		}
-	})
-	defer stop()
-	count := func(qs []config.Queue) int {
-		mu.Lock()
-		defer mu.Unlock()
-		n := 0
-		for _, q := range qs {
-			n += asked[q.URL]
-		}
-		return n
-	}
+	count := countQueueCalls(t, proxy, mixed, quiet)
 
 	cfg := baseConfig(
 		config.Group{Name: "mixed", Queues: mixed, IdleSampleInterval: idleMax},

@@ -186,3 +186,44 @@ func newTestPoller(t testing.TB, cfg config.Config, f *awsclient.Factory, reg pr
 }
 
 func queueName(q config.Queue) string { return q.URL[strings.LastIndex(q.URL, "/")+1:] }
+
+// countQueueCalls counts, through proxy, the GetQueueAttributes calls made
+// for each of queues until the test ends, and returns how many reached a
+// given set of them so far.
+func countQueueCalls(t testing.TB, proxy *awstest.Proxy, queues ...[]config.Queue) func([]config.Queue) int {
+	var mu sync.Mutex
+	asked := map[string]int{}
+	type matcher struct {
+		url   string
+		match awstest.Match
+	}
+	var matchers []matcher
+	for _, qs := range queues {
+		for _, q := range qs {
+			matchers = append(matchers, matcher{q.URL, awstest.MatchQueue(q.URL)})
+		}
+	}
+	stop := proxy.Observe(func(req *awstest.Request, _ time.Time) {
+		if req.Operation() != "GetQueueAttributes" {
+			return
+		}
+		for _, m := range matchers {
+			if m.match(req) {
+				mu.Lock()
+				asked[m.url]++
+				mu.Unlock()
+				return
+			}
+		}
+	})
+	t.Cleanup(stop)
+	return func(qs []config.Queue) int {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, q := range qs {
+			n += asked[q.URL]
+		}
+		return n
+	}
+}
