@@ -7,17 +7,23 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/queuechecker/queue-checker/internal/sim"
 )
 
 // The README's comparison: `make comparison` (go test ./cmd/checker -run
 // TestComparison -comparison -v) runs `checker simulate --policy all` on
 // spike, bursty, cron and days with seeds 1 to 3, checks every claim the
-// README makes, and prints the table. Without -comparison the claims are
-// checked on spike, bursty and cron only (days takes minutes).
+// README makes, and prints the table. The table covers every built-in
+// scenario; the claims are made on spike, bursty, cron and days. Without
+// -comparison the claims are checked on spike, bursty and cron only (days
+// takes minutes).
 var comparisonFlag = flag.Bool("comparison", false, "run the README comparison on every scenario, days included, and print its table")
 
 var (
-	comparisonScenarios = []string{"spike", "bursty", "cron", "days"}
+	comparisonScenarios = sim.BuiltinScenarios                        // the table's rows
+	claimScenarios      = []string{"spike", "bursty", "cron", "days"} // the claims'
+	quickScenarios      = []string{"spike", "bursty", "cron"}         // without -comparison
 	comparisonSeeds     = []string{"1", "2", "3"}
 	// comparisonArgs run the recurring scenarios long enough to recur, and
 	// leave out of the scores the start a learning policy has not seen
@@ -41,7 +47,22 @@ var (
 	comparisonRuns []comparisonRun
 )
 
+// comparison returns the runs the README's claims are made on.
 func comparison(t *testing.T) []comparisonRun {
+	t.Helper()
+	var claimed []comparisonRun
+	for _, r := range comparisonAll(t) {
+		if slices.Contains(claimScenarios, r.scenario) {
+			claimed = append(claimed, r)
+		}
+	}
+	return claimed
+}
+
+// comparisonAll runs every scenario of the comparison once (with
+// -comparison; else the quick ones) and returns the runs, in scenario and
+// seed order.
+func comparisonAll(t *testing.T) []comparisonRun {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("runs the simulator for minutes")
@@ -52,7 +73,7 @@ func comparison(t *testing.T) []comparisonRun {
 	comparisonOnce.Do(func() {
 		scenarios := comparisonScenarios
 		if !*comparisonFlag {
-			scenarios = scenarios[:3]
+			scenarios = quickScenarios
 		}
 		var mu sync.Mutex
 		var wg sync.WaitGroup
@@ -227,7 +248,7 @@ func TestComparisonTable(t *testing.T) {
 	if !*comparisonFlag {
 		t.Skip("prints the README table with -comparison")
 	}
-	runs := comparison(t)
+	runs := comparisonAll(t)
 	policies := []string{"model", "backlog", "keda", "target-tracking", "step", "fixed", "oracle", "oracle-instant"}
 	var b strings.Builder
 	b.WriteString("| scenario | model | backlog per worker (the checker's rule) | KEDA + HPA | target tracking | step alarms | fixed | oracle | oracle-instant |\n")

@@ -94,7 +94,12 @@ type forecaster struct {
 	occ       [maxOccurrences]occurrence
 	nOcc      int
 	memExcess float64 // the recent bursts' level above the baseline
-	horizonM  int64   // the horizon, in minutes, the memory was computed for
+	// base is the baseline after the newest closed minute (the level
+	// today's arrivals are measured against), when baseOK; it changes only
+	// with the minutes, so it is kept rather than found at every decision.
+	base     float64
+	baseOK   bool
+	horizonM int64 // the horizon, in minutes, the memory was computed for
 
 	onsets [maxOnsets]int64 // scratch: recent onsets, oldest first
 }
@@ -292,7 +297,7 @@ func (f *forecaster) reset() {
 	clear(f.hot)
 	clear(f.onset)
 	clear(f.explained)
-	f.have, f.curOK, f.curSum, f.curCov, f.nOcc, f.memExcess, f.baselined = false, false, 0, 0, 0, 0, false
+	f.have, f.curOK, f.curSum, f.curCov, f.nOcc, f.memExcess, f.baselined, f.baseOK = false, false, 0, 0, 0, 0, false, false
 }
 
 // close stores minute m's rate and marks it hot and onset.
@@ -327,6 +332,7 @@ func (f *forecaster) set(m int64, v float64) {
 	for g := m; g <= min(m+1, f.last); g++ {
 		f.mark(g)
 	}
+	f.base, f.baseOK = f.baseline(f.last + 1)
 }
 
 // mark sets minute m's hot and onset bits from its rate. The first minute
@@ -349,16 +355,7 @@ func (f *forecaster) mark(m int64) {
 func (f *forecaster) markWith(m int64, b float64, ok bool) {
 	i := f.idx(m)
 	v := float64(f.rates[i])
-	hot := false
-	if !math.IsNaN(v) && ok {
-		ratio, excess := hotRatio, math.Max(hotSigmas*math.Sqrt(60*b), hotMessages)
-		if f.isHot(m - 1) {
-			// A run goes on at half the excess that starts one, so that
-			// noise within a surge does not cut it in pieces.
-			ratio, excess = 1+(hotRatio-1)/2, excess/2
-		}
-		hot = v >= ratio*b && 60*(v-b) >= excess
-	}
+	hot := !math.IsNaN(v) && ok && hotOver(v, b, f.isHot(m-1))
 	setBit(f.hot, i, hot)
 	setBit(f.onset, i, hot && !f.isHot(m-1))
 	if m < f.last {
@@ -390,11 +387,22 @@ func (f *forecaster) recentMean(n int64) (float64, bool) {
 // whether they stand above the baseline by the share and noise a run goes on
 // at (see mark).
 func (f *forecaster) stillHot(v float64) bool {
-	b, ok := f.baseline(f.last + 1)
-	if !ok || math.IsNaN(v) {
+	if !f.baseOK || math.IsNaN(v) {
 		return true
 	}
-	return v >= (1+(hotRatio-1)/2)*b && 60*(v-b) >= math.Max(hotSigmas*math.Sqrt(60*b), hotMessages)/2
+	return hotOver(v, f.base, true)
+}
+
+// hotOver reports whether a rate v stands hot above the baseline b: by
+// hotRatio and by hotSigmas of Poisson counting noise (at least
+// hotMessages) over a minute; a run already going on (continuing) needs
+// half that excess, so that noise within a surge does not cut it in pieces.
+func hotOver(v, b float64, continuing bool) bool {
+	ratio, excess := hotRatio, math.Max(hotSigmas*math.Sqrt(60*b), hotMessages)
+	if continuing {
+		ratio, excess = 1+(hotRatio-1)/2, excess/2
+	}
+	return v >= ratio*b && 60*(v-b) >= excess
 }
 
 // baseline is the median of the known, not hot minutes shortly before m.
@@ -458,6 +466,7 @@ func (f *forecaster) onsetNear(m, j int64) (int64, bool) {
 // refresh recomputes the expected occurrences and the recent-bursts memory
 // after a minute closed.
 func (f *forecaster) refresh(horizon time.Duration) {
+	f.base, f.baseOK = f.baseline(f.last + 1)
 	f.nOcc = 0
 	hm := max(int64((horizon+time.Minute-1)/time.Minute), 1)
 	f.horizonM = hm
@@ -741,7 +750,7 @@ func (f *forecaster) memory(hm int64) {
 		b, ok := f.baseline(g)
 		if !ok {
 			// A burst before the first baseline: against today's.
-			if b, ok = f.baseline(f.last + 1); !ok {
+			if b, ok = f.base, f.baseOK; !ok {
 				continue
 			}
 		}
@@ -788,8 +797,8 @@ func (f *forecaster) forecast(now time.Time, horizon time.Duration, current floa
 		return r
 	}
 	if f.memExcess > 0 {
-		if b, ok := f.baseline(f.last + 1); ok {
-			r = forecastResult{rate: b + f.memExcess, at: now, ok: true}
+		if f.baseOK {
+			r = forecastResult{rate: f.base + f.memExcess, at: now, ok: true}
 		}
 	}
 	nowM := minuteOf(now)
@@ -807,8 +816,8 @@ func (f *forecaster) forecast(now time.Time, horizon time.Duration, current floa
 		switch {
 		case came && g <= f.last && (!f.isHot(f.last) || currentOK && !f.stillHot(current)):
 			// It came and is over.
-			if b, ok := f.baseline(f.last + 1); ok {
-				r.ended, r.base = o, b
+			if f.baseOK {
+				r.ended, r.base = o, f.base
 			}
 			continue
 		case !came && nowM > o.at+o.jitter+1:
