@@ -36,7 +36,7 @@ lint:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
-# The README's comparison: every policy on spike, bursty, cron and days,
+# The README's comparison: every policy on every built-in scenario,
 # seeds 1 to 3, through `checker simulate`; checks the README's claims and
 # prints its table (several minutes).
 comparison:
