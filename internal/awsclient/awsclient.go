@@ -59,13 +59,15 @@ type Factory struct {
 	endpoint string
 	protocol string
 	conns    int
+	metrics  *requestMetrics // nil without a registry
 
-	mu  sync.Mutex
-	sqs map[string]*sqs.Client
-	cw  map[string]*cloudwatch.Client
-	asg map[string]*autoscaling.Client
-	ecs map[string]*ecs.Client
-	ddb map[string]*dynamodb.Client
+	mu    sync.Mutex
+	attrs map[string]*QueueAttributes
+	sqs   map[string]*sqs.Client
+	cw    map[string]*cloudwatch.Client
+	asg   map[string]*autoscaling.Client
+	ecs   map[string]*ecs.Client
+	ddb   map[string]*dynamodb.Client
 }
 
 // New loads the SDK's default configuration once (credentials chain, shared
@@ -108,9 +110,10 @@ func New(ctx context.Context, o Options) (*Factory, error) {
 	if o.Region != "" {
 		opts = append(opts, awsconfig.WithRegion(o.Region))
 	}
+	var m *requestMetrics
 	if o.Registerer != nil {
-		m, err := newRequestMetrics(o.Registerer)
-		if err != nil {
+		var err error
+		if m, err = newRequestMetrics(o.Registerer); err != nil {
 			return nil, err
 		}
 		opts = append(opts, awsconfig.WithAPIOptions([]func(*middleware.Stack) error{m.addTo}))
@@ -124,6 +127,8 @@ func New(ctx context.Context, o Options) (*Factory, error) {
 		endpoint: o.EndpointURL,
 		protocol: o.CloudWatchProtocol,
 		conns:    conns,
+		metrics:  m,
+		attrs:    map[string]*QueueAttributes{},
 		sqs:      map[string]*sqs.Client{},
 		cw:       map[string]*cloudwatch.Client{},
 		asg:      map[string]*autoscaling.Client{},

@@ -21,6 +21,28 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(awstest.Main(m)) }
 
+// attributeCallers are the two ways the factory makes GetQueueAttributes
+// calls: the SDK's client and the poller's direct caller. Every test of
+// the call runs through both, so that they answer, fail, retry and count
+// alike.
+var attributeCallers = []struct {
+	name string
+	get  func(f *Factory, region string) interface {
+		GetQueueAttributes(context.Context, *sqs.GetQueueAttributesInput, ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
+	}
+}{
+	{"sdk", func(f *Factory, region string) interface {
+		GetQueueAttributes(context.Context, *sqs.GetQueueAttributesInput, ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
+	} {
+		return f.SQS(region)
+	}},
+	{"direct", func(f *Factory, region string) interface {
+		GetQueueAttributes(context.Context, *sqs.GetQueueAttributesInput, ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
+	} {
+		return f.SQSAttributes(region)
+	}},
+}
+
 // TestClassifyThroughProxy sends real SDK calls to moto through the fault
 // proxy and checks both the class of each injected failure and what the
 // request metrics recorded.
@@ -52,53 +74,66 @@ func TestClassifyThroughProxy(t *testing.T) {
 		{name: "slow", fault: &awstest.Fault{Kind: awstest.FaultSlow, Delay: time.Minute}, timeout: 300 * time.Millisecond, want: model.ErrClassTimeout},
 		{name: "reset", fault: &awstest.Fault{Kind: awstest.FaultReset}, want: model.ErrClassNetwork},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			proxy := awstest.NewProxy(t, moto.URL)
-			if tc.fault != nil {
-				proxy.Inject(awstest.MatchQueue(queueURL), *tc.fault)
-			}
-			reg := prometheus.NewRegistry()
-			f, err := New(ctx, Options{Region: "us-east-1", EndpointURL: proxy.URL, MaxAttempts: 1, Registerer: reg})
-			if err != nil {
-				t.Fatal(err)
-			}
-			callCtx := ctx
-			if tc.timeout > 0 {
-				var cancel context.CancelFunc
-				callCtx, cancel = context.WithTimeout(ctx, tc.timeout)
-				defer cancel()
-			}
-			_, err = f.SQS("us-east-1").GetQueueAttributes(callCtx, &sqs.GetQueueAttributesInput{
-				QueueUrl:       aws.String(queueURL),
-				AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages},
-			})
-			if got := Classify(err); got != tc.want {
-				t.Fatalf("Classify(%v) = %q, want %q", err, got, tc.want)
-			}
-			outcome := tc.want
-			if outcome == "" {
-				outcome = OutcomeSuccess
-			}
-			want := `
+	for _, caller := range attributeCallers {
+		for _, tc := range tests {
+			t.Run(caller.name+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				proxy := awstest.NewProxy(t, moto.URL)
+				if tc.fault != nil {
+					proxy.Inject(awstest.MatchQueue(queueURL), *tc.fault)
+				}
+				reg := prometheus.NewRegistry()
+				f, err := New(ctx, Options{Region: "us-east-1", EndpointURL: proxy.URL, MaxAttempts: 1, Registerer: reg})
+				if err != nil {
+					t.Fatal(err)
+				}
+				callCtx := ctx
+				if tc.timeout > 0 {
+					var cancel context.CancelFunc
+					callCtx, cancel = context.WithTimeout(ctx, tc.timeout)
+					defer cancel()
+				}
+				out, err := caller.get(f, "us-east-1").GetQueueAttributes(callCtx, &sqs.GetQueueAttributesInput{
+					QueueUrl:       aws.String(queueURL),
+					AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages},
+				})
+				if got := Classify(err); got != tc.want {
+					t.Fatalf("Classify(%v) = %q, want %q", err, got, tc.want)
+				}
+				if err == nil && out.Attributes["ApproximateNumberOfMessages"] != "0" {
+					t.Errorf("attributes %v, want ApproximateNumberOfMessages 0", out.Attributes)
+				}
+				outcome := tc.want
+				if outcome == "" {
+					outcome = OutcomeSuccess
+				}
+				want := `
 # HELP checker_aws_requests_total AWS API calls made, by service, operation and outcome (success or the error class).
 # TYPE checker_aws_requests_total counter
 checker_aws_requests_total{operation="GetQueueAttributes",outcome="` + outcome + `",service="sqs"} 1
 `
-			if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "checker_aws_requests_total"); err != nil {
-				t.Error(err)
-			}
-			if n := testutil.CollectAndCount(reg, "checker_aws_request_duration_seconds"); n != 1 {
-				t.Errorf("duration series = %d, want 1", n)
-			}
-		})
+				if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "checker_aws_requests_total"); err != nil {
+					t.Error(err)
+				}
+				if n := testutil.CollectAndCount(reg, "checker_aws_request_duration_seconds"); n != 1 {
+					t.Errorf("duration series = %d, want 1", n)
+				}
+			})
+		}
 	}
 }
 
 // TestRetriesCountAsOneCall checks that the metrics see a call as its
 // caller does: three throttled attempts are one throttled call.
 func TestRetriesCountAsOneCall(t *testing.T) {
+	for _, caller := range attributeCallers {
+		t.Run(caller.name, func(t *testing.T) { testRetriesCountAsOneCall(t, caller.get) })
+	}
+}
+
+func testRetriesCountAsOneCall(t *testing.T, get func(*Factory, string) interface {
+	GetQueueAttributes(context.Context, *sqs.GetQueueAttributesInput, ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
+}) {
 	moto := awstest.Shared(t)
 	ctx := context.Background()
 	proxy := awstest.NewProxy(t, moto.URL)
@@ -107,12 +142,12 @@ func TestRetriesCountAsOneCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	created, err := f.SQS("eu-west-1").CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("awsclient-retries")})
+	created, err := f.SQS("eu-west-1").CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(awstest.UniqueName(t, "retries"))})
 	if err != nil {
 		t.Fatalf("create queue: %v", err)
 	}
 	proxy.Inject(awstest.MatchOperation("GetQueueAttributes"), awstest.Fault{Kind: awstest.FaultThrottle})
-	_, err = f.SQS("eu-west-1").GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+	_, err = get(f, "eu-west-1").GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
 		QueueUrl:       created.QueueUrl,
 		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages},
 	})

@@ -32,8 +32,10 @@ type Moto struct {
 }
 
 // Start launches moto_server on a free loopback port and waits until it
-// answers. The caller must Close it.
-func Start(ctx context.Context) (*Moto, error) {
+// answers. env are extra NAME=value settings of the server, such as
+// INITIAL_NO_AUTH_ACTION_COUNT, after which moto checks every request's
+// signature and IAM permissions. The caller must Close it.
+func Start(ctx context.Context, env ...string) (*Moto, error) {
 	bin, err := exec.LookPath("moto_server")
 	if err != nil {
 		return nil, fmt.Errorf("moto_server not found: %w", err)
@@ -44,6 +46,9 @@ func Start(ctx context.Context) (*Moto, error) {
 	}
 	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", strconv.Itoa(port))
 	cmd.Stdout, cmd.Stderr = nil, nil
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start moto_server: %w", err)
 	}

@@ -29,6 +29,7 @@ type (
 
 var (
 	_ sqsAPI         = (*sqs.Client)(nil)
+	_ sqsAPI         = (*awsclient.QueueAttributes)(nil)
 	_ cloudWatchAPI  = (*cloudwatch.Client)(nil)
 	_ autoScalingAPI = (*autoscaling.Client)(nil)
 	_ ecsAPI         = (*ecs.Client)(nil)
@@ -46,7 +47,7 @@ type clientSource interface {
 // factoryClients is the clientSource of the real SDK clients.
 type factoryClients struct{ f *awsclient.Factory }
 
-func (c factoryClients) sqs(region string) sqsAPI                 { return c.f.SQS(region) }
+func (c factoryClients) sqs(region string) sqsAPI                 { return c.f.SQSAttributes(region) }
 func (c factoryClients) cloudWatch(region string) cloudWatchAPI   { return c.f.CloudWatch(region) }
 func (c factoryClients) autoScaling(region string) autoScalingAPI { return c.f.AutoScaling(region) }
 func (c factoryClients) ecs(region string) ecsAPI                 { return c.f.ECS(region) }
