@@ -25,22 +25,16 @@ func TestMain(m *testing.M) { os.Exit(awstest.Main(m)) }
 // calls: the SDK's client and the poller's direct caller. Every test of
 // the call runs through both, so that they answer, fail, retry and count
 // alike.
+type attributeCaller interface {
+	GetQueueAttributes(context.Context, *sqs.GetQueueAttributesInput, ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
+}
+
 var attributeCallers = []struct {
 	name string
-	get  func(f *Factory, region string) interface {
-		GetQueueAttributes(context.Context, *sqs.GetQueueAttributesInput, ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
-	}
+	get  func(f *Factory, region string) attributeCaller
 }{
-	{"sdk", func(f *Factory, region string) interface {
-		GetQueueAttributes(context.Context, *sqs.GetQueueAttributesInput, ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
-	} {
-		return f.SQS(region)
-	}},
-	{"direct", func(f *Factory, region string) interface {
-		GetQueueAttributes(context.Context, *sqs.GetQueueAttributesInput, ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
-	} {
-		return f.SQSAttributes(region)
-	}},
+	{"sdk", func(f *Factory, region string) attributeCaller { return f.SQS(region) }},
+	{"direct", func(f *Factory, region string) attributeCaller { return f.SQSAttributes(region) }},
 }
 
 // TestClassifyThroughProxy sends real SDK calls to moto through the fault
@@ -131,9 +125,7 @@ func TestRetriesCountAsOneCall(t *testing.T) {
 	}
 }
 
-func testRetriesCountAsOneCall(t *testing.T, get func(*Factory, string) interface {
-	GetQueueAttributes(context.Context, *sqs.GetQueueAttributesInput, ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
-}) {
+func testRetriesCountAsOneCall(t *testing.T, get func(*Factory, string) attributeCaller) {
 	moto := awstest.Shared(t)
 	ctx := context.Background()
 	proxy := awstest.NewProxy(t, moto.URL)
