@@ -78,15 +78,18 @@ func (r *recorder) HandleInitialize(ctx context.Context, in middleware.Initializ
 ) {
 	start := time.Now()
 	out, md, err := next.HandleInitialize(ctx, in)
-	service := serviceLabel(awsmiddleware.GetServiceID(ctx))
-	op := awsmiddleware.GetOperationName(ctx)
+	(*requestMetrics)(r).observe(serviceLabel(awsmiddleware.GetServiceID(ctx)), awsmiddleware.GetOperationName(ctx), start, err)
+	return out, md, err
+}
+
+// observe records one call, started at start, that returned err.
+func (m *requestMetrics) observe(service, op string, start time.Time, err error) {
 	outcome := OutcomeSuccess
 	if err != nil {
 		outcome = Classify(err)
 	}
-	r.requests.WithLabelValues(service, op, outcome).Inc()
-	r.duration.WithLabelValues(service, op).Observe(time.Since(start).Seconds())
-	return out, md, err
+	m.requests.WithLabelValues(service, op, outcome).Inc()
+	m.duration.WithLabelValues(service, op).Observe(time.Since(start).Seconds())
 }
 
 // serviceLabel turns an SDK service ID ("SQS", "Auto Scaling") into a

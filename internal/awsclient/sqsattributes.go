@@ -43,13 +43,8 @@ import (
 // SDK's. Each call, retries included, is one observation in the request
 // metrics.
 type QueueAttributes struct {
-	region  string
-	creds   aws.CredentialsProvider
-	client  aws.HTTPClient
-	retryer aws.Retryer
+	opts    sqs.Options // the region's SQS client's: region, credentials, HTTP client, retryer, endpoint
 	signer  *v4.Signer
-	opts    sqs.Options
-
 	metrics *requestMetrics // nil without a registry
 
 	once        sync.Once
@@ -79,19 +74,10 @@ func (f *Factory) SQSAttributes(region string) *QueueAttributes {
 }
 
 func newQueueAttributes(o sqs.Options, m *requestMetrics) *QueueAttributes {
-	c := &QueueAttributes{
-		region:  o.Region,
-		creds:   o.Credentials,
-		client:  o.HTTPClient,
-		retryer: o.Retryer,
-		signer:  v4.NewSigner(),
-		opts:    o,
-		metrics: m,
+	if o.Retryer == nil {
+		o.Retryer = aws.NopRetryer{}
 	}
-	if c.retryer == nil {
-		c.retryer = aws.NopRetryer{}
-	}
-	return c
+	return &QueueAttributes{opts: o, signer: v4.NewSigner(), metrics: m}
 }
 
 // resolveEndpoint asks the SQS client's endpoint resolver once, with the
@@ -103,13 +89,13 @@ func (c *QueueAttributes) resolveEndpoint(ctx context.Context) (string, error) {
 			return
 		}
 		ep, err := c.opts.EndpointResolverV2.ResolveEndpoint(ctx, sqs.EndpointParameters{
-			Region:       aws.String(c.region),
+			Region:       aws.String(c.opts.Region),
 			Endpoint:     c.opts.BaseEndpoint,
 			UseDualStack: aws.Bool(c.opts.EndpointOptions.UseDualStackEndpoint == aws.DualStackEndpointStateEnabled),
 			UseFIPS:      aws.Bool(c.opts.EndpointOptions.UseFIPSEndpoint == aws.FIPSEndpointStateEnabled),
 		})
 		if err != nil {
-			c.endpointErr = fmt.Errorf("resolve the SQS endpoint of %s: %w", c.region, err)
+			c.endpointErr = fmt.Errorf("resolve the SQS endpoint of %s: %w", c.opts.Region, err)
 			return
 		}
 		u := ep.URI
@@ -128,12 +114,7 @@ func (c *QueueAttributes) GetQueueAttributes(ctx context.Context, in *sqs.GetQue
 	start := time.Now()
 	out, err := c.call(ctx, in)
 	if c.metrics != nil {
-		outcome := OutcomeSuccess
-		if err != nil {
-			outcome = Classify(err)
-		}
-		c.metrics.requests.WithLabelValues("sqs", "GetQueueAttributes", outcome).Inc()
-		c.metrics.duration.WithLabelValues("sqs", "GetQueueAttributes").Observe(time.Since(start).Seconds())
+		c.metrics.observe("sqs", "GetQueueAttributes", start, err)
 	}
 	if err != nil {
 		return nil, &smithy.OperationError{ServiceID: "SQS", OperationName: "GetQueueAttributes", Err: err}
@@ -153,13 +134,13 @@ func (c *QueueAttributes) call(ctx context.Context, in *sqs.GetQueueAttributesIn
 	body := appendRequestBody(make([]byte, 0, 64+len(*in.QueueUrl)+48*len(in.AttributeNames)), in)
 	sum := sha256.Sum256(body)
 	payloadHash := hex.EncodeToString(sum[:])
-	maxAttempts := max(c.retryer.MaxAttempts(), 1)
+	maxAttempts := max(c.opts.Retryer.MaxAttempts(), 1)
 	for attempt := 1; ; attempt++ {
 		out, err := c.attempt(ctx, endpoint, body, payloadHash)
-		if err == nil || attempt >= maxAttempts || ctx.Err() != nil || !c.retryer.IsErrorRetryable(err) {
+		if err == nil || attempt >= maxAttempts || ctx.Err() != nil || !c.opts.Retryer.IsErrorRetryable(err) {
 			return out, err
 		}
-		delay, derr := c.retryer.RetryDelay(attempt, err)
+		delay, derr := c.opts.Retryer.RetryDelay(attempt, err)
 		if derr != nil {
 			return nil, err
 		}
@@ -185,14 +166,14 @@ func (c *QueueAttributes) attempt(ctx context.Context, endpoint string, body []b
 		"X-Amzn-Query-Mode": {"true"},
 		"User-Agent":        {userAgent},
 	}
-	creds, err := c.creds.Retrieve(ctx)
+	creds, err := c.opts.Credentials.Retrieve(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("retrieve credentials: %w", err)
 	}
-	if err := c.signer.SignHTTP(ctx, creds, req, payloadHash, sqsSigningName, c.region, time.Now()); err != nil {
+	if err := c.signer.SignHTTP(ctx, creds, req, payloadHash, sqsSigningName, c.opts.Region, time.Now()); err != nil {
 		return nil, fmt.Errorf("sign the request: %w", err)
 	}
-	resp, err := c.client.Do(req)
+	resp, err := c.opts.HTTPClient.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, &smithy.CanceledError{Err: err}
