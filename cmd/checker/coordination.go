@@ -46,9 +46,9 @@ func newLeases(ctx context.Context, cfg config.Config, reg prometheus.Registerer
 	if region == "" {
 		region = cfg.AWS.Region
 	}
-	clients, err := awsclient.New(ctx, awsclient.Options{
-		Region: region, EndpointURL: cfg.AWS.EndpointURL, MaxAttempts: cfg.AWS.MaxAttempts, Registerer: reg,
-	})
+	opts := awsOptions(cfg, reg)
+	opts.Region = region
+	clients, err := awsclient.New(ctx, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -28,16 +28,22 @@ type assembly struct {
 	history arrivalHistory
 }
 
-func assemble(ctx context.Context, cfg config.Config, log *zap.Logger) (*assembly, error) {
-	reg := prometheus.NewRegistry()
-	clients, err := awsclient.New(ctx, awsclient.Options{
+// awsOptions are the AWS client settings a configuration gives; every
+// factory the checker makes starts from them.
+func awsOptions(cfg config.Config, reg prometheus.Registerer) awsclient.Options {
+	return awsclient.Options{
 		Region:             cfg.AWS.Region,
 		EndpointURL:        cfg.AWS.EndpointURL,
 		CloudWatchProtocol: cfg.AWS.CloudWatchProtocol,
 		MaxAttempts:        cfg.AWS.MaxAttempts,
 		MaxConnsPerHost:    cfg.AWS.ConcurrencyPerRegion,
 		Registerer:         reg,
-	})
+	}
+}
+
+func assemble(ctx context.Context, cfg config.Config, log *zap.Logger) (*assembly, error) {
+	reg := prometheus.NewRegistry()
+	clients, err := awsclient.New(ctx, awsOptions(cfg, reg))
 	if err != nil {
 		return nil, err
 	}

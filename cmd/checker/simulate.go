@@ -456,14 +456,7 @@ func (f *simFlags) overrideSettings(s *policy.Settings) {
 // idle queue), except at the end, where the newest minutes may not be
 // published yet: those are left out.
 func cloudWatchScenario(ctx context.Context, cfg config.Config, g config.Group, d time.Duration) (sim.Scenario, error) {
-	clients, err := awsclient.New(ctx, awsclient.Options{
-		Region:             cfg.AWS.Region,
-		EndpointURL:        cfg.AWS.EndpointURL,
-		CloudWatchProtocol: cfg.AWS.CloudWatchProtocol,
-		MaxAttempts:        cfg.AWS.MaxAttempts,
-		MaxConnsPerHost:    cfg.AWS.ConcurrencyPerRegion,
-		Registerer:         prometheus.NewRegistry(),
-	})
+	clients, err := awsclient.New(ctx, awsOptions(cfg, prometheus.NewRegistry()))
 	if err != nil {
 		return sim.Scenario{}, fmt.Errorf("--from-cloudwatch: %w", err)
 	}
