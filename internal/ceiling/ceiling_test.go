@@ -1,0 +1,198 @@
+package ceiling
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// pool is a fleet whose workers share n connections: each worker completes
+// 1/s messages per second, and the fleet at most n/s (0: no limit).
+func pool(n int, s float64) func(w float64) float64 {
+	return func(w float64) float64 {
+		if n > 0 {
+			w = math.Min(w, float64(n))
+		}
+		return w / s
+	}
+}
+
+// grow feeds one saturated minute per entry of sizes, from minute start.
+func grow(d *Detector, start int, sizes []float64, rate func(float64) float64, noise *rand.Rand) int {
+	for i, w := range sizes {
+		v := rate(w)
+		if noise != nil {
+			// Poisson counting noise of a minute's completions.
+			v += noise.NormFloat64() * math.Sqrt(v*60) / 60
+		}
+		d.Observe(Observation{At: t0.Add(time.Duration(start+i) * time.Minute), Workers: w, Throughput: v})
+	}
+	return start + len(sizes)
+}
+
+func TestCeilingFound(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		n     int
+		sizes []float64
+		want  int // 0: no ceiling
+	}{
+		{"a pool of 60 met by a scale-up from 40 to 100", 60, []float64{40, 40, 70, 100, 100}, 60},
+		{"a pool of 84 met from 50", 84, []float64{50, 60, 80, 100, 120}, 84},
+		{"no pool: throughput grows with the workers", 0, []float64{40, 40, 70, 100, 100}, 0},
+		{"a pool above every size", 500, []float64{40, 70, 100, 140}, 0},
+		{"both sizes past the pool: the lower size is as far as it is known", 30, []float64{40, 40, 80}, 40},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var d Detector
+			end := grow(&d, 0, tt.sizes, pool(tt.n, 0.2), nil)
+			c, ok := d.At(t0.Add(time.Duration(end)*time.Minute), false, 1)
+			switch {
+			case tt.want == 0 && ok:
+				t.Fatalf("ceiling %d found where added workers add throughput: %+v", c.Workers, c)
+			case tt.want > 0 && !ok:
+				t.Fatalf("no ceiling found, want %d", tt.want)
+			case ok && c.Workers != tt.want:
+				t.Fatalf("ceiling %d, want %d (%+v)", c.Workers, tt.want, c)
+			}
+		})
+	}
+}
+
+// TestNoCeilingInNoise: a fleet whose throughput grows with its workers,
+// measured with counting noise, never shows a ceiling.
+func TestNoCeilingInNoise(t *testing.T) {
+	t.Parallel()
+	for seed := range uint64(50) {
+		var d Detector
+		r := rand.New(rand.NewPCG(seed, 1))
+		sizes := []float64{10, 12, 14, 17, 20, 24, 28, 28, 33, 40, 40, 47, 55, 55}
+		end := grow(&d, 0, sizes, pool(0, 0.2), r)
+		if c, ok := d.At(t0.Add(time.Duration(end)*time.Minute), false, 1); ok {
+			t.Fatalf("seed %d: ceiling %+v found in noise", seed, c)
+		}
+	}
+}
+
+// TestDeployIsNoCeiling: a deploy that doubles the service time halves the
+// throughput per worker at every size; the scale-up after it adds
+// throughput in proportion, so it is no ceiling.
+func TestDeployIsNoCeiling(t *testing.T) {
+	t.Parallel()
+	var d Detector
+	end := grow(&d, 0, []float64{50, 50, 50}, pool(0, 0.2), nil)
+	end = grow(&d, end, []float64{50, 50, 75, 100, 100}, pool(0, 0.4), nil)
+	if c, ok := d.At(t0.Add(time.Duration(end)*time.Minute), false, 1); ok {
+		t.Fatalf("ceiling %+v found after a deploy", c)
+	}
+}
+
+func TestProbeAndRelease(t *testing.T) {
+	t.Parallel()
+	var d Detector
+	rate := pool(60, 0.2)
+	end := grow(&d, 0, []float64{40, 100}, rate, nil)
+	now := t0.Add(time.Duration(end) * time.Minute)
+	c, ok := d.At(now, true, 1)
+	if !ok || c.Workers != 60 {
+		t.Fatalf("ceiling %+v %v, want 60", c, ok)
+	}
+	// Held at 60 for less than ProbeEvery: no probe.
+	end = grow(&d, end, []float64{60, 60, 60}, rate, nil)
+	if c, _ := d.At(t0.Add(time.Duration(end)*time.Minute), true, 1); c.Workers != 60 {
+		t.Fatalf("probed after %d minutes: %d", end, c.Workers)
+	}
+	// After ProbeEvery held, one step of 10 %: 66.
+	end = grow(&d, end, []float64{60, 60, 60, 60, 60, 60, 60}, rate, nil)
+	c, _ = d.At(t0.Add(time.Duration(end)*time.Minute), true, 1)
+	if c.Workers != 66 {
+		t.Fatalf("after %d minutes held: ceiling %d, want 66", end, c.Workers)
+	}
+	// Not held: no further step.
+	if c2, _ := d.At(t0.Add(time.Duration(end+20)*time.Minute), false, 1); c2.Workers != 66 {
+		t.Fatalf("probed while not held: %d", c2.Workers)
+	}
+	// The downstream is fixed: a probe past the ceiling adds throughput in
+	// proportion, and the ceiling goes.
+	fixed := pool(0, 0.2)
+	end = grow(&d, end, []float64{66, 80}, fixed, nil)
+	if c, ok := d.At(t0.Add(time.Duration(end)*time.Minute), true, 1); ok {
+		t.Fatalf("ceiling %+v kept after workers past it added throughput", c)
+	}
+}
+
+func TestProbeOfUnfixedCeilingSetsItBack(t *testing.T) {
+	t.Parallel()
+	var d Detector
+	rate := pool(60, 0.2)
+	end := grow(&d, 0, []float64{40, 100}, rate, nil)
+	// The fleet grows past the ceiling again (probes) and meets the same pool.
+	end = grow(&d, end, []float64{60, 60, 80}, rate, nil)
+	c, ok := d.At(t0.Add(time.Duration(end)*time.Minute), false, 1)
+	if !ok || c.Workers != 60 {
+		t.Fatalf("ceiling %+v %v, want 60 again", c, ok)
+	}
+}
+
+func TestForgetAndFloor(t *testing.T) {
+	t.Parallel()
+	var d Detector
+	end := grow(&d, 0, []float64{40, 100}, pool(60, 0.2), nil)
+	now := t0.Add(time.Duration(end) * time.Minute)
+	if c, ok := d.At(now, false, 75); !ok || c.Workers != 75 {
+		t.Fatalf("ceiling %+v %v below the floor 75", c, ok)
+	}
+	if _, ok := d.At(now.Add(Forget+time.Minute), false, 1); ok {
+		t.Fatal("ceiling kept without a saturated minute for longer than Forget")
+	}
+}
+
+func TestInvalidObservationsIgnored(t *testing.T) {
+	t.Parallel()
+	var d Detector
+	for _, o := range []Observation{
+		{},
+		{At: t0, Workers: 0, Throughput: 10},
+		{At: t0, Workers: 10, Throughput: math.NaN()},
+		{At: t0, Workers: math.Inf(1), Throughput: 10},
+		{At: t0, Workers: 10, Throughput: -1},
+	} {
+		d.Observe(o)
+	}
+	if d.n != 0 {
+		t.Fatalf("%d invalid observations kept", d.n)
+	}
+	d.Observe(Observation{At: t0.Add(time.Minute), Workers: 10, Throughput: 50})
+	d.Observe(Observation{At: t0, Workers: 100, Throughput: 50}) // older: ignored
+	if d.n != 1 {
+		t.Fatalf("an older observation was kept: %d", d.n)
+	}
+}
+
+func FuzzDetector(f *testing.F) {
+	f.Add(40.0, 8.0, 100.0, 12.0, int64(60), true)
+	f.Fuzz(func(t *testing.T, w1, v1, w2, v2 float64, gap int64, held bool) {
+		var d Detector
+		d.Observe(Observation{At: t0, Workers: w1, Throughput: v1})
+		d.Observe(Observation{At: t0.Add(time.Duration(gap) * time.Second), Workers: w2, Throughput: v2})
+		c, ok := d.At(t0.Add(time.Hour), held, 3)
+		if ok && c.Workers < 3 {
+			t.Fatalf("ceiling %d below the floor", c.Workers)
+		}
+	})
+}
+
+func BenchmarkObserve(b *testing.B) {
+	var d Detector
+	b.ReportAllocs()
+	for i := range b.N {
+		w := float64(40 + i%60)
+		d.Observe(Observation{At: t0.Add(time.Duration(i) * time.Minute), Workers: w, Throughput: math.Min(w, 60) * 5})
+	}
+}
