@@ -2,6 +2,8 @@ package config
 
 import (
 	"net"
+
+	"github.com/queuechecker/queue-checker/internal/policy"
 )
 
 // Notes returns advice about a valid configuration: settings that are
@@ -24,6 +26,9 @@ func (c Config) Notes() []*FieldError {
 			add(path, "no fleet and no cloudwatch_metrics: the group is only observed (Prometheus, logs, `checker once`)")
 		case hasFleet && !g.Actions.SetDesiredCapacity && g.Actions.CloudWatchMetrics == nil:
 			add(joinPath(path, "actions"), "neither set_desired_capacity nor cloudwatch_metrics: the fleet is read, never scaled")
+		}
+		if !g.OldestAge.CloudWatch && g.Workers.Learn != policy.LearnOff {
+			add(joinPath(path, "workers"), "the fleet is not measured: learning the service time needs CloudWatch's deleted count (oldest_age.cloudwatch: true); sizing trusts the configured value")
 		}
 		if g.Fleet.Cap > g.Fleet.Max && g.Fleet.Max > 0 {
 			add(joinPath(path, "fleet.cap"), "above max: the cap never binds")

@@ -17,6 +17,7 @@ func (g Group) PolicySettings(interval time.Duration) policy.Settings {
 		ServiceTime: g.Workers.ServiceTime,
 		Concurrency: g.Workers.Concurrency,
 		Throughput:  g.Workers.Throughput,
+		Learn:       g.Workers.Learn,
 
 		Latency:         g.Target.Latency,
 		DrainTime:       g.Target.DrainTime,

@@ -112,6 +112,12 @@ type Workers struct {
 	ServiceTime time.Duration `yaml:"service_time"`
 	Concurrency int           `yaml:"concurrency"` // default 1
 	Throughput  float64       `yaml:"throughput"`
+	// Learn is what the measured fleet does: act (size with the measured
+	// per-worker throughput once it is trusted), report (measure and show
+	// it, size with the configured one) or off. Default: act for the model
+	// policy, report for backlog_per_worker. Measuring needs CloudWatch's
+	// deleted count (oldest_age.cloudwatch: true).
+	Learn string `yaml:"learn"`
 }
 
 // Target is the promise and the sizing policy.

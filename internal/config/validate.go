@@ -20,6 +20,7 @@ var (
 	logFormats          = []string{"json", "console"}
 	cloudWatchProtocols = []string{"default", "json", "query"} // as internal/awsclient names them
 	policies            = []string{policy.PolicyModel, policy.PolicyBacklogPerWorker}
+	learnModes          = []string{policy.LearnAct, policy.LearnReport, policy.LearnOff}
 	perQueueValues      = []string{string(PerQueueAll), string(PerQueueOff), string(PerQueueFailedOnly)}
 )
 
@@ -202,6 +203,9 @@ func (w Workers) validate(p *problems, path string) {
 	}
 	if w.Concurrency < 1 {
 		p.add(joinPath(path, "concurrency"), "must be at least 1 (messages one worker handles at once), got %d", w.Concurrency)
+	}
+	if w.Learn != "" {
+		oneOf(p, joinPath(path, "learn"), w.Learn, learnModes)
 	}
 }
 

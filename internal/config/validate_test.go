@@ -351,7 +351,7 @@ func TestPolicySettings(t *testing.T) {
 	g := Group{
 		Name:      "jobs",
 		OldestAge: OldestAge{CloudWatch: true, StaleAfter: 3 * time.Minute},
-		Workers:   Workers{ServiceTime: 250 * time.Millisecond, Concurrency: 3, Throughput: 7.5},
+		Workers:   Workers{ServiceTime: 250 * time.Millisecond, Concurrency: 3, Throughput: 7.5, Learn: "report"},
 		Target: Target{
 			Policy: "backlog_per_worker", Latency: 45 * time.Second, DrainTime: 20 * time.Minute,
 			Utilization: 0.75, BurstReserve: 25, OverheadReserve: 10, SafetyWorkers: 2,
@@ -364,7 +364,7 @@ func TestPolicySettings(t *testing.T) {
 	}
 	want := policy.Settings{
 		Group: "jobs", Policy: "backlog_per_worker",
-		ServiceTime: 250 * time.Millisecond, Concurrency: 3, Throughput: 7.5,
+		ServiceTime: 250 * time.Millisecond, Concurrency: 3, Throughput: 7.5, Learn: "report",
 		Latency: 45 * time.Second, DrainTime: 20 * time.Minute, Utilization: 0.75,
 		BurstReserve: 25, OverheadReserve: 10, SafetyWorkers: 2,
 		Min: 1, Max: 60, Cap: 40,
@@ -420,11 +420,21 @@ func TestNotes(t *testing.T) {
 			"listen: listens on every interface; metrics and the status page are open to the network",
 			"groups[0].fleet.cap: above max: the cap never binds",
 		}},
+		{"a fleet measured without CloudWatch", func(_ *Config, g *Group) {
+			g.Actions.SetDesiredCapacity = true
+			g.OldestAge.CloudWatch = false
+		}, []string{"groups[0].workers: the fleet is not measured: learning the service time needs CloudWatch's deleted count (oldest_age.cloudwatch: true); sizing trusts the configured value"}},
+		{"learning off needs no CloudWatch", func(_ *Config, g *Group) {
+			g.Actions.SetDesiredCapacity = true
+			g.OldestAge.CloudWatch = false
+			g.Workers.Learn = "off"
+		}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			c := valid()
+			c.Groups[0].OldestAge.CloudWatch = true
 			tt.change(&c, &c.Groups[0])
 			if err := c.Validate(); err != nil {
 				t.Fatalf("the configuration is invalid: %v", err)

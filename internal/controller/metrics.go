@@ -31,6 +31,10 @@ type metrics struct {
 	held             *prometheus.GaugeVec
 	partial          *prometheus.GaugeVec
 	diagnosis        *prometheus.GaugeVec
+	measuredService  *prometheus.GaugeVec
+	measuredWorker   *prometheus.GaugeVec
+	measuredConf     *prometheus.GaugeVec
+	ceiling          *prometheus.GaugeVec
 	actions          *prometheus.CounterVec
 	actionErrors     *prometheus.CounterVec
 	cycleDuration    prometheus.Histogram
@@ -59,6 +63,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		held:             g("checker_group_held", "1 when the decision is held on missing, partial or stale data.", "group"),
 		partial:          g("checker_group_partial", "1 when only some of the group's queues answered.", "group"),
 		diagnosis:        g("checker_group_diagnosis", "1 for the group's current diagnosis state, 0 for the others.", "group", "state"),
+		measuredService:  g("checker_group_measured_service_time_seconds", "Time a message holds a worker's slot, measured by Little's law over the in-flight messages and CloudWatch's deleted count; absent while unknown.", "group"),
+		measuredWorker:   g("checker_group_measured_per_worker_throughput", "Completed messages per second one worker sustains, as measured (saturated minutes, else from the measured service time); absent while unknown.", "group"),
+		measuredConf:     g("checker_group_measurement_confidence", "Confidence in the measured fleet, 0..1; the sizing uses the measurement from 0.5 on (workers.learn: act).", "group"),
+		ceiling:          g("checker_group_ceiling_workers", "Learned downstream ceiling: the workers past which more workers added no throughput; absent while none is found.", "group"),
 		actions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "checker_scaling_actions_total", Help: "Desired-count changes made, by direction (up, down).",
 		}, []string{"group", "direction"}),
@@ -78,7 +86,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	}
 	for _, c := range []prometheus.Collector{m.backlog, m.backlogPerWorker, m.target, m.ratio, m.workers,
 		m.bounds, m.arrival, m.forecast, m.utilization, m.drain, m.oldestAge, m.latency, m.capped, m.held, m.partial,
-		m.diagnosis, m.actions, m.actionErrors, m.cycleDuration, m.cycleFailures, m.lastSuccess} {
+		m.diagnosis, m.measuredService, m.measuredWorker, m.measuredConf, m.ceiling, m.actions, m.actionErrors, m.cycleDuration, m.cycleFailures, m.lastSuccess} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register controller metrics: %w", err)
 		}
@@ -142,6 +150,14 @@ func (m *metrics) observe(s policy.Settings, d model.Decision, a *model.Action) 
 	for _, state := range model.Diagnoses {
 		m.diagnosis.WithLabelValues(grp, state).Set(boolGauge(d.Diagnosis == state))
 	}
+	setOrDelete(m.measuredService, grp, d.Measured.ServiceTimeSeconds)
+	setOrDelete(m.measuredWorker, grp, d.Measured.PerWorkerThroughput)
+	setOrDelete(m.measuredConf, grp, d.Measured.Confidence)
+	if c := d.Measured.CeilingWorkers; c != nil {
+		m.ceiling.WithLabelValues(grp).Set(float64(*c))
+	} else {
+		m.ceiling.DeleteLabelValues(grp)
+	}
 	if a != nil && a.Scaled && !a.DryRun {
 		dir := "up"
 		if a.To < a.From {
@@ -154,7 +170,8 @@ func (m *metrics) observe(s policy.Settings, d model.Decision, a *model.Action) 
 // forget removes every series of a group that is no longer configured.
 func (m *metrics) forget(group string) {
 	for _, v := range []*prometheus.GaugeVec{m.backlog, m.backlogPerWorker, m.target, m.ratio, m.workers,
-		m.bounds, m.arrival, m.forecast, m.utilization, m.drain, m.oldestAge, m.latency, m.capped, m.held, m.partial, m.diagnosis} {
+		m.bounds, m.arrival, m.forecast, m.utilization, m.drain, m.oldestAge, m.latency, m.capped, m.held, m.partial, m.diagnosis,
+		m.measuredService, m.measuredWorker, m.measuredConf, m.ceiling} {
 		v.DeletePartialMatch(prometheus.Labels{"group": group})
 	}
 	m.actions.DeletePartialMatch(prometheus.Labels{"group": group})

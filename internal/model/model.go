@@ -152,12 +152,15 @@ const (
 	DiagNotConsuming     = "not_consuming"
 	DiagStuck            = "stuck"
 	DiagCapped           = "capped"
-	DiagUnknown          = "unknown" // nothing is known (no data)
+	// DiagDownstreamLimited: the learned ceiling keeps the fleet below what
+	// the backlog needs, because more workers added no throughput.
+	DiagDownstreamLimited = "downstream_limited"
+	DiagUnknown           = "unknown" // nothing is known (no data)
 )
 
 // Diagnoses lists every diagnosis state, for exporting one series per state.
 var Diagnoses = []string{DiagHealthy, DiagIdle, DiagDraining, DiagUnderProvisioned,
-	DiagNotConsuming, DiagStuck, DiagCapped, DiagUnknown}
+	DiagNotConsuming, DiagStuck, DiagCapped, DiagDownstreamLimited, DiagUnknown}
 
 // Decision is the policy's answer for one group at one time, with every
 // number that produced it. Its JSON form is a contract: `checker once
@@ -211,6 +214,34 @@ type Decision struct {
 	// Forecast is the arrival rate the fleet is sized to meet over the next
 	// start delay when it is above today's estimate; nil when there is none.
 	Forecast *Forecast `json:"forecast"`
+	// Measured is what the checker measured of the fleet, against what the
+	// settings say; every value is nil while unknown.
+	Measured Measured `json:"measured"`
+}
+
+// Measured is the fleet as measured from the queue's own numbers (see
+// docs/measuring.md): the time a message holds a worker's slot, from
+// Little's law over the in-flight messages and CloudWatch's deleted count,
+// and the completions one worker sustains while the fleet is saturated.
+type Measured struct {
+	ServiceTimeSeconds  *float64 `json:"service_time_seconds"`
+	PerWorkerThroughput *float64 `json:"per_worker_throughput"`
+	StartDelaySeconds   *float64 `json:"start_delay_seconds"`
+	// Confidence is how far the measurement is trusted, 0..1; the sizing
+	// uses it from MeasuredConfidence on.
+	Confidence *float64 `json:"confidence"`
+	// CeilingWorkers is the learned downstream ceiling: the workers past
+	// which more workers added no throughput.
+	CeilingWorkers *int `json:"ceiling_workers"`
+	// ConfiguredServiceTimeSeconds is what the settings say (or
+	// concurrency ÷ throughput).
+	ConfiguredServiceTimeSeconds float64 `json:"configured_service_time_seconds"`
+	// SizingWith says which per-worker throughput the floors used:
+	// "measured" or "configured".
+	SizingWith string `json:"sizing_with"`
+	// Stuck: messages are held in flight with (almost) no deletions; the
+	// measurement is not updated from such minutes.
+	Stuck bool `json:"stuck"`
 }
 
 // Forecast is the arrivals a group is expected to see within the next start

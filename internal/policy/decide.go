@@ -84,8 +84,12 @@ func Decide(s Settings, sample model.GroupSample, fleet model.Fleet, st *State, 
 		st = new(State)
 	}
 	s = s.WithDefaults()
+	s, l := st.learn(s, sample, fleet)
 	var c call
 	c.init(s, sample, fleet, st, now)
+	c.learn = l
+	c.applyCeiling()
+	c.learnReasons()
 	c.observe()
 	c.size()
 	c.diagnose()
@@ -106,6 +110,9 @@ type box struct {
 	fc                          model.Forecast
 	pinned                      int
 	pausedSince                 time.Time
+
+	mService, mPerWorker, mConfidence, mStart float64
+	mCeiling                                  int
 }
 
 // call is one Decide call in progress.
@@ -117,6 +124,7 @@ type call struct {
 	now    time.Time
 	d      model.Decision
 	b      *box
+	learn  learning
 
 	lo, hi int
 	hiBy   string
@@ -564,6 +572,10 @@ func (c *call) clamp() {
 	c.d.DesiredWorkers = desired
 	if c.d.Capped && c.diag != model.DiagUnknown && c.diag != model.DiagNotConsuming && c.diag != model.DiagStuck {
 		c.diag = model.DiagCapped
+		if c.hiBy == byCeiling {
+			c.diag = model.DiagDownstreamLimited
+			c.ceilingReason()
+		}
 	}
 	c.d.Diagnosis = c.diag
 }
@@ -579,6 +591,7 @@ func (c *call) report() {
 		d.BacklogPerWorker = finite(c.backlog / float64(max(c.current, 1)))
 	}
 	d.TargetBacklogPerWorker = c.s.TargetBacklogPerWorker()
+	c.reportMeasured()
 	if c.ageOK {
 		b.age = c.age
 		d.OldestAgeSeconds = &b.age
@@ -612,6 +625,7 @@ func (c *call) remember() {
 	if c.currentKnown || !c.fleetFailed {
 		st.lastDesired, st.haveLastDesired = c.d.DesiredWorkers, true
 	}
+	st.ceilHeld = c.hiBy == byCeiling && c.recKnown && c.rec > c.hi
 }
 
 func (c *call) latency() float64 { return c.s.Latency.Seconds() }

@@ -25,8 +25,9 @@ func steadyThenSpike(h *harness) (model.Decision, float64) {
 	// Δtotal 3005 over 5 s, plus completions of min((10+15)/2, 15 slots) ×
 	// 1/s: 613.5 msg/s, far above the last observation and the estimate (10
 	// both). Until another interval shows the same rate it is a dump, a
-	// backlog: it enters the EWMA at 10 + 3σ, σ = √((10 + 12.5)/5).
-	return spike, ewma(10, dumpBound(10, 12.5, 5), 5, 60)
+	// backlog: it enters the EWMA at 10 + 3σ + 2.5, σ = √((10 + 12.5)/5), 2.5 the most
+	// Little's law can be wrong by while in flight moves from 10 to 15.
+	return spike, ewma(10, dumpBound(10, 12.5, 5, 2.5), 5, 60)
 }
 
 func TestSpikeScalesOutInOneDecision(t *testing.T) {
@@ -359,7 +360,9 @@ func TestSeed001CappedPlan(t *testing.T) {
 		DrainTime: 20 * time.Minute, Min: 1, Max: 100, Cap: 14}
 	h := newHarness(t, s, asg(14, 14, 0))
 	at := func() *model.Reading { return reading(20, h.now.Add(-2*time.Minute)) }
-	smp := q(30000, 0)
+	// 20 msg/s at 2 msg/s per worker keep 10 workers busy: by Little's
+	// law, 10 messages in flight.
+	smp := q(30000, 10)
 	smp.Deleted = reading(20, t0)
 	h.step(0, smp)
 	smp.Deleted = at()
@@ -388,7 +391,7 @@ func TestStartingWorkersAreNotDoubled(t *testing.T) {
 	}
 	spike := h.step(tick, q(3000, 15))
 	// 613.5 msg/s observed, a dump: it enters the EWMA at 10 + 3σ.
-	lambda := ewma(10, math.Min(3005.0/5+12.5, dumpBound(10, 12.5, 5)), 5, 60)
+	lambda := ewma(10, math.Min(3005.0/5+12.5, dumpBound(10, 12.5, 5, 2.5)), 5, 60)
 	// Until the next interval tells a dump from a rate, the backlog floors
 	// count the jump as the EWMA would have without the bound: while the new
 	// workers start, the 15 in service shrink the visible backlog by

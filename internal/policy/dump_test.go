@@ -9,7 +9,7 @@ import (
 // A one-off dump of 500 messages into a queue fed at 10 msg/s, drained by
 // 15 workers at 1 msg/s: it is a backlog for the latency floor, not an
 // arrival rate for minutes. The interval that brings it observes 113.5 msg/s,
-// which enters the EWMA at the dump bound, 10 + 3·√((10 + 12.5)/5); the
+// which enters the EWMA at the dump bound, 10 + 3·√((10 + 12.5)/5) + 2.5 (half the in-flight change at 1 msg/s a slot); the
 // next interval, at 10 msg/s again, enters in full. A real rise to 110 msg/s
 // shows again in the second interval, which then enters in full too.
 func TestDumpIsABacklogNotARate(t *testing.T) {
@@ -31,7 +31,7 @@ func TestDumpIsABacklogNotARate(t *testing.T) {
 			h.step(tick, q(0, 10)) // λ = 10
 			jump := h.step(tick, q(500, 15))
 			obs1 := (515.0-10)/5 + 12.5 // 113.5 msg/s
-			bound := dumpBound(10, 12.5, 5)
+			bound := dumpBound(10, 12.5, 5, 2.5)
 			lambda := ewma(10, bound, 5, 60)
 			if math.Abs(*jump.ArrivalRate-lambda) > 1e-9 {
 				t.Fatalf("after the jump: arrival rate %v, want %v", *jump.ArrivalRate, lambda)
@@ -45,7 +45,7 @@ func TestDumpIsABacklogNotARate(t *testing.T) {
 				t.Fatalf("drain floor %d, want %d", *jump.Floors.Drain, want)
 			}
 			// The next interval is within the bound of the last observation.
-			if tc.obs2 > dumpBound(obs1, 15, 5) {
+			if tc.obs2 > dumpBound(obs1, 15, 5, 0) {
 				t.Fatalf("test arithmetic: %v above the bound", tc.obs2)
 			}
 			lambda = ewma(lambda, tc.obs2, 5, 60)

@@ -121,7 +121,7 @@ var decisionKeys = []string{"group", "at", "visible", "in_flight", "delayed", "b
 	"current_workers", "in_service_workers", "pending_workers", "arrival_rate",
 	"backlog_per_worker", "target_backlog_per_worker", "floors", "recommended_workers",
 	"desired_workers", "capped", "held", "hold_reason", "partial", "diagnosis", "reasons",
-	"utilization", "drain_seconds", "oldest_age_seconds"}
+	"utilization", "drain_seconds", "oldest_age_seconds", "measured"}
 
 // hasReason reports whether some reason contains every fragment.
 func hasReason(d model.Decision, fragments ...string) bool {
@@ -148,8 +148,10 @@ func ewma(prev, obs, dt, tau float64) float64 {
 // dumpBound is the documented bound an observation may enter the EWMA at:
 // the reference (the larger of the last observation and the estimate) plus
 // three standard deviations of counting noise, √((reference + completions)/Δt).
-func dumpBound(ref, completions, dt float64) float64 {
-	return ref + 3*math.Sqrt((ref+completions)/dt)
+// uncertain is the most Little's law over the interval can be wrong by: half
+// the change of the busy slots times the per-slot rate.
+func dumpBound(ref, completions, dt, uncertain float64) float64 {
+	return ref + 3*math.Sqrt((ref+completions)/dt) + uncertain
 }
 
 func reading(v float64, at time.Time) *model.Reading { return &model.Reading{Value: v, At: at} }

@@ -93,7 +93,7 @@ func TestMinuteArrivals(t *testing.T) {
 func TestMinuteArrivalsLeaveDumpsOut(t *testing.T) {
 	t.Parallel()
 	var e arrivalEstimator
-	bound := dumpBound(20, 20, 10)
+	bound := dumpBound(20, 20, 10, 0)
 	held := (3000.0/10 + 20 - bound) * 10
 	tot := 40.0
 	for k := 0; k <= 20; k++ {

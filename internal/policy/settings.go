@@ -73,7 +73,20 @@ type Settings struct {
 	// a group at zero workers (Min 0); 0 means DefaultActivation. See
 	// activation.go.
 	Activation int
+
+	// Learn says what the measured fleet does (see learn.go): LearnAct
+	// sizes with the measured per-worker throughput once it is trusted,
+	// LearnReport only reports it, LearnOff does not measure. Default:
+	// LearnAct for the model policy, LearnReport for backlog_per_worker.
+	Learn string
 }
+
+// What the measured fleet does: Settings.Learn.
+const (
+	LearnAct    = "act"
+	LearnReport = "report"
+	LearnOff    = "off"
+)
 
 // ForecastSettings turn the model policy's forecast on and say how much
 // history it keeps.
@@ -124,6 +137,12 @@ const (
 func (s Settings) WithDefaults() Settings {
 	if s.Policy == "" {
 		s.Policy = PolicyModel
+	}
+	if s.Learn != LearnAct && s.Learn != LearnReport && s.Learn != LearnOff {
+		s.Learn = LearnAct
+		if s.Policy != PolicyModel {
+			s.Learn = LearnReport
+		}
 	}
 	if s.Concurrency <= 0 {
 		s.Concurrency = DefaultConcurrency

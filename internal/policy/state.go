@@ -4,6 +4,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/queuechecker/queue-checker/internal/ceiling"
+	"github.com/queuechecker/queue-checker/internal/measure"
 	"github.com/queuechecker/queue-checker/internal/model"
 )
 
@@ -45,6 +47,17 @@ type State struct {
 	texts   durationTexts // the durations the reasons name, formatted once
 
 	zero zeroState // scale to zero (activation.go)
+
+	// meas measures the fleet (learn.go), made for the settings' prior
+	// measCfg.
+	meas    *measure.Estimator
+	measCfg measure.Config
+	starts  startDelays // measured start delays (startdelay.go)
+	// ceil finds the downstream ceiling from the saturated minutes fed up
+	// to ceilFed; ceilHeld: the last decision was held at it.
+	ceil     ceiling.Detector
+	ceilFed  time.Time
+	ceilHeld bool
 }
 
 // arrivalEstimator estimates the arrival rate λ from consecutive samples:
@@ -54,13 +67,19 @@ type State struct {
 // The total is taken over all three counts whatever the group's backlog
 // counting, because a message moving from visible to in flight (or from
 // delayed to visible) is not an arrival. Completions are
-// NumberOfMessagesDeleted when a fresh reading is present; otherwise Little's
-// law, the mean in-flight count over the interval (at most one message per
-// in-service slot when the fleet is known, since messages left in flight by
-// a dead worker complete nothing) times the per-slot rate Concurrency ÷
-// PerWorker. When the configured service time is a high percentile this
-// undercounts completions, but the offered load the sizing uses, λ × S, is
-// then the in-flight count itself, so the bias cancels where it matters.
+// NumberOfMessagesDeleted when its minute reaches into the interval;
+// otherwise Little's law, the mean in-flight count over the interval (at
+// most one message per in-service slot when the fleet is known, since
+// messages left in flight by a dead worker complete nothing) times the
+// per-slot rate PerWorker ÷ Concurrency, measured when the fleet is (see
+// learn.go). CloudWatch's count is a minute that closed a minute or more
+// ago: while completions move it is wrong by their change since, and while a
+// scale-out's backlog drains it reads high for minutes, so it is used for
+// what it measures exactly (the minute it covers, below, and the service
+// time) and as the interval's completions only when nothing else is known.
+// When the service time is a high percentile, Little's law undercounts
+// completions, but the offered load the sizing uses, λ × S, is then the
+// in-flight count itself, so the bias cancels where it matters.
 //
 // NumberOfMessagesSent, when fresh, is a direct measurement of arrivals, but
 // a one-minute aggregate that arrives a minute or more late; the observation
@@ -83,8 +102,10 @@ type State struct {
 // surgeSigmas standard deviations above the reference, the largest of the
 // estimate, the last observation and the arrivals measured over the minute
 // before the last sample (see Minutes: a deleted count lagging a drained
-// backlog is no dump), σ = √((reference + completions) / Δt), enters the
-// EWMA at that bound; the messages above it are counted as dumped. A real
+// backlog is no dump), σ = √((reference + completions) / Δt), plus the most
+// Little's law can be wrong by over the interval (half the change of the
+// busy slots times the per-slot rate, when it gave the completions), enters
+// the EWMA at that bound; the messages above it are counted as dumped. A real
 // rise shows again in the next interval, which is then within the bound of
 // the last observation and enters in full: a rise costs the EWMA one
 // interval. Until then the backlog floors, whose workers go once the backlog
@@ -223,19 +244,25 @@ func (e *arrivalEstimator) update(c counts, key uint64, f flow) (counts, bool) {
 	}
 	e.base = c
 	dt := c.at.Sub(prev.at).Seconds()
-	var completions float64
+	// uncertain bounds the error of Little's law over the interval: the
+	// in-flight count is known at its ends only.
+	var completions, uncertain float64
 	switch {
-	case f.deletedOK:
+	case f.deletedOK && !deletedEnd(f.deletedAt, c.at).Before(prev.at):
 		completions = f.deleted
 	case f.perServer > 0:
 		// Little's law: the mean number of messages in service over the
 		// interval (at most one per slot when the slots are known), each
 		// slot completing perServer messages per second.
-		busy := (prev.inFlight + c.inFlight) / 2
+		a, b := prev.inFlight, c.inFlight
 		if f.servers >= 0 {
-			busy = math.Min(busy, f.servers)
+			a, b = math.Min(a, f.servers), math.Min(b, f.servers)
 		}
-		completions = busy * f.perServer
+		completions = (a + b) / 2 * f.perServer
+		uncertain = math.Abs(b-a) / 2 * f.perServer
+	case f.deletedOK:
+		// A late count is still better than none.
+		completions = f.deleted
 	}
 	obs := (c.total()-prev.total())/dt + completions
 	if f.sentOK {
@@ -259,7 +286,7 @@ func (e *arrivalEstimator) update(c counts, key uint64, f flow) (counts, bool) {
 		if e.minuteAt.Equal(prev.at) {
 			ref = math.Max(ref, e.minute)
 		}
-		if bound := ref + surgeSigmas*math.Sqrt(math.Max(ref+completions, 0)/dt); obs > bound {
+		if bound := ref + surgeSigmas*math.Sqrt(math.Max(ref+completions, 0)/dt) + uncertain; obs > bound {
 			use = bound
 			e.dumped, e.dumpAt = (obs-bound)*dt, c.at
 			// Left out of the minutes as far as the total grew: a dump is
@@ -319,6 +346,16 @@ func (e *arrivalEstimator) markAt(t time.Time) (mark, bool) {
 	a, b := e.marks[i-1], e.marks[i]
 	w := float64(ns-a.at) / float64(b.at-a.at)
 	return mark{at: ns, total: a.total + w*(b.total-a.total), dumped: a.dumped + w*(b.dumped-a.dumped)}, true
+}
+
+// deletedEnd is the end of the minute a deleted count stamped at covers, as
+// read at now: CloudWatch stamps a period by its start, a count of the last
+// minute read at once is stamped when it was read (see arrivalEstimator).
+func deletedEnd(at, now time.Time) time.Time {
+	if end := at.Add(deletedPeriod); !end.After(now) {
+		return end
+	}
+	return at
 }
 
 // measureMinute measures the arrivals of the minute the deleted count covers,

@@ -90,7 +90,10 @@ func TestSteadyStreamAgreesWithErlangC(t *testing.T) {
 			h := newHarness(t, s, asg(1, 1, 0))
 			for i := 0; i < 20; i++ {
 				smp := q(0, inFlight)
-				smp.Deleted = reading(tc.lambda, h.now.Add(-2*time.Minute))
+				// A count of the last minute, read at once: it covers
+				// every interval (the fleet of one worker here holds more
+				// in flight than its slot, so Little's law would not).
+				smp.Deleted = reading(tc.lambda, h.now)
 				dt := tick
 				if i == 0 {
 					dt = 0

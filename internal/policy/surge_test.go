@@ -42,11 +42,11 @@ func TestSurgeOverSaturatedIntervals(t *testing.T) {
 			// observation held to the dump bound over the larger of the last
 			// observation and the estimate.
 			obs1 := float64(tc.v1+15-10)/5 + 12.5
-			lambda := ewma(10, math.Min(obs1, dumpBound(10, 12.5, 5)), 5, 60)
+			lambda := ewma(10, math.Min(obs1, dumpBound(10, 12.5, 5, 2.5)), 5, 60)
 			h.step(tick, q(tc.v1, 15))
 			obs2 := float64(tc.v2-tc.v1)/5 + 15
 			ref := math.Max(lambda, obs1)
-			lambda = ewma(lambda, math.Min(obs2, dumpBound(ref, 15, 5)), 5, 60)
+			lambda = ewma(lambda, math.Min(obs2, dumpBound(ref, 15, 5, 0)), 5, 60)
 			d := h.step(tick, q(tc.v2, 15))
 			surged := hasReason(d, "arrivals surging")
 			if surged != tc.wantSurge {
@@ -83,7 +83,7 @@ func TestSurgeNeedsThreeSigmas(t *testing.T) {
 	// The first growing interval is held to the dump bound over 15 (15
 	// completions); the second is within the bound of the first.
 	lambdaAfter := func(m float64) float64 {
-		return ewma(ewma(15, math.Min(m, dumpBound(15, 15, 5)), 5, 60), m, 5, 60)
+		return ewma(ewma(15, math.Min(m, dumpBound(15, 15, 5, 0)), 5, 60), m, 5, 60)
 	}
 	margin := func(m float64) float64 { return m - 3*math.Sqrt((m+15)/5) - lambdaAfter(m) }
 	// The margin grows with m: bisect for its zero.

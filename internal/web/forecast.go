@@ -86,7 +86,7 @@ func backlogTrend(d *model.Decision, history []controller.Point) string {
 		return ""
 	}
 	switch d.Diagnosis {
-	case model.DiagCapped, model.DiagUnderProvisioned, model.DiagDraining:
+	case model.DiagCapped, model.DiagDownstreamLimited, model.DiagUnderProvisioned, model.DiagDraining:
 	default:
 		return ""
 	}

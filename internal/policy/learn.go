@@ -1,0 +1,205 @@
+package policy
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"time"
+
+	"github.com/queuechecker/queue-checker/internal/ceiling"
+	"github.com/queuechecker/queue-checker/internal/measure"
+	"github.com/queuechecker/queue-checker/internal/model"
+)
+
+// MeasuredConfidence is the confidence from which a measured per-worker
+// throughput sizes the fleet (Settings.Learn LearnAct): about three good
+// minutes that agree.
+const MeasuredConfidence = 0.5
+
+// measuredAgrees: a measured service time within this share of the
+// configured one is reported as agreeing.
+const measuredAgrees = 0.1
+
+// learning is what the fleet's measurement gave one decision.
+type learning struct {
+	on         bool // the group measures (Learn is not LearnOff)
+	est        measure.Estimate
+	known      bool    // est holds a measured service time
+	use        bool    // the floors size with the measured throughput
+	configured float64 // the settings' time a message holds a slot, seconds
+	withCW     bool    // the samples carry CloudWatch's deleted count
+
+	ceiling   ceiling.Ceiling // the learned downstream ceiling, when ceilingOK
+	ceilingOK bool
+
+	startDelay      time.Duration // measured start delay (startDelayQuantile)
+	starts          int           // starts behind it
+	startKnown      bool
+	configuredStart time.Duration
+}
+
+// learn feeds the sample to the group's fleet measurement and returns the
+// settings the sizing uses: s itself, or s with the measured per-worker
+// throughput when Learn is LearnAct and the measurement is trusted (see
+// internal/measure). The measurement learns only from complete samples of a
+// known fleet; a stuck fleet's minutes never read as a slow service time.
+func (st *State) learn(s Settings, sample model.GroupSample, fleet model.Fleet) (Settings, learning) {
+	l := learning{on: s.Learn != LearnOff, configured: s.ServiceSeconds()}
+	if !l.on {
+		return s, l
+	}
+	cfg := measure.Config{Concurrency: s.Concurrency}
+	if l.configured > 0 {
+		cfg.ServiceTime = time.Duration(l.configured * float64(time.Second))
+	}
+	if st.meas == nil || st.measCfg != cfg {
+		st.meas, st.measCfg = measure.New(cfg), cfg
+	}
+	invalid := sample.Visible < 0 || sample.InFlight < 0 || sample.Delayed < 0
+	fleetOK := fleet.Known || fleet.Kind == ""
+	workers := 0
+	if fleet.Known {
+		// Draining workers still hold the messages they finish.
+		workers = max(fleet.InService, 0) + max(fleet.Draining, 0)
+	}
+	complete := !sample.Missing() && !sample.Partial() && !invalid && fleetOK
+	at := sample.At
+	if at.IsZero() {
+		at = fleet.At
+	}
+	if !at.IsZero() {
+		st.meas.Sample(at, float64(sample.Visible), float64(sample.InFlight), workers, complete)
+	}
+	st.starts.observe(fleet, fleet.At)
+	l.configuredStart = s.StartDelay
+	l.startDelay, l.starts, l.startKnown = st.starts.measured()
+	if l.startKnown && s.Learn == LearnAct {
+		s.StartDelay = l.startDelay
+	}
+	if r := sample.Deleted; r != nil && !r.At.IsZero() {
+		l.withCW = true
+		// CloudWatch stamps a minute's sum by the minute's start and
+		// publishes it once the minute is over; a count of the last
+		// minute stamped when it was read covers no whole minute.
+		if r.At.Equal(r.At.Truncate(time.Minute)) && !r.At.Add(time.Minute).After(at) {
+			st.meas.Minute(r.At, r.Value, math.NaN())
+		}
+	}
+	if g, ok := st.meas.Newest(); ok && g.Saturated && g.Start.After(st.ceilFed) {
+		st.ceilFed = g.Start
+		st.ceil.Observe(ceiling.Observation{At: g.Start, Workers: g.Workers, Throughput: g.Deleted})
+	}
+	if s.Learn == LearnAct {
+		l.ceiling, l.ceilingOK = st.ceil.At(at, st.ceilHeld, s.Min)
+	}
+	l.est = st.meas.Estimate()
+	l.known = l.est.ServiceTime > 0 && l.est.PerWorker > 0 && !math.IsInf(l.est.PerWorker, 0)
+	l.use = l.known && s.Learn == LearnAct && !l.est.Stuck && l.est.Confidence >= MeasuredConfidence
+	if l.use {
+		s.Throughput = l.est.PerWorker
+	}
+	return s, l
+}
+
+// learnReasons says what the measurement found and which throughput sizes
+// the fleet.
+func (c *call) learnReasons() {
+	l := c.learn
+	if !l.on {
+		return
+	}
+	if l.startKnown && c.s.Learn == LearnAct && l.configuredStart > 0 && math.Abs(l.startDelay.Seconds()/l.configuredStart.Seconds()-1) > measuredAgrees {
+		c.reason("start delay measured %s (the 90th percentile of the last %d starts), configured %s: pre-starting for the measured delay",
+			seconds(l.startDelay.Seconds()), l.starts, seconds(l.configuredStart.Seconds()))
+	}
+	switch {
+	case !l.withCW && !l.known:
+		c.reason("the fleet is not measured: learning the service time needs CloudWatch's NumberOfMessagesDeleted (oldest_age.cloudwatch: true)")
+		return
+	case l.est.Stuck:
+		c.reason("messages are held in flight with almost no deletions: the service time is not learned from these minutes")
+		return
+	case !l.known:
+		return
+	}
+	measured := l.est.ServiceTime.Seconds()
+	span := number(math.Round(l.est.Last.Add(time.Minute).Sub(l.est.Since).Minutes()))
+	what := "service time"
+	if max(c.s.Concurrency, 1) > 1 {
+		what = "time per message slot"
+	}
+	switch {
+	case l.use && l.configured > 0 && math.Abs(measured/l.configured-1) <= measuredAgrees:
+		c.reason("%s measured %s over the last %s minutes agrees with the configured %s", what, seconds(measured), span, seconds(l.configured))
+	case l.use && l.configured > 0:
+		c.reason("%s measured %s over the last %s minutes, configured %s: sizing with %s msg/s per worker, measured", what, seconds(measured), span, seconds(l.configured), number(l.est.PerWorker))
+	case l.use:
+		c.reason("%s measured %s over the last %s minutes: sizing with %s msg/s per worker, measured", what, seconds(measured), span, number(l.est.PerWorker))
+	case c.s.Learn == LearnReport:
+		c.reason("%s measured %s over the last %s minutes, configured %s: sizing with the configured value (workers.learn: report)", what, seconds(measured), span, seconds(l.configured))
+	default:
+		c.reason("%s measured %s over the last %s minutes, confidence %s: sizing with the configured %s until it is trusted", what, seconds(measured), span, percent(l.est.Confidence), seconds(l.configured))
+	}
+}
+
+// reportMeasured fills in the decision's measured values.
+func (c *call) reportMeasured() {
+	l, b, m := c.learn, c.b, &c.d.Measured
+	m.ConfiguredServiceTimeSeconds = finite(l.configured)
+	m.SizingWith = "configured"
+	if l.use {
+		m.SizingWith = "measured"
+	}
+	if !l.on {
+		return
+	}
+	m.Stuck = l.est.Stuck
+	if l.ceilingOK {
+		b.mCeiling = l.ceiling.Workers
+		m.CeilingWorkers = &b.mCeiling
+	}
+	if l.startKnown {
+		b.mStart = l.startDelay.Seconds()
+		m.StartDelaySeconds = &b.mStart
+	}
+	if !l.known {
+		return
+	}
+	b.mService, b.mPerWorker, b.mConfidence = l.est.ServiceTime.Seconds(), l.est.PerWorker, l.est.Confidence
+	m.ServiceTimeSeconds, m.PerWorkerThroughput, m.Confidence = &b.mService, &b.mPerWorker, &b.mConfidence
+}
+
+// seconds formats a time given in seconds for a reason: "412 ms", "2.5 s".
+type seconds float64
+
+// Format implements fmt.Formatter for every verb.
+func (x seconds) Format(f fmt.State, verb rune) {
+	if x < 1 {
+		number(math.Round(float64(x)*1e4)/10).Format(f, verb)
+		_, _ = io.WriteString(f, " ms")
+		return
+	}
+	number(x).Format(f, verb)
+	_, _ = io.WriteString(f, " s")
+}
+
+// byCeiling names the learned ceiling as the limit of the bounds.
+const byCeiling = "learned ceiling"
+
+// applyCeiling lowers the upper bound to the learned downstream ceiling
+// when it is below it; a configured cap or max below the ceiling still
+// wins, and min wins over all of them.
+func (c *call) applyCeiling() {
+	l := c.learn
+	if !l.ceilingOK || l.ceiling.Workers >= c.hi {
+		return
+	}
+	c.hi, c.hiBy = max(l.ceiling.Workers, c.lo), byCeiling
+}
+
+// ceilingReason explains a fleet held at the learned ceiling.
+func (c *call) ceilingReason() {
+	k := c.learn.ceiling
+	c.reason("adding workers from %s to %s raised completions by %s, where they promised %s: a downstream limit near %d workers; more workers add contention, not throughput",
+		number(math.Round(k.Low)), number(math.Round(k.High)), percent(k.Gain), percent(k.Expected), k.Workers)
+}
