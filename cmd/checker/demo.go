@@ -143,7 +143,7 @@ func newDemoWorlds(start time.Time, interval time.Duration, seed uint64) (demoWo
 		cfg := sim.Config{
 			Group: g.name, Start: start, Scenario: sc, Service: g.service, Concurrency: g.concurrency,
 			StartDelay: g.startDelay, Min: g.min, Max: g.max, Workers: g.workers,
-			LatencyTarget: g.latency, Seed: seed + uint64(i), ReportOldestAge: true, OldestAgeLag: time.Minute,
+			LatencyTarget: g.latency, Seed: seed + uint64(i), ReportOldestAge: true, MetricDelay: time.Minute,
 		}
 		w, err := sim.NewWorld(cfg)
 		if err != nil {

@@ -57,6 +57,15 @@ type simFlags struct {
 	visibility    time.Duration // simulate_scalein.go
 	warmUp        time.Duration
 
+	assumedServiceTime time.Duration // simulate_world.go
+	downstreamPool     int
+	serviceChanges     string
+	metricDelay        time.Duration
+	metricsExact       bool
+	startDelayCV       float64
+	deletedCount       bool
+	learn              string
+
 	configFile     string
 	group          string
 	fromCloudWatch time.Duration
@@ -72,56 +81,10 @@ type simFlags struct {
 // arrivals, and prints their scores.
 func cmdSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("simulate", stderr)
-	var f simFlags
-	fs.StringVar(&f.scenario, "scenario", sim.ScenarioSteady,
-		"traffic: steady, step (×3 after a third), spike (×10 for 5 minutes at a third), diurnal (one sinusoid, 0.2× to 1.8×), bursty (2 minutes at ×3 every 10, ×0.5 between), "+
-			"cron (90 s at ×15 every 20 minutes), days (3 days: daily sinusoid 0.4× to 1.6×, nightly batch +8×, morning surge +3×, noise; runs 72h unless --duration), "+
-			"or a CSV file with the header t_seconds,arrivals_per_second (runs to its end unless --duration)")
-	fs.Float64Var(&f.rate, "rate", 50, "base arrival rate of the built-in scenarios, msg/s")
-	f.duration = 2 * time.Hour
-	fs.Var((*dayDuration)(&f.duration), "duration", "simulated time (default: the scenario's own length, else 2h)")
-	fs.DurationVar(&f.serviceTime, "service-time", 200*time.Millisecond, "mean time one message takes from pick-up to delete")
-	fs.StringVar(&f.serviceDist, "service-dist", sim.DistExponential, "service-time distribution: exponential, lognormal or constant")
-	fs.Float64Var(&f.serviceCV, "service-cv", 1, "coefficient of variation of the lognormal service time (at most 100)")
-	fs.IntVar(&f.concurrency, "concurrency", 1, "messages one worker handles at once")
-	fs.DurationVar(&f.startDelay, "start-delay", time.Minute, "launch until a new worker takes its first message")
-	fs.DurationVar(&f.interval, "interval", 5*time.Second, "sampling and decision interval")
-	fs.DurationVar(&f.latencyTarget, "latency-target", 10*time.Second, "the promise: how long a message may wait in the queue")
-	fs.IntVar(&f.min, "min", 1, "fewest workers")
-	fs.IntVar(&f.max, "max", 200, "most workers (at most 1000000)")
-	fs.IntVar(&f.workers, "workers", 0, "the fixed fleet and every policy's starting size; 0: what the base rate (a CSV file's mean rate) needs at 80 % utilisation and by the Erlang C wait floor")
-	fs.StringVar(&f.policy, "policy", "all", "policy to run: "+strings.Join(sim.Policies, ", ")+", or all. "+
-		"keda: visible + in-flight ÷ queueLength under the HPA (tolerance 0.1, scale-up at most +100 % or +4 pods per 15 s); "+
-		"target-tracking: SQS visible ÷ in-service on 1-minute datapoints, out after 3 above the target, in after 15 below; "+
-		"step: +1 at 1,000 visible, +2 at 1,500, -1 below 100; oracle: clairvoyant, launching one start delay ahead; oracle-instant: clairvoyant with instant workers")
-	fs.Uint64Var(&f.seed, "seed", 1, "random seed; the same seed gives the same run (and the days scenario's noise)")
-	fs.StringVar(&f.output, "output", "table", "output format: table or json")
-	fs.StringVar(&f.chart, "chart", "", "also draw backlog, oldest age and workers over time to this .svg or .png file")
-	f.scaleInFlags(fs)
-	fs.Var((*dayDuration)(&f.warmUp), "warm-up", "leave the first D out of the scores (a learning policy is not scored on its first day)")
-	fs.StringVar(&f.configFile, "config", "", "run the model and backlog policies with a group's settings from this configuration file, as the daemon loads them (needs --group); flags given override single values")
-	fs.StringVar(&f.group, "group", "", "the group of --config to simulate")
-	fs.Var((*dayDuration)(&f.fromCloudWatch), "from-cloudwatch", "replay the group's per-minute NumberOfMessagesSent, summed over its queues and regions, for the last D (at most 15 days); needs --config and --group and AWS credentials")
-	fs.StringVar(&f.saveTrace, "save-trace", "", "with --from-cloudwatch: also write the trace to this CSV file, for --scenario FILE.csv")
-
-	def := sim.DefaultPeers()
-	fs.Float64Var(&f.peers.KEDAQueueLength, "keda-queue-length", 0, "KEDA aws-sqs-queue queueLength, messages per replica; 0: the promise ÷ service time × concurrency, as KEDA's docs tell users to set it")
-	fs.DurationVar(&f.peers.KEDAPolling, "keda-polling", def.KEDAPolling, "KEDA pollingInterval: how often the queue is read; 0: at every HPA sync")
-	fs.DurationVar(&f.peers.HPASync, "hpa-sync", def.HPASync, "HPA sync period (--horizontal-pod-autoscaler-sync-period)")
-	fs.DurationVar(&f.peers.HPADownWindow, "hpa-down-window", def.HPADownWindow, "HPA scale-down stabilisation window")
-	fs.DurationVar(&f.peers.TTMetricLag, "tt-metric-lag", def.TTMetricLag, "target tracking: how late a minute's SQS datapoint reaches CloudWatch after the minute ends")
-	fs.Float64Var(&f.peers.TTInBelow, "tt-scale-in-below", def.TTInBelow, "target tracking: scale in only while the metric is under this share of the target (0..1)")
-	fs.Float64Var(&f.peers.TTInStep, "tt-scale-in-step", def.TTInStep, "target tracking: the most one scale-in removes, percent of the fleet (at least one worker)")
-	fs.DurationVar(&f.peers.TTInCooldown, "tt-scale-in-cooldown", def.TTInCooldown, "target tracking: the scale-in cooldown")
-	fs.DurationVar(&f.peers.StepPeriod, "step-period", def.StepPeriod, "step alarms: the period of their datapoints")
-	fs.DurationVar(&f.peers.StepCooldown, "step-cooldown", def.StepCooldown, "step alarms: the cooldown after each scaling activity")
-	f.peers.TTOutPoints, f.peers.TTInPoints = def.TTOutPoints, def.TTInPoints
-	if err := parseFlags(fs, args); err != nil {
+	f, err := parseSimFlags(fs, args)
+	if err != nil {
 		return err
 	}
-	f.set = map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
-
 	rc, policies, err := f.runConfig(ctx)
 	if err != nil {
 		var ee *exitError
@@ -161,6 +124,62 @@ func cmdSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	return printScaleIn(stdout, rc, results)
+}
+
+// parseSimFlags defines the flags of `checker simulate` on fs and parses
+// args, noting which flags were given.
+func parseSimFlags(fs *flag.FlagSet, args []string) (simFlags, error) {
+	var f simFlags
+	fs.StringVar(&f.scenario, "scenario", sim.ScenarioSteady,
+		"traffic: steady, step (×3 after a third), spike (×10 for 5 minutes at a third), diurnal (one sinusoid, 0.2× to 1.8×), bursty (2 minutes at ×3 every 10, ×0.5 between), "+
+			"cron (90 s at ×15 every 20 minutes), days (3 days: daily sinusoid 0.4× to 1.6×, nightly batch +8×, morning surge +3×, noise; runs 72h unless --duration), "+
+			"or a CSV file with the header t_seconds,arrivals_per_second (runs to its end unless --duration)")
+	fs.Float64Var(&f.rate, "rate", 50, "base arrival rate of the built-in scenarios, msg/s")
+	f.duration = 2 * time.Hour
+	fs.Var((*dayDuration)(&f.duration), "duration", "simulated time (default: the scenario's own length, else 2h)")
+	fs.DurationVar(&f.serviceTime, "service-time", 200*time.Millisecond, "mean time one message takes from pick-up to delete, in the world (with --config: the group's); the settings assume --assumed-service-time")
+	fs.StringVar(&f.serviceDist, "service-dist", sim.DistExponential, "service-time distribution: exponential, lognormal or constant")
+	fs.Float64Var(&f.serviceCV, "service-cv", 1, "coefficient of variation of the lognormal service time (at most 100)")
+	fs.IntVar(&f.concurrency, "concurrency", 1, "messages one worker handles at once")
+	fs.DurationVar(&f.startDelay, "start-delay", time.Minute, "launch until a new worker takes its first message")
+	fs.DurationVar(&f.interval, "interval", 5*time.Second, "sampling and decision interval")
+	fs.DurationVar(&f.latencyTarget, "latency-target", 10*time.Second, "the promise: how long a message may wait in the queue")
+	fs.IntVar(&f.min, "min", 1, "fewest workers")
+	fs.IntVar(&f.max, "max", 200, "most workers (at most 1000000)")
+	fs.IntVar(&f.workers, "workers", 0, "the fixed fleet and every policy's starting size; 0: what the base rate (a CSV file's mean rate) needs at 80 % utilisation and by the Erlang C wait floor")
+	fs.StringVar(&f.policy, "policy", "all", "policy to run: "+strings.Join(sim.Policies, ", ")+", or all. "+
+		"keda: visible + in-flight ÷ queueLength under the HPA (tolerance 0.1, scale-up at most +100 % or +4 pods per 15 s); "+
+		"target-tracking: SQS visible ÷ in-service on 1-minute datapoints, out after 3 above the target, in after 15 below; "+
+		"step: +1 at 1,000 visible, +2 at 1,500, -1 below 100; oracle: clairvoyant, launching one start delay ahead; oracle-instant: clairvoyant with instant workers")
+	fs.Uint64Var(&f.seed, "seed", 1, "random seed; the same seed gives the same run (and the days scenario's noise)")
+	fs.StringVar(&f.output, "output", "table", "output format: table or json")
+	fs.StringVar(&f.chart, "chart", "", "also draw backlog, oldest age and workers over time to this .svg or .png file")
+	f.scaleInFlags(fs)
+	f.worldFlags(fs)
+	fs.Var((*dayDuration)(&f.warmUp), "warm-up", "leave the first D out of the scores (a learning policy is not scored on its first day)")
+	fs.StringVar(&f.configFile, "config", "", "run the model and backlog policies with a group's settings from this configuration file, as the daemon loads them (needs --group); flags given override single values, but --service-time sets only the world: --assumed-service-time overrides the settings' service time")
+	fs.StringVar(&f.group, "group", "", "the group of --config to simulate")
+	fs.Var((*dayDuration)(&f.fromCloudWatch), "from-cloudwatch", "replay the group's per-minute NumberOfMessagesSent, summed over its queues and regions, for the last D (at most 15 days); needs --config and --group and AWS credentials")
+	fs.StringVar(&f.saveTrace, "save-trace", "", "with --from-cloudwatch: also write the trace to this CSV file, for --scenario FILE.csv")
+
+	def := sim.DefaultPeers()
+	fs.Float64Var(&f.peers.KEDAQueueLength, "keda-queue-length", 0, "KEDA aws-sqs-queue queueLength, messages per replica; 0: the promise ÷ the settings' service time (--assumed-service-time) × concurrency, as KEDA's docs tell users to set it")
+	fs.DurationVar(&f.peers.KEDAPolling, "keda-polling", def.KEDAPolling, "KEDA pollingInterval: how often the queue is read; 0: at every HPA sync")
+	fs.DurationVar(&f.peers.HPASync, "hpa-sync", def.HPASync, "HPA sync period (--horizontal-pod-autoscaler-sync-period)")
+	fs.DurationVar(&f.peers.HPADownWindow, "hpa-down-window", def.HPADownWindow, "HPA scale-down stabilisation window")
+	fs.DurationVar(&f.peers.TTMetricLag, "tt-metric-lag", def.TTMetricLag, "target tracking: how late a minute's SQS datapoint reaches CloudWatch after the minute ends")
+	fs.Float64Var(&f.peers.TTInBelow, "tt-scale-in-below", def.TTInBelow, "target tracking: scale in only while the metric is under this share of the target (0..1)")
+	fs.Float64Var(&f.peers.TTInStep, "tt-scale-in-step", def.TTInStep, "target tracking: the most one scale-in removes, percent of the fleet (at least one worker)")
+	fs.DurationVar(&f.peers.TTInCooldown, "tt-scale-in-cooldown", def.TTInCooldown, "target tracking: the scale-in cooldown")
+	fs.DurationVar(&f.peers.StepPeriod, "step-period", def.StepPeriod, "step alarms: the period of their datapoints")
+	fs.DurationVar(&f.peers.StepCooldown, "step-cooldown", def.StepCooldown, "step alarms: the cooldown after each scaling activity")
+	f.peers.TTOutPoints, f.peers.TTInPoints = def.TTOutPoints, def.TTInPoints
+	if err := parseFlags(fs, args); err != nil {
+		return f, err
+	}
+	f.set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	return f, nil
 }
 
 // dayDuration is a duration flag that also takes days: "2d", "1d12h".
@@ -311,6 +330,7 @@ func (f simFlags) runConfig(ctx context.Context) (sim.RunConfig, []string, error
 		bad("output", "%q: want table or json", f.output)
 	}
 	f.checkScaleIn(bad)
+	changes := f.checkWorld(bad)
 	if err := f.peers.Validate(); err != nil {
 		bad("peers", "%v", err)
 	}
@@ -363,6 +383,8 @@ func (f simFlags) runConfig(ctx context.Context) (sim.RunConfig, []string, error
 		if !slices.Contains(sim.BuiltinScenarios, f.scenario) || f.fromCloudWatch > 0 {
 			base = sc.MeanRate(f.duration)
 		}
+		// The world's service time: every policy starts from the fleet the
+		// world needs, whatever the settings assume.
 		workers = baseFleet(base, f.serviceTime, f.concurrency, f.latencyTarget)
 		workers = min(max(workers, f.min), f.max)
 	}
@@ -385,6 +407,7 @@ func (f simFlags) runConfig(ctx context.Context) (sim.RunConfig, []string, error
 		Interval: f.interval,
 		Peers:    f.peers,
 		Settings: settings,
+		Learn:    f.learn,
 	}
 	if err := rc.Estimate(len(policies)).Err(); err != nil {
 		errs = append(errs, fmt.Errorf("refused before running: %s (lower --rate, --duration or the CSV's rates, or raise --interval)",
@@ -392,6 +415,11 @@ func (f simFlags) runConfig(ctx context.Context) (sim.RunConfig, []string, error
 		return usage()
 	}
 	rc.World.ScaleIn, rc.World.VisibilityTimeout = f.scaleIn, f.visibility
+	settingsSeconds := 0.0
+	if settings != nil {
+		settingsSeconds = settings.ServiceSeconds()
+	}
+	f.applyWorld(&rc.World, f.assumedService(settingsSeconds), changes)
 	return rc, policies, nil
 }
 
@@ -427,10 +455,11 @@ func (f *simFlags) applyGroup(cfg config.Config, g config.Group) {
 }
 
 // overrideSettings puts the values given on the command line into the
-// group's policy settings.
+// group's policy settings. --service-time is the world's, not the
+// settings': --assumed-service-time overrides theirs.
 func (f *simFlags) overrideSettings(s *policy.Settings) {
-	if f.set["service-time"] {
-		s.ServiceTime, s.Throughput = f.serviceTime, 0
+	if f.set["assumed-service-time"] {
+		s.ServiceTime, s.Throughput = f.assumedServiceTime, 0
 	}
 	if f.set["concurrency"] {
 		s.Concurrency = f.concurrency
@@ -566,9 +595,10 @@ func writeChart(path, format string, rc sim.RunConfig, results []sim.Result) (er
 // the oracle's when the oracle ran.
 func printSimTable(w io.Writer, rc sim.RunConfig, results []sim.Result) error {
 	c := rc.World
-	if _, err := fmt.Fprintf(w, "scenario %s over %v: mean %.3g msg/s; service %v %s; concurrency %d; start delay %v; latency target %v; workers %d..%d, starting at %d; seed %d\n",
-		c.Scenario.Name, rc.Duration, c.Scenario.MeanRate(rc.Duration), c.Service.Mean, serviceDesc(c.Service),
-		max(c.Concurrency, 1), c.StartDelay, c.LatencyTarget, c.Min, c.Max, c.Workers, c.Seed); err != nil {
+	service, startDelay, metrics := worldDesc(c)
+	if _, err := fmt.Fprintf(w, "scenario %s over %v: mean %.3g msg/s; service %v %s%s; concurrency %d; start delay %v%s; latency target %v; workers %d..%d, starting at %d; %s; seed %d\n",
+		c.Scenario.Name, rc.Duration, c.Scenario.MeanRate(rc.Duration), c.Service.Mean, serviceDesc(c.Service), service,
+		max(c.Concurrency, 1), c.StartDelay, startDelay, c.LatencyTarget, c.Min, c.Max, c.Workers, metrics, c.Seed); err != nil {
 		return err
 	}
 	if c.WarmUp > 0 {

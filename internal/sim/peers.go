@@ -34,7 +34,7 @@ type PeerParams struct {
 	// KEDAQueueLength is the aws-sqs-queue scaler's queueLength, messages
 	// per replica; 0 derives it as KEDA's docs tell users to: the messages
 	// one replica handles within the promise (latency ÷ service time ×
-	// concurrency).
+	// concurrency), with the service time the group's settings assume.
 	KEDAQueueLength float64
 	// KEDAPolling is how often KEDA reads the queue (pollingInterval,
 	// default 30 s); the HPA sees the value read last. 0: read at every
@@ -184,11 +184,14 @@ type scaleEvent struct {
 // sync, and their queueLength or else latency ÷ service time × concurrency,
 // the backlog one replica clears within the latency (the scaler's docs:
 // "if one pod can handle 10 messages, set the queue length target to 10").
+// The service time is the one the group's settings assume: a user sets
+// queueLength from what they believe a message takes, as the checker's
+// settings do.
 func NewKEDA(w *World, latency time.Duration, pp PeerParams) *KEDA {
 	cfg := w.Config()
 	ql := pp.KEDAQueueLength
 	if ql <= 0 {
-		ql = capacity.TargetBacklogPerWorker(latency.Seconds(), cfg.Service.Mean.Seconds(), max(cfg.Concurrency, 1))
+		ql = capacity.TargetBacklogPerWorker(latency.Seconds(), cfg.SettingsServiceTime().Seconds(), max(cfg.Concurrency, 1))
 	}
 	return &KEDA{
 		w:           w,
@@ -291,7 +294,8 @@ func (k *KEDA) decide(metric float64, f model.Fleet, now time.Time) int {
 // on Amazon SQS", EC2 Auto Scaling User Guide): the metric is the queue's
 // ApproximateNumberOfMessagesVisible divided by the group's in-service
 // instances, both 1-minute CloudWatch averages; the target is the
-// acceptable backlog per instance, latency ÷ service time × concurrency.
+// acceptable backlog per instance, latency ÷ service time × concurrency,
+// with the service time the group's settings assume.
 //
 //   - SQS publishes its metrics to CloudWatch once a minute and they arrive
 //     late ("Available CloudWatch metrics for Amazon SQS", SQS Developer
@@ -338,7 +342,7 @@ func NewTargetTracking(w *World, latency time.Duration, pp PeerParams) *TargetTr
 	cfg := w.Config()
 	return &TargetTracking{
 		w:        w,
-		Target:   capacity.TargetBacklogPerWorker(latency.Seconds(), cfg.Service.Mean.Seconds(), max(cfg.Concurrency, 1)),
+		Target:   capacity.TargetBacklogPerWorker(latency.Seconds(), cfg.SettingsServiceTime().Seconds(), max(cfg.Concurrency, 1)),
 		Lag:      pp.TTMetricLag,
 		OutAfter: pp.TTOutPoints,
 		InAfter:  pp.TTInPoints,
@@ -493,60 +497,4 @@ func (p *StepScaling) change(avg float64) int {
 		return -1
 	}
 	return 0
-}
-
-// Oracle is a clairvoyant fleet: it knows the scenario's arrival rate
-// ahead of time and pays the same start delay as every other policy. At
-// every interval it asks for the most workers the rate needs at any time
-// from now until one start delay and one interval ahead, so each worker is
-// launched one start delay before it is needed and kept while it will be
-// needed again sooner than a new one could start. What the rate needs is
-// the fewest workers for which, by Erlang C, at most 1 % of messages wait
-// longer than the latency target, raised if needed to clear any backlog
-// within the latency target. No policy that sees only the past can hold
-// the promise for much less, except by luck.
-//
-// With Instant set (the oracle-instant policy) its world has no start
-// delay and it sizes for the next interval only: a bound no real fleet
-// reaches.
-type Oracle struct {
-	w        *World
-	Latency  time.Duration
-	Interval time.Duration
-	Lead     time.Duration // how far ahead it sizes: start delay + interval
-	Miss     float64       // share of messages allowed past the target in the Erlang C model
-}
-
-// NewOracle makes the oracle for w: it sizes for the coming start delay of
-// w plus one interval.
-func NewOracle(w *World, latency, interval time.Duration) *Oracle {
-	return &Oracle{w: w, Latency: latency, Interval: interval, Lead: w.Config().StartDelay + interval, Miss: 0.01}
-}
-
-// Step sizes the fleet for the coming start delay and interval.
-func (p *Oracle) Step(ctx context.Context, now time.Time) error {
-	o, err := observeOne(ctx, p.w, now)
-	if err != nil {
-		return err
-	}
-	p.w.SetDesired(now, p.size(o.Sample, now))
-	return nil
-}
-
-func (p *Oracle) size(s model.GroupSample, now time.Time) int {
-	cfg := p.w.Config()
-	from := now.Sub(cfg.Start)
-	lead := max(p.Lead, p.Interval)
-	rate := cfg.Scenario.MaxRate(from, from+lead)
-	conc := max(cfg.Concurrency, 1)
-	perSlot := 1 / cfg.Service.Mean.Seconds()
-	slots, ok := capacity.WaitQuantileFloor(rate, perSlot, p.Latency.Seconds(), p.Miss)
-	if !ok {
-		return cfg.Max
-	}
-	n := (slots + conc - 1) / conc
-	if lat := p.Latency.Seconds(); lat > 0 && s.Visible > 0 {
-		n = max(n, capacity.DrainFloor(rate, perSlot*float64(conc), float64(s.Visible), lat))
-	}
-	return n
 }

@@ -210,6 +210,9 @@ func TestStepScalingActsOncePerPeriod(t *testing.T) {
 	}
 }
 
+// oneWorker is an observation of an empty queue and a fleet of one.
+var oneWorker = model.Observation{Fleet: model.Fleet{Desired: 1, InService: 1}}
+
 func TestOracleSizesForTheComingRate(t *testing.T) {
 	t.Parallel()
 	sc := csvScenario(t, "0,50\n100,500\n")
@@ -224,13 +227,15 @@ func TestOracleSizesForTheComingRate(t *testing.T) {
 		if !ok {
 			t.Fatal("no Erlang C answer")
 		}
-		if got := o.size(model.GroupSample{}, at(tt.s)); got != want {
+		if got := o.size(oneWorker, at(tt.s)); got != want {
 			t.Errorf("size at %v s = %d, want %d (Erlang C for %v msg/s)", tt.s, got, want, tt.rate)
 		}
 	}
 	// A backlog raises it to clear the backlog within the latency target:
 	// (50 + 1000/10) / 5 = 30 workers.
-	if got := o.size(model.GroupSample{Visible: 1000}, at(0)); got != 30 {
+	backlog := oneWorker
+	backlog.Sample.Visible = 1000
+	if got := o.size(backlog, at(0)); got != 30 {
 		t.Errorf("size with 1000 waiting = %d, want 30", got)
 	}
 }
@@ -248,7 +253,7 @@ func TestOracleLaunchesOneStartDelayAhead(t *testing.T) {
 		s    float64
 		want int
 	}{{0, low}, {35, low}, {36, high}, {199, high}, {200, low}} {
-		if got := o.size(model.GroupSample{}, at(tt.s)); got != tt.want {
+		if got := o.size(oneWorker, at(tt.s)); got != tt.want {
 			t.Errorf("size at %v s = %d, want %d", tt.s, got, tt.want)
 		}
 	}

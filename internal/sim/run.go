@@ -52,6 +52,9 @@ type RunConfig struct {
 	// model and backlog policies (a group of a configuration file), in
 	// place of Settings(World, Interval, ...). Their policy is set per run.
 	Settings *policy.Settings
+	// Learn, when set, is the checker's workers.learn for the model and
+	// backlog policies (policy.LearnAct, LearnReport or LearnOff).
+	Learn string
 	// Progress, when set, is told of simulated time as it passes, in steps.
 	Progress func(simulated time.Duration)
 }
@@ -63,10 +66,11 @@ type Result struct {
 	Series []Point `json:"-"`
 }
 
-// Settings are the checker's policy settings for a simulated group: its
-// service time, concurrency, latency promise, bounds and start delay, with
-// the policy's defaults for the rest. A sample older than three intervals
-// is stale.
+// Settings are the checker's policy settings for a simulated group: the
+// service time its settings assume (Config.SettingsServiceTime, which the
+// world need not have), concurrency, latency promise, bounds and start
+// delay, with the policy's defaults for the rest. A sample older than three
+// intervals is stale.
 func Settings(cfg Config, interval time.Duration, policyName string) policy.Settings {
 	group := cfg.Group
 	if group == "" {
@@ -75,7 +79,7 @@ func Settings(cfg Config, interval time.Duration, policyName string) policy.Sett
 	return policy.Settings{
 		Group:       group,
 		Policy:      policyName,
-		ServiceTime: cfg.Service.Mean,
+		ServiceTime: cfg.SettingsServiceTime(),
 		Concurrency: max(cfg.Concurrency, 1),
 		Latency:     cfg.LatencyTarget,
 		Min:         cfg.Min,
@@ -148,6 +152,9 @@ func newAutoscaler(name string, w *World, rc RunConfig) (Autoscaler, error) {
 			settings = *rc.Settings
 			settings.Policy = p
 			settings.Group = w.group
+		}
+		if rc.Learn != "" {
+			settings.Learn = rc.Learn
 		}
 		c, err := controller.New(controller.Options{
 			Groups:   []policy.Settings{settings},

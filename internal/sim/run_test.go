@@ -67,19 +67,44 @@ func TestRunEveryPolicy(t *testing.T) {
 // The checker's model policy on a steady queue holds the promise at no more
 // than the fixed fleet sized for it (18 msg/s at 200 ms under 80 %
 // utilisation: 5 workers, not on the edge of 4 or 6), and the oracle is no
-// dearer than either.
+// dearer than either, with exact metrics and with CloudWatch's. The world
+// starts with an empty queue and an idle fleet, which no queue already
+// flowing shows a checker that starts: until CloudWatch has a minute to
+// read, the model's first arrival estimates come from that idle start
+// (Little's law on nothing in flight), so with CloudWatch's metrics the
+// first minutes are left out. With them the completions of each interval
+// come from its in-flight samples (Little's law), a noisier count on a
+// fleet of five than 60 s of exact deletions: the fleet touches a sixth
+// worker now and then, which may cost up to 5 % more than the fixed fleet.
 func TestModelHoldsASteadyPromise(t *testing.T) {
 	t.Parallel()
-	res, err := Run(context.Background(), runConfig(t, ScenarioSteady, 18, 30*time.Minute), []string{PolicyModel, PolicyFixed, PolicyOracle})
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name   string
+		exact  bool
+		delay  time.Duration
+		warmUp time.Duration
+		slack  float64 // the model's cost may exceed the fixed fleet's by this share
+	}{
+		{"exact metrics", true, 0, 0, 0.001},
+		{"CloudWatch's, a minute late", false, time.Minute, 5 * time.Minute, 0.05},
 	}
-	model, fixed, oracle := res[0], res[1], res[2]
-	if model.SLOAttainment < 0.999 || oracle.SLOAttainment < 0.999 {
-		t.Errorf("slo: model %v, oracle %v; want both >= 0.999", model.SLOAttainment, oracle.SLOAttainment)
-	}
-	if model.WorkerSeconds > fixed.WorkerSeconds*1.001 || oracle.WorkerSeconds > model.WorkerSeconds {
-		t.Errorf("worker seconds: model %v, fixed %v, oracle %v", model.WorkerSeconds, fixed.WorkerSeconds, oracle.WorkerSeconds)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rc := runConfig(t, ScenarioSteady, 18, 30*time.Minute)
+			rc.World.MetricsExact, rc.World.MetricDelay, rc.World.WarmUp = tt.exact, tt.delay, tt.warmUp
+			res, err := Run(context.Background(), rc, []string{PolicyModel, PolicyFixed, PolicyOracle})
+			if err != nil {
+				t.Fatal(err)
+			}
+			model, fixed, oracle := res[0], res[1], res[2]
+			if model.SLOAttainment < 0.999 || oracle.SLOAttainment < 0.999 {
+				t.Errorf("slo: model %v, oracle %v; want both >= 0.999", model.SLOAttainment, oracle.SLOAttainment)
+			}
+			if model.WorkerSeconds > fixed.WorkerSeconds*(1+tt.slack) || oracle.WorkerSeconds > model.WorkerSeconds {
+				t.Errorf("worker seconds: model %v, fixed %v, oracle %v", model.WorkerSeconds, fixed.WorkerSeconds, oracle.WorkerSeconds)
+			}
+		})
 	}
 }
 

@@ -66,12 +66,12 @@ func newKillState(c Config) *killState {
 	return &killState{visibility: vt.Seconds()}
 }
 
-// hold remembers that worker id took m at t.
-func (k *killState) hold(id int, m message, t float64) {
+// hold remembers that worker id took m at t, to be done d later.
+func (k *killState) hold(id int, m message, t, d float64) {
 	if id >= len(k.held) {
 		k.held = append(k.held, make([][]heldMessage, id+1-len(k.held))...)
 	}
-	k.held[id] = append(k.held[id], heldMessage{message: m, pickedUp: t, done: t + m.service})
+	k.held[id] = append(k.held[id], heldMessage{message: m, pickedUp: t, done: t + d})
 }
 
 // release forgets the message worker id completes at t: of those it holds,
@@ -97,6 +97,7 @@ func (k *killState) release(id int) {
 func (w *World) killWorker(id int) {
 	k := w.kill
 	w.workers[id].state = workerGone
+	w.serving -= w.workers[id].busy
 	if id >= len(k.held) {
 		return
 	}

@@ -1,9 +1,11 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 )
@@ -75,4 +77,122 @@ func (sp sampler) draw(r *rand.Rand) float64 {
 	default:
 		return sp.mean * r.ExpFloat64()
 	}
+}
+
+// ServiceChange multiplies the service time of every message dispatched
+// from At on by Factor. Each factor is relative to the drawn time, not to
+// the change before it: {1h, 2} is a deploy that doubles the service time,
+// and a further {2h, 1} undoes it. The latest change at or before a
+// dispatch is in force.
+type ServiceChange struct {
+	At     time.Duration // since the start
+	Factor float64
+}
+
+// MaxServiceFactor bounds a service change's factor, so that no change
+// makes a message take longer than any run could last.
+const MaxServiceFactor = 1000
+
+func serviceChangeErrors(changes []ServiceChange) []error {
+	var errs []error
+	seen := make(map[time.Duration]bool, len(changes))
+	for _, c := range changes {
+		if c.At < 0 {
+			errs = append(errs, fmt.Errorf("service change at %v: must be at 0 or later", c.At))
+		}
+		if !(c.Factor > 0 && c.Factor <= MaxServiceFactor) {
+			errs = append(errs, fmt.Errorf("service change at %v: factor %v must be > 0 and at most %d", c.At, c.Factor, MaxServiceFactor))
+		}
+		if seen[c.At] {
+			errs = append(errs, fmt.Errorf("service change at %v: given twice", c.At))
+		}
+		seen[c.At] = true
+	}
+	return errs
+}
+
+// serviceChanges are a world's changes, in time order, with the seconds of
+// each.
+type serviceChanges []serviceChange
+
+type serviceChange struct {
+	at     float64 // seconds since the start
+	factor float64
+}
+
+func newServiceChanges(cs []ServiceChange) serviceChanges {
+	out := make(serviceChanges, len(cs))
+	for i, c := range cs {
+		out[i] = serviceChange{at: c.At.Seconds(), factor: c.Factor}
+	}
+	slices.SortFunc(out, func(a, b serviceChange) int { return cmp.Compare(a.at, b.at) })
+	return out
+}
+
+// maxFactor is the highest factor in force at any time in [from, to).
+func (cs serviceChanges) maxFactor(from, to float64) float64 {
+	f := 1.0
+	for _, c := range cs {
+		switch {
+		case c.at <= from:
+			f = c.factor // in force at from, unless a later one is
+		case c.at < to:
+			f = math.Max(f, c.factor)
+		default:
+			return f
+		}
+	}
+	return f
+}
+
+// startDelays are the start delays of a world's launches, in launch order:
+// StartDelay for every one, or, with a coefficient of variation, lognormal
+// draws from a stream of their own. Delays are drawn ahead when peeked, so
+// the oracle can see the delays of its next launches and every run with
+// the same seed meets the same sequence.
+type startDelays struct {
+	fixed bool
+	mean  float64 // seconds
+	s     sampler
+	r     *rand.Rand
+	ahead []float64 // drawn, not yet launched; from head on
+	head  int
+}
+
+func newStartDelays(c Config) startDelays {
+	d := startDelays{mean: c.StartDelay.Seconds()}
+	if c.StartDelay <= 0 || c.StartDelayCV == 0 {
+		d.fixed = true
+		return d
+	}
+	d.s = newSampler(Service{Dist: DistLognormal, Mean: c.StartDelay, CV: c.StartDelayCV})
+	d.r = rand.New(rand.NewPCG(c.Seed, 0x73746172)) // "star"
+	return d
+}
+
+// peek is the delay of the launch i after the next one (0: the next).
+func (d *startDelays) peek(i int) float64 {
+	if d.fixed {
+		return d.mean
+	}
+	for len(d.ahead)-d.head <= i {
+		d.ahead = append(d.ahead, d.s.draw(d.r))
+	}
+	return d.ahead[d.head+i]
+}
+
+// next is the delay of the next launch, which takes it.
+func (d *startDelays) next() float64 {
+	v := d.peek(0)
+	if d.fixed {
+		return v
+	}
+	d.head++
+	// Keep the buffer from creeping: once most of it is taken, move the
+	// rest to the front.
+	if d.head >= 64 && 2*d.head >= len(d.ahead) {
+		d.ahead = d.ahead[:copy(d.ahead, d.ahead[d.head:])]
+		d.head = 0
+	}
+	return v
 }

@@ -1,9 +1,13 @@
 // Package sim is a discrete-event simulation of one SQS queue and the worker
 // fleet that drains it. Messages arrive as a Poisson process whose rate
 // follows a Scenario; each takes a service time drawn from a Service
-// distribution; workers take messages first in, first out, a fixed number at
-// once, start taking them a start delay after launch, and on scale-in finish
-// the messages in hand before they leave.
+// distribution, changed by the world's service changes and slowed by a
+// shared downstream pool; workers take messages first in, first out, a fixed
+// number at once, start taking them a start delay after launch, and on
+// scale-in finish the messages in hand before they leave. The world need not
+// be what the group's settings say it is: the settings assume a service time
+// of their own (Config.AssumedServiceTime), and the sample's CloudWatch
+// metrics arrive as late and as coarse as CloudWatch's (metrics.go).
 //
 // A World is both the controller's Observer and its Actuator, so the real
 // controller and policy drive it exactly as they drive AWS. Time is only ever
@@ -29,8 +33,8 @@ const FleetKind = "simulated"
 // DefaultGroup names the simulated group when Config.Group is empty.
 const DefaultGroup = "simulated"
 
-// deletedWindow is the window of the Deleted reading: completions per second
-// over the last minute, as CloudWatch's 1-minute NumberOfMessagesDeleted.
+// deletedWindow is the window of the exact Deleted reading (MetricsExact):
+// completions per second over the last minute.
 const deletedWindow = 60.0
 
 // Config describes a simulated queue and fleet.
@@ -39,10 +43,30 @@ type Config struct {
 	Start    time.Time // the simulation's time zero
 	Scenario Scenario
 	Service  Service
+	// AssumedServiceTime is the mean service time the group's settings
+	// give, which the world need not have (0: Service.Mean). Settings and
+	// the peers' targets are derived from it; the oracles know the world.
+	AssumedServiceTime time.Duration
+	// DownstreamPool is the connections of a downstream the workers share
+	// (0: none). A message dispatched while more messages than the pool are
+	// in service, itself included, takes its service time × in service ÷
+	// pool, so completions level off near pool ÷ service time however many
+	// workers run. The slowdown is fixed at dispatch: a message keeps it
+	// when others finish before it.
+	DownstreamPool int
+	// ServiceChanges change the service time of the messages dispatched
+	// from a time on (a deploy, a slower dependency); see ServiceChange.
+	ServiceChanges []ServiceChange
 	// Concurrency is how many messages one worker handles at once (1 when 0).
 	Concurrency int
 	StartDelay  time.Duration // launch until a new worker takes its first message
-	Min, Max    int           // fleet bounds; every desired count is clamped to them
+	// StartDelayCV spreads the start delays: each launched worker's is
+	// lognormal with mean StartDelay and this coefficient of variation (0:
+	// every worker's is StartDelay). They are drawn in launch order from a
+	// stream of their own, so every run with the same seed meets the same
+	// sequence of delays.
+	StartDelayCV float64
+	Min, Max     int // fleet bounds; every desired count is clamped to them
 	// Workers is the fleet at time zero, all in service.
 	Workers int
 	// LatencyTarget is the promise the scores measure: a message is within
@@ -50,12 +74,23 @@ type Config struct {
 	LatencyTarget time.Duration
 	Seed          uint64
 
-	// ReportOldestAge adds ApproximateAgeOfOldestMessage to every sample.
-	// CloudWatch reports it as a 1-minute metric that arrives late, so the
-	// reading is the age as it was OldestAgeLag ago (0: the exact age now),
-	// with that time as its At.
+	// A sample's CloudWatch metrics are NumberOfMessagesDeleted (Deleted)
+	// and, with ReportOldestAge, ApproximateAgeOfOldestMessage (OldestAge).
+	// They are what the poller reads from CloudWatch (metrics.go): 1-minute
+	// datapoints, the deletions' Sum ÷ 60 and the oldest age's Maximum,
+	// stamped with their minute's start, readable MetricDelay after the
+	// minute ends and read at most once a minute; none until the first
+	// minute can be read. MetricsExact gives instead the completions per
+	// second over the last 60 seconds and the oldest age at the sample,
+	// both stamped with the sample's time, from the first sample on: a
+	// kinder world than CloudWatch's, for tests and comparisons that need
+	// one.
 	ReportOldestAge bool
-	OldestAgeLag    time.Duration
+	MetricDelay     time.Duration
+	MetricsExact    bool
+	// NoDeleted leaves the deleted count out of every sample: a group that
+	// reads no CloudWatch, whose fleet cannot be measured.
+	NoDeleted bool
 
 	// ScaleIn is what happens to a busy worker removed on scale-in:
 	// ScaleInGraceful ("" too) or ScaleInKill (scalein.go). VisibilityTimeout
@@ -180,9 +215,6 @@ func (q *fifo) front() message { return q.buf[q.head] }
 
 func (q *fifo) at(i int) message { return q.buf[(q.head+i)%len(q.buf)] }
 
-// agePoint is the oldest message's age as observed at a time.
-type agePoint struct{ at, age float64 }
-
 // World is one simulated queue and its fleet. It is safe for concurrent use;
 // time only moves forward: a `now` earlier than the world's time changes
 // nothing and describes the world as it is.
@@ -192,8 +224,9 @@ type World struct {
 	cfg         Config
 	group       string
 	concurrency int
-	startDelay  float64
 	svc         sampler
+	changes     serviceChanges // in time order
+	delays      startDelays
 	arrRand     *rand.Rand
 	svcRand     *rand.Rand
 
@@ -212,17 +245,21 @@ type World struct {
 	retiring  int
 	desired   int
 
-	inFlight    int
-	arrivals    int64
-	completions fifo // completions (as arrived times) within the last deletedWindow seconds
-	waits       waitStats
+	inFlight int     // received, not deleted: in service, or held by a killed worker
+	serving  int     // in service with a live worker
+	factor   float64 // the service change in force
+	changed  int     // how many of the service changes have come into force
+	arrivals int64
+	waits    waitStats
+
+	completions fifo // MetricsExact: completions (as arrived times) within the last deletedWindow seconds
+	minutes     minuteMetrics
 
 	scoreFrom      float64 // seconds: WarmUp
 	workerSeconds  float64
 	scalingActions int
 	launches       int
 	maxOldestAge   float64
-	ages           []agePoint // observed oldest ages, for a lagged reading
 
 	kill *killState // nil unless cfg.ScaleIn is ScaleInKill
 }
@@ -237,13 +274,19 @@ func NewWorld(cfg Config) (*World, error) {
 		cfg:         cfg,
 		group:       cfg.Group,
 		concurrency: max(cfg.Concurrency, 1),
-		startDelay:  cfg.StartDelay.Seconds(),
 		svc:         newSampler(cfg.Service),
+		changes:     newServiceChanges(cfg.ServiceChanges),
+		delays:      newStartDelays(cfg),
+		factor:      1,
+		minutes:     newMinuteMetrics(cfg.Start, cfg.MetricDelay),
 		// Arrivals and service times come from separate streams, and each
 		// message draws its service time on arrival, so every policy run
 		// with the same seed sees the same messages with the same work.
 		arrRand: rand.New(rand.NewPCG(cfg.Seed, 0x61727269)),
 		svcRand: rand.New(rand.NewPCG(cfg.Seed, 0x73657276)),
+	}
+	if cfg.MetricsExact {
+		w.minutes.end = math.Inf(1) // exact metrics close no minutes
 	}
 	if w.group == "" {
 		w.group = DefaultGroup
@@ -295,8 +338,18 @@ func (c Config) validate() error {
 	if c.WarmUp < 0 {
 		errs = append(errs, fmt.Errorf("warm-up %v: must be >= 0", c.WarmUp))
 	}
-	if c.OldestAgeLag < 0 {
-		errs = append(errs, fmt.Errorf("oldest-age lag %v: must be >= 0", c.OldestAgeLag))
+	if c.AssumedServiceTime < 0 {
+		errs = append(errs, fmt.Errorf("assumed service time %v: must be >= 0", c.AssumedServiceTime))
+	}
+	if c.DownstreamPool < 0 {
+		errs = append(errs, fmt.Errorf("downstream pool %d: must be >= 0", c.DownstreamPool))
+	}
+	errs = append(errs, serviceChangeErrors(c.ServiceChanges)...)
+	if !(c.StartDelayCV >= 0) || math.IsInf(c.StartDelayCV, 0) {
+		errs = append(errs, fmt.Errorf("start delay coefficient of variation %v: must be a finite number >= 0", c.StartDelayCV))
+	}
+	if c.MetricDelay < 0 {
+		errs = append(errs, fmt.Errorf("metric delay %v: must be >= 0", c.MetricDelay))
 	}
 	errs = append(errs, c.scaleInErrors()...)
 	return errors.Join(errs...)
@@ -304,6 +357,15 @@ func (c Config) validate() error {
 
 // Config returns the world's configuration.
 func (w *World) Config() Config { return w.cfg }
+
+// SettingsServiceTime is the mean service time the group's settings give:
+// AssumedServiceTime, or Service.Mean when that is 0.
+func (c Config) SettingsServiceTime() time.Duration {
+	if c.AssumedServiceTime > 0 {
+		return c.AssumedServiceTime
+	}
+	return c.Service.Mean
+}
 
 // drawArrival returns the first arrival after t: exponential gaps at the rate
 // of the segment in force, restarted at each segment's end (the exponential
@@ -343,6 +405,9 @@ func (w *World) advance(to float64) {
 			break
 		}
 		w.accrue(next)
+		if next >= w.minutes.end {
+			w.closeMinutes(next)
+		}
 		if isArrival {
 			w.arrive()
 		} else {
@@ -358,6 +423,19 @@ func (w *World) advance(to float64) {
 		}
 	}
 	w.accrue(to)
+	if to >= w.minutes.end {
+		w.closeMinutes(to)
+	}
+}
+
+// closeMinutes ends the CloudWatch minutes that end by t, the queue being as
+// it has been since the last event.
+func (w *World) closeMinutes(t float64) {
+	oldest := math.NaN()
+	if w.queue.n > 0 {
+		oldest = w.queue.front().arrived
+	}
+	w.minutes.close(t, oldest)
 }
 
 // accrue moves the clock to t, paying for every worker running or starting.
@@ -385,7 +463,9 @@ func (w *World) arrive() {
 	w.dispatch()
 }
 
-// dispatch hands waiting messages to free slots, oldest message first.
+// dispatch hands waiting messages to free slots, oldest message first. A
+// message's service time is its drawn time × the service change in force ×
+// the downstream pool's slowdown (Config.DownstreamPool).
 func (w *World) dispatch() {
 	for w.queue.n > 0 && w.free > 0 {
 		id := w.freeSlots[len(w.freeSlots)-1]
@@ -395,16 +475,32 @@ func (w *World) dispatch() {
 		}
 		w.free--
 		m := w.queue.pop()
+		wait := w.t - m.arrived
 		if m.arrived >= w.scoreFrom {
-			w.waits.add(w.t - m.arrived)
+			w.waits.add(wait)
 		}
+		w.minutes.noteAge(wait) // it was the oldest until now
 		w.workers[id].busy++
 		w.inFlight++
-		w.schedule(w.t+m.service, evCompletion, id)
+		w.serving++
+		d := m.service * w.serviceFactor()
+		if pool := w.cfg.DownstreamPool; pool > 0 && w.serving > pool {
+			d *= float64(w.serving) / float64(pool)
+		}
+		w.schedule(w.t+d, evCompletion, id)
 		if w.kill != nil {
-			w.kill.hold(id, m, w.t)
+			w.kill.hold(id, m, w.t, d)
 		}
 	}
+}
+
+// serviceFactor is the service change in force now.
+func (w *World) serviceFactor() float64 {
+	for w.changed < len(w.changes) && w.changes[w.changed].at <= w.t {
+		w.factor = w.changes[w.changed].factor
+		w.changed++
+	}
+	return w.factor
 }
 
 func (w *World) complete(id int) {
@@ -417,9 +513,14 @@ func (w *World) complete(id int) {
 	}
 	wk.busy--
 	w.inFlight--
-	w.completions.push(message{arrived: w.t})
-	for w.completions.n > 0 && w.completions.front().arrived < w.t-deletedWindow {
-		w.completions.pop()
+	w.serving--
+	if w.cfg.MetricsExact {
+		w.completions.push(message{arrived: w.t})
+		for w.completions.n > 0 && w.completions.front().arrived < w.t-deletedWindow {
+			w.completions.pop()
+		}
+	} else {
+		w.minutes.deleted++
 	}
 	switch wk.state {
 	case workerRetiring:
@@ -473,10 +574,10 @@ func (w *World) reconcile() {
 		if w.t >= w.scoreFrom {
 			w.launches++
 		}
-		if w.startDelay <= 0 {
+		if d := w.delays.next(); d <= 0 {
 			w.start(id)
 		} else {
-			w.schedule(w.t+w.startDelay, evStart, id)
+			w.schedule(w.t+d, evStart, id)
 		}
 	}
 	if current <= w.desired {
@@ -542,12 +643,8 @@ func (w *World) oldestAge() float64 {
 // observe advances to now and notes the oldest age, as a sampler would see it.
 func (w *World) observe(now time.Time) {
 	w.advance(w.seconds(now))
-	age := w.oldestAge()
 	if w.t >= w.scoreFrom {
-		w.maxOldestAge = math.Max(w.maxOldestAge, age)
-	}
-	if w.cfg.ReportOldestAge && w.cfg.OldestAgeLag > 0 {
-		w.ages = append(w.ages, agePoint{at: w.t, age: age})
+		w.maxOldestAge = math.Max(w.maxOldestAge, w.oldestAge())
 	}
 }
 
@@ -578,9 +675,19 @@ func (w *World) sample() model.GroupSample {
 		Queues:   1,
 		Answered: 1,
 	}
-	if w.t > 0 {
+	if !w.cfg.MetricsExact {
+		s.Deleted, s.OldestAge = w.minutes.readings(w.t, w.cfg.ReportOldestAge)
+		if w.cfg.NoDeleted {
+			s.Deleted = nil
+		}
+		return s
+	}
+	if w.cfg.NoDeleted {
+		w.completions = fifo{}
+	}
+	if w.t > 0 && !w.cfg.NoDeleted {
 		// Completions older than the window leave it even when no new one
-		// comes: a queue gone quiet reads 0, as CloudWatch's would.
+		// comes: a queue gone quiet reads 0.
 		for w.completions.n > 0 && w.completions.front().arrived < w.t-deletedWindow {
 			w.completions.pop()
 		}
@@ -588,29 +695,9 @@ func (w *World) sample() model.GroupSample {
 		s.Deleted = &model.Reading{Value: float64(w.completions.n) / span, At: at}
 	}
 	if w.cfg.ReportOldestAge {
-		s.OldestAge = w.oldestAgeReading()
+		s.OldestAge = &model.Reading{Value: w.oldestAge(), At: at}
 	}
 	return s
-}
-
-// oldestAgeReading is the oldest age as of OldestAgeLag ago: the latest
-// observation at least that old; nil until there is one.
-func (w *World) oldestAgeReading() *model.Reading {
-	lag := w.cfg.OldestAgeLag.Seconds()
-	if lag <= 0 {
-		return &model.Reading{Value: w.oldestAge(), At: w.at()}
-	}
-	cut := w.t - lag
-	i := 0
-	for i+1 < len(w.ages) && w.ages[i+1].at <= cut {
-		i++
-	}
-	w.ages = w.ages[i:] // older points are no longer needed
-	if len(w.ages) == 0 || w.ages[0].at > cut {
-		return nil
-	}
-	p := w.ages[0]
-	return &model.Reading{Value: p.age, At: w.cfg.Start.Add(time.Duration(p.at * float64(time.Second)))}
 }
 
 func (w *World) fleet() model.Fleet {
@@ -744,4 +831,21 @@ func (w *World) Scores() Scores {
 		s.MeanWait = ws.sum / float64(ws.n)
 	}
 	return s
+}
+
+// fixedStartDelay is the start delay of every launch, in seconds, when all
+// take the same; false when they are drawn.
+func (w *World) fixedStartDelay() (float64, bool) {
+	return w.delays.mean, w.delays.fixed
+}
+
+// startDelaysAhead appends to dst the start delays, in seconds, of the
+// next n launches, in launch order, for the oracle.
+func (w *World) startDelaysAhead(dst []float64, n int) []float64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i := range n {
+		dst = append(dst, w.delays.peek(i))
+	}
+	return dst
 }

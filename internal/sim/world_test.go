@@ -66,6 +66,15 @@ func TestNewWorldRejectsBadConfig(t *testing.T) {
 		{"workers above max", func(c *Config) { c.Workers = 9 }, "starting workers 9"},
 		{"negative start delay", func(c *Config) { c.StartDelay = -time.Second }, "start delay -1s"},
 		{"negative concurrency", func(c *Config) { c.Concurrency = -1 }, "concurrency -1"},
+		{"negative assumed service time", func(c *Config) { c.AssumedServiceTime = -time.Second }, "assumed service time -1s"},
+		{"negative pool", func(c *Config) { c.DownstreamPool = -2 }, "downstream pool -2"},
+		{"zero factor", func(c *Config) { c.ServiceChanges = []ServiceChange{{time.Hour, 0}} }, "service change at 1h0m0s: factor 0"},
+		{"infinite factor", func(c *Config) { c.ServiceChanges = []ServiceChange{{time.Hour, math.Inf(1)}} }, "factor +Inf"},
+		{"change before the start", func(c *Config) { c.ServiceChanges = []ServiceChange{{-time.Second, 2}} }, "service change at -1s"},
+		{"change given twice", func(c *Config) { c.ServiceChanges = []ServiceChange{{time.Hour, 2}, {time.Hour, 3}} }, "given twice"},
+		{"negative start-delay spread", func(c *Config) { c.StartDelayCV = -1 }, "start delay coefficient of variation -1"},
+		{"start-delay spread not a number", func(c *Config) { c.StartDelayCV = math.NaN() }, "start delay coefficient of variation NaN"},
+		{"negative metric delay", func(c *Config) { c.MetricDelay = -time.Second }, "metric delay -1s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -221,36 +230,46 @@ func TestObserveSample(t *testing.T) {
 		t.Errorf("oldest age %+v, want none unless asked for", s.OldestAge)
 	}
 	// Two workers at 5 msg/s each cannot keep up with 20 msg/s: they
-	// complete 10 msg/s, which the last minute's deletions must show.
-	if s.Deleted == nil || math.Abs(s.Deleted.Value-10) > 1.5 {
-		t.Errorf("deleted = %+v, want about 10 msg/s", s.Deleted)
+	// complete 10 msg/s, which the last minute's deletions must show, the
+	// minute that ended at 600 s, stamped with its start.
+	if s.Deleted == nil || math.Abs(s.Deleted.Value-10) > 1.5 || !s.Deleted.At.Equal(at(540)) {
+		t.Errorf("deleted = %+v, want about 10 msg/s at %v", s.Deleted, at(540))
 	}
 	if f.Kind != FleetKind || f.Name != "thumbs" || !f.Known || f.Desired != 2 || f.InService != 2 || f.Min != 1 || f.Max != 9 {
 		t.Errorf("fleet %+v", f)
 	}
 }
 
+// With nothing served the first message, arriving at about 0 s, is the
+// oldest. Exact metrics give its age at the sample; CloudWatch's give the
+// highest age of a minute, stamped with the minute's start, once the
+// minute is published and the poller has read it (observed every 5 s, it
+// reads at 0, 60, 120, ... s).
 func TestOldestAgeReading(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
-		lag     time.Duration
-		wantAge float64 // the age reported at 100 s
+		exact   bool
+		delay   time.Duration
+		until   float64 // the last observation
+		wantAge float64 // the age reported then
 		wantAt  float64
 	}{
-		// Nothing is served: the first message (at about 0 s) is the oldest.
-		{"fresh", 0, 100, 100},
-		{"a minute late", time.Minute, 40, 40},
+		{"exact", true, 0, 100, 100, 100},
+		// Read at 60 s: minute 0 ended then, its highest age about 60 s.
+		{"CloudWatch, at once", false, 0, 100, 60, 0},
+		// Minute 1 is published at 180 s and read then: about 120 s.
+		{"CloudWatch, a minute late", false, time.Minute, 200, 120, 60},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			w := mustWorld(t, Config{Scenario: csvScenario(t, "0,1000\n"), Min: 0, Max: 1, Workers: 0,
-				ReportOldestAge: true, OldestAgeLag: tt.lag})
-			for s := 0.0; s < 100; s += 5 {
+				ReportOldestAge: true, MetricsExact: tt.exact, MetricDelay: tt.delay})
+			for s := 0.0; s < tt.until; s += 5 {
 				observe(t, w, s)
 			}
-			r := observe(t, w, 100).Sample.OldestAge
+			r := observe(t, w, tt.until).Sample.OldestAge
 			if r == nil {
 				t.Fatal("no oldest age")
 			}
