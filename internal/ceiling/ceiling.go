@@ -3,14 +3,16 @@
 // (a connection pool, a database, a rate limit) is the bottleneck, not
 // their number.
 //
-// It learns from saturated minutes only: minutes in which the fleet had a
-// visible backlog throughout and every slot busy, so that its completions
-// measure what the fleet can do rather than what arrived. When the fleet
-// grew between two such minutes not long apart and its completions grew by
-// far less than the workers did (an ineffective scale-up), the ceiling is
-// where the highest throughput seen would be reached at the best per-worker
-// throughput seen: the workers the downstream can keep busy before they
-// start waiting for it. More workers than that add contention, not
+// It learns from good minutes: what each minute's workers could complete
+// (its capacity: the completions of a saturated minute, one with a visible
+// backlog throughout and every slot busy; else the workers at the minute's
+// measured service time), and what a saturated minute's workers did
+// complete. When the fleet grew from one minute to a saturated one not long
+// after and its completions grew by far less than the capacity of the
+// earlier minute's workers promised (an ineffective scale-up), the ceiling
+// is where the highest throughput seen would be reached at the capacity per
+// worker of the fewest workers seen, the least contended: the workers the
+// downstream can keep busy before they start waiting for it. More workers than that add contention, not
 // throughput; the downstream is left to the idea behind TCP Vegas and
 // concurrency limits, that a limit shows as throughput that stops growing
 // while latency does.
@@ -20,7 +22,10 @@
 // fixed downstream then shows as growth again; an unfixed one as another
 // ineffective scale-up, which sets the ceiling back. A scale-up past the
 // ceiling that adds throughput in proportion drops it, and so does Forget
-// without a saturated minute.
+// without a saturated minute. So does a fleet held at the ceiling whose
+// workers stay as slow as past it: contention eases below the knee, and
+// where it does not, the work itself changed (a deploy that coincided with
+// the scale-up).
 //
 // The package is pure: time is an argument, memory is a fixed ring.
 package ceiling
@@ -48,8 +53,9 @@ const (
 	// one step.
 	ProbeEvery = 10 * time.Minute
 	// ProbeStep is the relative size of one probe's step (at least one
-	// worker).
-	ProbeStep = 0.1
+	// worker): above MinGrowth, so that the probe is compared with the
+	// ceiling's size.
+	ProbeStep = 0.2
 	// Forget: a ceiling no saturated minute has confirmed for this long is
 	// dropped.
 	Forget = 30 * time.Minute
@@ -58,17 +64,21 @@ const (
 // ringSize holds a Window of one-minute observations and a few more.
 const ringSize = 20
 
-// Observation is one saturated minute: the mean workers in service and the
-// messages they completed per second.
+// Observation is one good minute: the mean workers in service, the
+// messages they completed per second, and what they could complete.
 type Observation struct {
 	At         time.Time
 	Workers    float64
 	Throughput float64
+	// Capacity is what the workers could complete, msg/s: Throughput when
+	// Saturated, else workers at the minute's measured service time.
+	Capacity  float64
+	Saturated bool
 }
 
 func (o Observation) valid() bool {
-	return !o.At.IsZero() && o.Workers >= 1 && o.Throughput > 0 &&
-		!math.IsInf(o.Workers, 0) && !math.IsInf(o.Throughput, 0)
+	return !o.At.IsZero() && o.Workers >= 1 && o.Throughput > 0 && o.Capacity > 0 &&
+		!math.IsInf(o.Workers, 0) && !math.IsInf(o.Throughput, 0) && !math.IsInf(o.Capacity, 0)
 }
 
 // Ceiling is a learned ceiling and what found it.
@@ -92,32 +102,48 @@ type Detector struct {
 	last  time.Time
 	found bool
 	c     Ceiling
+	// perWorker is the capacity per worker the ceiling was found with, and
+	// knee the size it was found at, before any probe.
+	perWorker float64
+	knee      int
 	// lastSat is the newest saturated minute seen.
 	lastSat time.Time
 }
 
-// Observe records one saturated minute. Minutes that are not newer than
-// the last one, or not valid, are ignored.
+// Observe records one good minute. Minutes that are not newer than the
+// last one, or not valid, are ignored.
 func (d *Detector) Observe(o Observation) {
+	if o.Saturated {
+		o.Capacity = o.Throughput
+	}
 	if !o.valid() || (!d.last.IsZero() && !o.At.After(d.last)) {
 		return
 	}
-	d.last, d.lastSat = o.At, o.At
+	d.last = o.At
+	if d.found && o.Workers <= float64(d.knee)*(1+MinGrowth) && o.Capacity < Effective*d.perWorker*o.Workers {
+		// At the ceiling's size the workers are as slow as they were past
+		// it: what slowed them was the work itself (a deploy at the time of
+		// the scale-up), not contention. The minutes before are of another
+		// kind of work, and are forgotten with the ceiling.
+		d.found, d.n, d.next, d.perWorker = false, 0, 0, 0
+	}
 	d.ring[d.next] = o
 	d.next = (d.next + 1) % ringSize
 	d.n = min(d.n+1, ringSize)
-	d.detect(o)
+	if o.Saturated {
+		d.lastSat = o.At
+		d.detect(o)
+	}
 }
 
 // detect compares the newest minute with the earlier ones in the window:
 // an ineffective scale-up sets the ceiling. Each earlier size counts by its
-// latest minute before the newest one (a minute with no more workers after
-// it is fresher evidence of what fewer workers do), so a change of the
+// latest minute before the newest one (a later minute with about as many
+// workers or fewer is fresher evidence of what they do), so a change of the
 // work itself (a deploy that halves every worker's rate, then a scale-up)
 // is compared after the change, not across it.
 func (d *Detector) detect(hi Observation) {
-	best := 0.0 // the best throughput per worker seen in the window
-	top := 0.0  // the highest throughput seen in the window
+	top := 0.0 // the highest saturated throughput seen in the window
 	var lo Observation
 	ratio := math.Inf(1) // the lowest gain ÷ expected of the pairs
 	for i := range d.n {
@@ -125,13 +151,14 @@ func (d *Detector) detect(hi Observation) {
 		if hi.At.Sub(o.At) > Window {
 			continue
 		}
-		best = math.Max(best, o.Throughput/o.Workers)
-		top = math.Max(top, o.Throughput)
+		if o.Saturated {
+			top = math.Max(top, o.Throughput)
+		}
 		if o.At.Equal(hi.At) || hi.Workers < o.Workers*(1+MinGrowth) || hi.Workers-o.Workers < 1 || d.superseded(o, hi) {
 			continue
 		}
 		expected := hi.Workers/o.Workers - 1
-		if r := (hi.Throughput/o.Throughput - 1) / expected; r < ratio {
+		if r := (hi.Throughput/o.Capacity - 1) / expected; r < ratio {
 			lo, ratio = o, r
 		}
 	}
@@ -139,7 +166,7 @@ func (d *Detector) detect(hi Observation) {
 		return
 	}
 	expected := hi.Workers/lo.Workers - 1
-	gain := hi.Throughput/lo.Throughput - 1
+	gain := hi.Throughput/lo.Capacity - 1
 	if ratio >= Ineffective {
 		if d.found && ratio >= Effective && hi.Workers > float64(d.c.Workers) {
 			// Workers past the ceiling added throughput again: the
@@ -148,19 +175,45 @@ func (d *Detector) detect(hi Observation) {
 		}
 		return
 	}
-	knee := int(math.Ceil(top/best - 1e-9))
+	// The capacity per worker of the fewest workers in the window, the
+	// least contended: the mean over their minutes, not the best of them,
+	// which noise raises.
+	fewest := lo.Workers
+	for i := range d.n {
+		if o := d.ring[i]; hi.At.Sub(o.At) <= Window && o.At.Before(hi.At) {
+			fewest = math.Min(fewest, o.Workers)
+		}
+	}
+	var capSum, workSum float64
+	for i := range d.n {
+		o := d.ring[i]
+		if hi.At.Sub(o.At) <= Window && o.At.Before(hi.At) && o.Workers <= fewest*(1+MinGrowth) {
+			capSum += o.Capacity
+			workSum += o.Workers
+		}
+	}
+	perWorker := capSum / workSum // lo is among the minutes summed
+	if d.found {
+		// A probe met the ceiling again: the fewest workers of the window
+		// are the probed ones, contended already; the rate per worker
+		// found before them is the one without contention.
+		perWorker = math.Max(perWorker, d.perWorker)
+	}
+	d.perWorker = perWorker
+	knee := int(math.Ceil(top/perWorker - 1e-9))
 	knee = min(max(knee, 1), int(math.Ceil(hi.Workers-1e-9)))
-	d.found = true
+	d.found, d.knee = true, knee
 	d.c = Ceiling{Workers: knee, Since: hi.At, Low: lo.Workers, High: hi.Workers,
 		Gain: gain, Expected: expected, Throughput: top}
 }
 
-// superseded reports whether a minute between o and hi had no more workers
-// than o.
+// superseded reports whether a minute between o and hi had about as many
+// workers as o or fewer (within MinGrowth): fresher evidence of what that
+// size does.
 func (d *Detector) superseded(o, hi Observation) bool {
 	for i := range d.n {
 		p := d.ring[i]
-		if p.At.After(o.At) && p.At.Before(hi.At) && p.Workers <= o.Workers {
+		if p.At.After(o.At) && p.At.Before(hi.At) && p.Workers <= o.Workers*(1+MinGrowth) {
 			return true
 		}
 	}

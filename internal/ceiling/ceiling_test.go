@@ -28,7 +28,7 @@ func grow(d *Detector, start int, sizes []float64, rate func(float64) float64, n
 			// Poisson counting noise of a minute's completions.
 			v += noise.NormFloat64() * math.Sqrt(v*60) / 60
 		}
-		d.Observe(Observation{At: t0.Add(time.Duration(start+i) * time.Minute), Workers: w, Throughput: v})
+		d.Observe(Observation{At: t0.Add(time.Duration(start+i) * time.Minute), Workers: w, Throughput: v, Saturated: true})
 	}
 	return start + len(sizes)
 }
@@ -108,20 +108,20 @@ func TestProbeAndRelease(t *testing.T) {
 	if c, _ := d.At(t0.Add(time.Duration(end)*time.Minute), true, 1); c.Workers != 60 {
 		t.Fatalf("probed after %d minutes: %d", end, c.Workers)
 	}
-	// After ProbeEvery held, one step of 10 %: 66.
+	// After ProbeEvery held, one step of 20 %: 72.
 	end = grow(&d, end, []float64{60, 60, 60, 60, 60, 60, 60}, rate, nil)
 	c, _ = d.At(t0.Add(time.Duration(end)*time.Minute), true, 1)
-	if c.Workers != 66 {
-		t.Fatalf("after %d minutes held: ceiling %d, want 66", end, c.Workers)
+	if c.Workers != 72 {
+		t.Fatalf("after %d minutes held: ceiling %d, want 72", end, c.Workers)
 	}
 	// Not held: no further step.
-	if c2, _ := d.At(t0.Add(time.Duration(end+20)*time.Minute), false, 1); c2.Workers != 66 {
+	if c2, _ := d.At(t0.Add(time.Duration(end+20)*time.Minute), false, 1); c2.Workers != 72 {
 		t.Fatalf("probed while not held: %d", c2.Workers)
 	}
 	// The downstream is fixed: a probe past the ceiling adds throughput in
 	// proportion, and the ceiling goes.
 	fixed := pool(0, 0.2)
-	end = grow(&d, end, []float64{66, 80}, fixed, nil)
+	end = grow(&d, end, []float64{72, 90}, fixed, nil)
 	if c, ok := d.At(t0.Add(time.Duration(end)*time.Minute), true, 1); ok {
 		t.Fatalf("ceiling %+v kept after workers past it added throughput", c)
 	}
@@ -137,6 +137,65 @@ func TestProbeOfUnfixedCeilingSetsItBack(t *testing.T) {
 	c, ok := d.At(t0.Add(time.Duration(end)*time.Minute), false, 1)
 	if !ok || c.Workers != 60 {
 		t.Fatalf("ceiling %+v %v, want 60 again", c, ok)
+	}
+}
+
+// A fleet that jumps at once from an unsaturated size to one past the
+// pool: the earlier minutes' capacity (their workers at the service time
+// they measured) is what the scale-up promised.
+func TestCeilingFromUnsaturatedMinutes(t *testing.T) {
+	t.Parallel()
+	var d Detector
+	const s = 0.2
+	for i := range 5 { // 13 workers, 10 busy: 50 msg/s, capacity 13 ÷ 0.2
+		d.Observe(Observation{At: t0.Add(time.Duration(i) * time.Minute), Workers: 13, Throughput: 50, Capacity: 13 / s})
+	}
+	// 200 workers on a pool of 60: 300 msg/s.
+	d.Observe(Observation{At: t0.Add(5 * time.Minute), Workers: 200, Throughput: 60 / s, Saturated: true})
+	c, ok := d.At(t0.Add(6*time.Minute), false, 1)
+	if !ok || c.Workers != 60 {
+		t.Fatalf("ceiling %+v %v, want 60", c, ok)
+	}
+	// The same jump after a deploy that tripled the service time at 13
+	// workers, to a fleet that needs 150: no ceiling.
+	var dep Detector
+	for i := range 3 {
+		dep.Observe(Observation{At: t0.Add(time.Duration(i) * time.Minute), Workers: 13, Throughput: 50, Capacity: 13 / s})
+	}
+	for i := 3; i < 6; i++ {
+		dep.Observe(Observation{At: t0.Add(time.Duration(i) * time.Minute), Workers: 13, Throughput: 13 / (3 * s), Capacity: 13 / (3 * s), Saturated: true})
+	}
+	dep.Observe(Observation{At: t0.Add(6 * time.Minute), Workers: 150, Throughput: 150 / (3 * s), Saturated: true})
+	if c, ok := dep.At(t0.Add(7*time.Minute), false, 1); ok {
+		t.Fatalf("ceiling %+v after a deploy", c)
+	}
+}
+
+// A deploy that doubles the service time as the fleet scales up reads at
+// first as an ineffective scale-up; held at the ceiling, the workers stay as
+// slow, and the ceiling goes.
+func TestDeployDuringScaleUpReleases(t *testing.T) {
+	t.Parallel()
+	var d Detector
+	const s = 0.2
+	for i := range 3 { // 23 workers, unsaturated, 5 msg/s each
+		d.Observe(Observation{At: t0.Add(time.Duration(i) * time.Minute), Workers: 23, Throughput: 90, Capacity: 23 / s})
+	}
+	// The deploy: 65 workers at 0.4 s each, saturated.
+	d.Observe(Observation{At: t0.Add(3 * time.Minute), Workers: 65, Throughput: 65 / (2 * s), Saturated: true})
+	c, ok := d.At(t0.Add(4*time.Minute), false, 1)
+	if !ok {
+		t.Fatal("the confounded scale-up set no ceiling: the test does not exercise the release")
+	}
+	// Held at the ceiling, still 2.5 msg/s a worker.
+	d.Observe(Observation{At: t0.Add(4 * time.Minute), Workers: float64(c.Workers), Throughput: float64(c.Workers) / (2 * s), Saturated: true})
+	if c, ok := d.At(t0.Add(5*time.Minute), false, 1); ok {
+		t.Fatalf("ceiling %+v kept although the workers at it are as slow as past it", c)
+	}
+	// The scale-up that follows is no ceiling either.
+	d.Observe(Observation{At: t0.Add(5 * time.Minute), Workers: 40, Throughput: 40 / (2 * s), Saturated: true})
+	if c, ok := d.At(t0.Add(6*time.Minute), false, 1); ok {
+		t.Fatalf("ceiling %+v after the release", c)
 	}
 }
 
@@ -168,8 +227,8 @@ func TestInvalidObservationsIgnored(t *testing.T) {
 	if d.n != 0 {
 		t.Fatalf("%d invalid observations kept", d.n)
 	}
-	d.Observe(Observation{At: t0.Add(time.Minute), Workers: 10, Throughput: 50})
-	d.Observe(Observation{At: t0, Workers: 100, Throughput: 50}) // older: ignored
+	d.Observe(Observation{At: t0.Add(time.Minute), Workers: 10, Throughput: 50, Saturated: true})
+	d.Observe(Observation{At: t0, Workers: 100, Throughput: 50, Saturated: true}) // older: ignored
 	if d.n != 1 {
 		t.Fatalf("an older observation was kept: %d", d.n)
 	}
@@ -179,8 +238,8 @@ func FuzzDetector(f *testing.F) {
 	f.Add(40.0, 8.0, 100.0, 12.0, int64(60), true)
 	f.Fuzz(func(t *testing.T, w1, v1, w2, v2 float64, gap int64, held bool) {
 		var d Detector
-		d.Observe(Observation{At: t0, Workers: w1, Throughput: v1})
-		d.Observe(Observation{At: t0.Add(time.Duration(gap) * time.Second), Workers: w2, Throughput: v2})
+		d.Observe(Observation{At: t0, Workers: w1, Throughput: v1, Capacity: v1 * 2})
+		d.Observe(Observation{At: t0.Add(time.Duration(gap) * time.Second), Workers: w2, Throughput: v2, Saturated: true})
 		c, ok := d.At(t0.Add(time.Hour), held, 3)
 		if ok && c.Workers < 3 {
 			t.Fatalf("ceiling %d below the floor", c.Workers)
@@ -193,6 +252,6 @@ func BenchmarkObserve(b *testing.B) {
 	b.ReportAllocs()
 	for i := range b.N {
 		w := float64(40 + i%60)
-		d.Observe(Observation{At: t0.Add(time.Duration(i) * time.Minute), Workers: w, Throughput: math.Min(w, 60) * 5})
+		d.Observe(Observation{At: t0.Add(time.Duration(i) * time.Minute), Workers: w, Throughput: math.Min(w, 60) * 5, Saturated: true})
 	}
 }

@@ -450,20 +450,35 @@ func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 func sq(x float64) float64 { return x * x }
 
-// GoodMinute is one good minute as learned: what a caller that learns from the
-// minutes itself (the downstream ceiling) needs.
+// GoodMinute is one good minute as learned: what a caller that learns from
+// the minutes itself (the downstream ceiling) needs.
 type GoodMinute struct {
 	Start     time.Time
 	Workers   float64 // mean workers in service
 	Deleted   float64 // completions, msg/s
 	Saturated bool    // a visible backlog throughout and every slot busy
+	// Capacity is what the minute's workers could complete, msg/s: the
+	// completions when saturated, else workers × concurrency ÷ the minute's
+	// service time; 0 when unknown.
+	Capacity float64
 }
 
-// Newest returns the newest good minute learned, if any.
-func (e *Estimator) Newest() (GoodMinute, bool) {
-	if e.nrec == 0 {
-		return GoodMinute{}, false
+// After returns the oldest good minute that starts after t, if any: a
+// caller that keeps the start of the last one it took reads each once.
+func (e *Estimator) After(t time.Time) (GoodMinute, bool) {
+	n := min(e.nrec, window)
+	for i := n; i >= 1; i-- {
+		r := e.recs[(e.nrec-i)%window]
+		if start := minuteTime(r.minute); start.After(t) {
+			g := GoodMinute{Start: start, Workers: r.workers, Deleted: r.deleted, Saturated: r.saturated}
+			switch {
+			case r.saturated:
+				g.Capacity = r.deleted
+			case r.busy > 0:
+				g.Capacity = r.workers * e.conc * r.deleted / r.busy
+			}
+			return g, true
+		}
 	}
-	r := e.recs[(e.nrec-1)%window]
-	return GoodMinute{Start: minuteTime(r.minute), Workers: r.workers, Deleted: r.deleted, Saturated: r.saturated}, true
+	return GoodMinute{}, false
 }

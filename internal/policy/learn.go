@@ -85,9 +85,10 @@ func (st *State) learn(s Settings, sample model.GroupSample, fleet model.Fleet) 
 			st.meas.Minute(r.At, r.Value, math.NaN())
 		}
 	}
-	if g, ok := st.meas.Newest(); ok && g.Saturated && g.Start.After(st.ceilFed) {
+	for g, ok := st.meas.After(st.ceilFed); ok; g, ok = st.meas.After(st.ceilFed) {
 		st.ceilFed = g.Start
-		st.ceil.Observe(ceiling.Observation{At: g.Start, Workers: g.Workers, Throughput: g.Deleted})
+		st.ceil.Observe(ceiling.Observation{At: g.Start, Workers: g.Workers, Throughput: g.Deleted,
+			Capacity: g.Capacity, Saturated: g.Saturated})
 	}
 	if s.Learn == LearnAct {
 		l.ceiling, l.ceilingOK = st.ceil.At(at, st.ceilHeld, s.Min)
