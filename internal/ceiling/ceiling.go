@@ -42,6 +42,10 @@ const (
 	// MinGrowth is the least relative growth of the fleet between the two
 	// minutes compared, so that counting noise is not read as a ceiling.
 	MinGrowth = 0.15
+	// MinGrowthEstimated is the least growth from a minute that was not
+	// saturated, whose capacity is estimated from its service time and is
+	// good to some 15 % only.
+	MinGrowthEstimated = 0.5
 	// Ineffective: a scale-up that added less than this share of the
 	// throughput its workers would add at the lower size's rate per worker
 	// found a ceiling.
@@ -102,6 +106,12 @@ type Detector struct {
 	last  time.Time
 	found bool
 	c     Ceiling
+	// suspect: the saturated minute at suspectAt was an ineffective
+	// scale-up, to be confirmed by the next good minute; prevAt is the
+	// good minute before the newest.
+	suspect   bool
+	suspectAt time.Time
+	prevAt    time.Time
 	// perWorker is the capacity per worker the ceiling was found with, and
 	// knee the size it was found at, before any probe.
 	perWorker float64
@@ -119,7 +129,7 @@ func (d *Detector) Observe(o Observation) {
 	if !o.valid() || (!d.last.IsZero() && !o.At.After(d.last)) {
 		return
 	}
-	d.last = o.At
+	d.prevAt, d.last = d.last, o.At
 	if d.found && o.Workers <= float64(d.knee)*(1+MinGrowth) && o.Capacity < Effective*d.perWorker*o.Workers {
 		// At the ceiling's size the workers are as slow as they were past
 		// it: what slowed them was the work itself (a deploy at the time of
@@ -130,10 +140,12 @@ func (d *Detector) Observe(o Observation) {
 	d.ring[d.next] = o
 	d.next = (d.next + 1) % ringSize
 	d.n = min(d.n+1, ringSize)
-	if o.Saturated {
-		d.lastSat = o.At
-		d.detect(o)
+	if !o.Saturated {
+		d.suspect = false
+		return
 	}
+	d.lastSat = o.At
+	d.detect(o)
 }
 
 // detect compares the newest minute with the earlier ones in the window:
@@ -154,7 +166,11 @@ func (d *Detector) detect(hi Observation) {
 		if o.Saturated {
 			top = math.Max(top, o.Throughput)
 		}
-		if o.At.Equal(hi.At) || hi.Workers < o.Workers*(1+MinGrowth) || hi.Workers-o.Workers < 1 || d.superseded(o, hi) {
+		growth := MinGrowth
+		if !o.Saturated {
+			growth = MinGrowthEstimated
+		}
+		if o.At.Equal(hi.At) || hi.Workers < o.Workers*(1+growth) || hi.Workers-o.Workers < 1 || d.superseded(o, hi) {
 			continue
 		}
 		expected := hi.Workers/o.Workers - 1
@@ -163,11 +179,13 @@ func (d *Detector) detect(hi Observation) {
 		}
 	}
 	if math.IsInf(ratio, 1) {
+		d.suspect = false
 		return
 	}
 	expected := hi.Workers/lo.Workers - 1
 	gain := hi.Throughput/lo.Capacity - 1
 	if ratio >= Ineffective {
+		d.suspect = false
 		if d.found && ratio >= Effective && hi.Workers > float64(d.c.Workers) {
 			// Workers past the ceiling added throughput again: the
 			// downstream was fixed or scaled.
@@ -175,6 +193,14 @@ func (d *Detector) detect(hi Observation) {
 		}
 		return
 	}
+	// One ineffective minute is a suspicion; the next good minute, when it
+	// is saturated and ineffective too, confirms it. A ceiling wrongly found
+	// holds a fleet below its load, so it takes two.
+	if !d.suspect || !d.suspectAt.Equal(d.prevAt) {
+		d.suspect, d.suspectAt = true, hi.At
+		return
+	}
+	d.suspect = false
 	// The capacity per worker of the fewest workers in the window, the
 	// least contended: the mean over their minutes, not the best of them,
 	// which noise raises.

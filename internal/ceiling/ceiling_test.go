@@ -45,7 +45,7 @@ func TestCeilingFound(t *testing.T) {
 		{"a pool of 84 met from 50", 84, []float64{50, 60, 80, 100, 120}, 84},
 		{"no pool: throughput grows with the workers", 0, []float64{40, 40, 70, 100, 100}, 0},
 		{"a pool above every size", 500, []float64{40, 70, 100, 140}, 0},
-		{"both sizes past the pool: the lower size is as far as it is known", 30, []float64{40, 40, 80}, 40},
+		{"both sizes past the pool: the lower size is as far as it is known", 30, []float64{40, 40, 80, 80}, 40},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -97,7 +97,7 @@ func TestProbeAndRelease(t *testing.T) {
 	t.Parallel()
 	var d Detector
 	rate := pool(60, 0.2)
-	end := grow(&d, 0, []float64{40, 100}, rate, nil)
+	end := grow(&d, 0, []float64{40, 100, 100}, rate, nil)
 	now := t0.Add(time.Duration(end) * time.Minute)
 	c, ok := d.At(now, true, 1)
 	if !ok || c.Workers != 60 {
@@ -131,9 +131,9 @@ func TestProbeOfUnfixedCeilingSetsItBack(t *testing.T) {
 	t.Parallel()
 	var d Detector
 	rate := pool(60, 0.2)
-	end := grow(&d, 0, []float64{40, 100}, rate, nil)
+	end := grow(&d, 0, []float64{40, 100, 100}, rate, nil)
 	// The fleet grows past the ceiling again (probes) and meets the same pool.
-	end = grow(&d, end, []float64{60, 60, 80}, rate, nil)
+	end = grow(&d, end, []float64{60, 60, 80, 80}, rate, nil)
 	c, ok := d.At(t0.Add(time.Duration(end)*time.Minute), false, 1)
 	if !ok || c.Workers != 60 {
 		t.Fatalf("ceiling %+v %v, want 60 again", c, ok)
@@ -150,9 +150,13 @@ func TestCeilingFromUnsaturatedMinutes(t *testing.T) {
 	for i := range 5 { // 13 workers, 10 busy: 50 msg/s, capacity 13 ÷ 0.2
 		d.Observe(Observation{At: t0.Add(time.Duration(i) * time.Minute), Workers: 13, Throughput: 50, Capacity: 13 / s})
 	}
-	// 200 workers on a pool of 60: 300 msg/s.
+	// 200 workers on a pool of 60: 300 msg/s, for two minutes.
 	d.Observe(Observation{At: t0.Add(5 * time.Minute), Workers: 200, Throughput: 60 / s, Saturated: true})
-	c, ok := d.At(t0.Add(6*time.Minute), false, 1)
+	if _, ok := d.At(t0.Add(6*time.Minute), false, 1); ok {
+		t.Fatal("a ceiling from one ineffective minute: it takes two")
+	}
+	d.Observe(Observation{At: t0.Add(6 * time.Minute), Workers: 200, Throughput: 60 / s, Saturated: true})
+	c, ok := d.At(t0.Add(7*time.Minute), false, 1)
 	if !ok || c.Workers != 60 {
 		t.Fatalf("ceiling %+v %v, want 60", c, ok)
 	}
@@ -181,28 +185,44 @@ func TestDeployDuringScaleUpReleases(t *testing.T) {
 	for i := range 3 { // 23 workers, unsaturated, 5 msg/s each
 		d.Observe(Observation{At: t0.Add(time.Duration(i) * time.Minute), Workers: 23, Throughput: 90, Capacity: 23 / s})
 	}
-	// The deploy: 65 workers at 0.4 s each, saturated.
+	// The deploy: 65 workers at 0.4 s each, saturated, for two minutes.
 	d.Observe(Observation{At: t0.Add(3 * time.Minute), Workers: 65, Throughput: 65 / (2 * s), Saturated: true})
-	c, ok := d.At(t0.Add(4*time.Minute), false, 1)
+	d.Observe(Observation{At: t0.Add(4 * time.Minute), Workers: 65, Throughput: 65 / (2 * s), Saturated: true})
+	c, ok := d.At(t0.Add(5*time.Minute), false, 1)
 	if !ok {
 		t.Fatal("the confounded scale-up set no ceiling: the test does not exercise the release")
 	}
 	// Held at the ceiling, still 2.5 msg/s a worker.
-	d.Observe(Observation{At: t0.Add(4 * time.Minute), Workers: float64(c.Workers), Throughput: float64(c.Workers) / (2 * s), Saturated: true})
-	if c, ok := d.At(t0.Add(5*time.Minute), false, 1); ok {
+	d.Observe(Observation{At: t0.Add(5 * time.Minute), Workers: float64(c.Workers), Throughput: float64(c.Workers) / (2 * s), Saturated: true})
+	if c, ok := d.At(t0.Add(6*time.Minute), false, 1); ok {
 		t.Fatalf("ceiling %+v kept although the workers at it are as slow as past it", c)
 	}
 	// The scale-up that follows is no ceiling either.
-	d.Observe(Observation{At: t0.Add(5 * time.Minute), Workers: 40, Throughput: 40 / (2 * s), Saturated: true})
-	if c, ok := d.At(t0.Add(6*time.Minute), false, 1); ok {
+	d.Observe(Observation{At: t0.Add(6 * time.Minute), Workers: 40, Throughput: 40 / (2 * s), Saturated: true})
+	d.Observe(Observation{At: t0.Add(7 * time.Minute), Workers: 40, Throughput: 40 / (2 * s), Saturated: true})
+	if c, ok := d.At(t0.Add(8*time.Minute), false, 1); ok {
 		t.Fatalf("ceiling %+v after the release", c)
+	}
+}
+
+// Counting noise in an unsaturated minute's capacity is no ceiling: a
+// fleet of 12 whose capacity read 12 % high, then 14 saturated workers doing
+// just what 14 workers do.
+func TestSmallGrowthFromAnEstimateIsNoCeiling(t *testing.T) {
+	t.Parallel()
+	var d Detector
+	d.Observe(Observation{At: t0, Workers: 12, Throughput: 50, Capacity: 12 * 5 * 1.12})
+	d.Observe(Observation{At: t0.Add(time.Minute), Workers: 14, Throughput: 70, Saturated: true})
+	d.Observe(Observation{At: t0.Add(2 * time.Minute), Workers: 14, Throughput: 70, Saturated: true})
+	if c, ok := d.At(t0.Add(3*time.Minute), false, 1); ok {
+		t.Fatalf("ceiling %+v from an estimate's noise", c)
 	}
 }
 
 func TestForgetAndFloor(t *testing.T) {
 	t.Parallel()
 	var d Detector
-	end := grow(&d, 0, []float64{40, 100}, pool(60, 0.2), nil)
+	end := grow(&d, 0, []float64{40, 100, 100}, pool(60, 0.2), nil)
 	now := t0.Add(time.Duration(end) * time.Minute)
 	if c, ok := d.At(now, false, 75); !ok || c.Workers != 75 {
 		t.Fatalf("ceiling %+v %v below the floor 75", c, ok)

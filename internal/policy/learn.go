@@ -115,7 +115,7 @@ func (c *call) learnReasons() {
 	}
 	switch {
 	case !l.withCW && !l.known:
-		c.reason("the fleet is not measured: learning the service time needs CloudWatch's NumberOfMessagesDeleted (oldest_age.cloudwatch: true)")
+		c.reason("the fleet is not measured yet: learning the service time needs CloudWatch's NumberOfMessagesDeleted (oldest_age.cloudwatch: true), whose minutes arrive a minute or two late")
 		return
 	case l.est.Stuck:
 		c.reason("messages are held in flight with almost no deletions: the service time is not learned from these minutes")

@@ -174,6 +174,13 @@ type arrivalEstimator struct {
 
 	lastM   float64 // m of the last interval, when lastMOK
 	lastMOK bool
+
+	// busy is the EWMA of the busy slots whose completions Little's law
+	// counted, at the per-slot rate perServer: when the rate changes (the
+	// measured one replaces the configured), the estimate's completions are
+	// moved to the new rate at once, not over the smoothing time.
+	busy      float64
+	perServer float64
 	surge   float64 // the surge measured at surgeAt
 	surgeAt time.Time
 }
@@ -260,6 +267,11 @@ func (e *arrivalEstimator) update(c counts, key uint64, f flow) (counts, bool) {
 		}
 		completions = (a + b) / 2 * f.perServer
 		uncertain = math.Abs(b-a) / 2 * f.perServer
+		if e.perServer > 0 && f.perServer != e.perServer && e.known {
+			e.rate = math.Max(e.rate+(f.perServer-e.perServer)*e.busy, 0)
+		}
+		e.perServer = f.perServer
+		e.busy += (1 - math.Exp(-dt/f.tau.Seconds())) * ((a+b)/2 - e.busy)
 	case f.deletedOK:
 		// A late count is still better than none.
 		completions = f.deleted
