@@ -174,6 +174,8 @@ type arrivalEstimator struct {
 
 	lastM   float64 // m of the last interval, when lastMOK
 	lastMOK bool
+	surge   float64 // the surge measured at surgeAt
+	surgeAt time.Time
 
 	// busy is the EWMA of the busy slots whose completions Little's law
 	// counted, at the per-slot rate perServer: when the rate changes (the
@@ -181,8 +183,6 @@ type arrivalEstimator struct {
 	// moved to the new rate at once, not over the smoothing time.
 	busy      float64
 	perServer float64
-	surge   float64 // the surge measured at surgeAt
-	surgeAt time.Time
 }
 
 // counts are one sample's numbers as the estimator and the diagnosis use
