@@ -72,7 +72,7 @@ func (st *State) learn(s Settings, sample model.GroupSample, fleet model.Fleet) 
 	}
 	st.starts.observe(fleet, fleet.At)
 	l.configuredStart = s.StartDelay
-	l.startDelay, l.starts, l.startKnown = st.starts.measured()
+	l.startDelay, l.starts, l.startKnown = st.starts.measured(fleet.At)
 	if l.startKnown && s.Learn == LearnAct {
 		s.StartDelay = l.startDelay
 	}

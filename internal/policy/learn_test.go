@@ -125,7 +125,7 @@ func TestMeasuredStartDelay(t *testing.T) {
 		started := len(launches) - len(pending)
 		sd.observe(model.Fleet{Known: true, InService: inService + started, Pending: len(pending), PendingSince: pending}, now)
 	}
-	got, n, ok := sd.measured()
+	got, n, ok := sd.measured(at.Add(5 * time.Minute))
 	if !ok || n != 6 {
 		t.Fatalf("measured %v from %d starts (ok %v), want 6", got, n, ok)
 	}
@@ -140,7 +140,7 @@ func TestMeasuredStartDelay(t *testing.T) {
 	l := []time.Time{t0}
 	sd2.observe(model.Fleet{Known: true, InService: 3, Pending: 1, PendingSince: l}, t0)
 	sd2.observe(model.Fleet{Known: true, InService: 3}, t0.Add(5*time.Second))
-	if _, n, _ := sd2.measured(); n != 0 || sd2.n != 0 {
+	if _, n, _ := sd2.measured(t0.Add(time.Minute)); n != 0 || sd2.n != 0 {
 		t.Fatalf("a cancelled launch was measured as a start (%d)", sd2.n)
 	}
 }
@@ -150,4 +150,33 @@ func ptrValue(p *float64) any {
 		return nil
 	}
 	return *p
+}
+
+// While a scale-out is starting, its fast starts are seen first: the
+// workers still pending count with their age so far. 20 launched at once,
+// 12 in service after 30 s, 8 still pending at 100 s: the 90th percentile
+// is at least 100 s, not 30.
+func TestMeasuredStartDelayCountsThoseStillPending(t *testing.T) {
+	t.Parallel()
+	var sd startDelays
+	launch := make([]time.Time, 20)
+	for i := range launch {
+		launch[i] = t0
+	}
+	sd.observe(model.Fleet{Known: true, InService: 0, Pending: 20, PendingSince: launch}, t0)
+	sd.observe(model.Fleet{Known: true, InService: 12, Pending: 8, PendingSince: launch[:8]}, t0.Add(30*time.Second))
+	now := t0.Add(100 * time.Second)
+	sd.observe(model.Fleet{Known: true, InService: 12, Pending: 8, PendingSince: launch[:8]}, now)
+	got, n, ok := sd.measured(now)
+	if !ok || n != 12 {
+		t.Fatalf("measured %v from %d starts (ok %v), want 12 starts", got, n, ok)
+	}
+	if got < 100*time.Second {
+		t.Fatalf("start delay %v while 8 of 20 workers have been pending for 100 s", got)
+	}
+	// Once they have started, the starts alone decide.
+	sd.observe(model.Fleet{Known: true, InService: 20}, t0.Add(105*time.Second))
+	if got, n, _ := sd.measured(t0.Add(105 * time.Second)); n != 20 || got != 102500*time.Millisecond {
+		t.Fatalf("after every start: %v from %d starts, want 102.5 s (the 19th of 20) from 20", got, n)
+	}
 }

@@ -13,8 +13,9 @@ import (
 // the time from its launch to the middle of the interval in which it
 // started.
 const (
-	// startDelaySamples is how many of the latest starts are kept.
-	startDelaySamples = 32
+	// startDelaySamples is how many of the latest starts are kept: several
+	// scale-outs, so that one large one does not fill it alone.
+	startDelaySamples = 256
 	// startDelayMinSamples is how many starts must be measured before the
 	// measured start delay sizes the pre-starts.
 	startDelayMinSamples = 5
@@ -35,7 +36,7 @@ type startDelays struct {
 	n, next   int
 	quantile  float64 // startDelayQuantile of the ring, when n changed last
 	computedN int
-	sorted    [startDelaySamples]float64
+	sorted    [startDelaySamples + maxPendingTracked]float64
 }
 
 // observe compares the fleet with the last read of it.
@@ -78,8 +79,11 @@ func (sd *startDelays) add(d float64) {
 }
 
 // measured is the startDelayQuantile of the latest starts, and how many
-// there are; 0 and false before startDelayMinSamples.
-func (sd *startDelays) measured() (time.Duration, int, bool) {
+// there are; 0 and false before startDelayMinSamples. Workers still pending
+// at now that are older than the starts' quantile are counted with their
+// age so far: while a scale-out is starting, the starts seen are its fast
+// ones, and its slow ones must not be left out.
+func (sd *startDelays) measured(now time.Time) (time.Duration, int, bool) {
 	if sd.n < startDelayMinSamples {
 		return 0, sd.n, false
 	}
@@ -90,5 +94,18 @@ func (sd *startDelays) measured() (time.Duration, int, bool) {
 		sd.quantile = s[min(int(startDelayQuantile*float64(sd.n)), sd.n-1)]
 		sd.computedN = sd.n
 	}
-	return time.Duration(sd.quantile * float64(time.Second)), sd.n, true
+	q := sd.quantile
+	s := sd.sorted[:0]
+	for _, l := range sd.prev {
+		if age := now.Sub(l).Seconds(); age > sd.quantile && !l.IsZero() {
+			s = append(s, age)
+		}
+	}
+	if len(s) > 0 {
+		s = append(s, sd.ring[:sd.n]...)
+		slices.Sort(s)
+		q = s[min(int(startDelayQuantile*float64(len(s))), len(s)-1)]
+		sd.computedN = -1 // sorted was reused
+	}
+	return time.Duration(q * float64(time.Second)), sd.n, true
 }

@@ -1,0 +1,74 @@
+package sim
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/queuechecker/queue-checker/internal/policy"
+)
+
+// The checker's model policy on a world whose downstream is a pool of 23
+// connections, met a third of the way in when the step scenario triples the
+// arrivals (150 msg/s would need some 38 workers at 200 ms): it finds the
+// ceiling and, over the last hour, keeps within 15 % of the pool on
+// average (probing a step above it now and then), where with learning off
+// it pays for the maximum and holds the promise no better.
+func TestModelSettlesAtTheDownstreamCeiling(t *testing.T) {
+	t.Parallel()
+	const pool = 23
+	run := func(learn string) Result {
+		rc := runConfig(t, ScenarioStep, 50, 2*time.Hour)
+		rc.World.DownstreamPool, rc.World.MetricDelay, rc.Learn = pool, time.Minute, learn
+		r, err := RunPolicy(context.Background(), rc, PolicyModel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	act, off := run(policy.LearnAct), run(policy.LearnOff)
+	sum, n := 0.0, 0
+	for _, p := range act.Series {
+		if p.T >= 3600 {
+			sum += float64(p.Workers)
+			n++
+		}
+	}
+	if mean := sum / float64(n); mean > pool*1.15 || mean < pool*0.85 {
+		t.Errorf("learning: %.1f workers on average over the last hour, want within 15 %% of the pool's %d", mean, pool)
+	}
+	if act.WorkerSeconds > 0.6*off.WorkerSeconds {
+		t.Errorf("learning costs %.0f worker-seconds, learning off %.0f: want at most 60 %%", act.WorkerSeconds, off.WorkerSeconds)
+	}
+	if act.SLOAttainment < off.SLOAttainment-0.001 {
+		t.Errorf("learning holds the promise for %.2f %%, learning off %.2f %%", 100*act.SLOAttainment, 100*off.SLOAttainment)
+	}
+}
+
+// A deploy that doubles the service time an hour in: the measured service
+// time follows it, and no message waits past the promise later than 10
+// minutes after the change.
+func TestLateMessagesStopAfterADeploy(t *testing.T) {
+	t.Parallel()
+	for _, sc := range []string{ScenarioSteady, ScenarioDiurnal, ScenarioBursty} {
+		t.Run(sc, func(t *testing.T) {
+			t.Parallel()
+			rc := runConfig(t, sc, 50, 2*time.Hour)
+			rc.World.MetricDelay = time.Minute
+			rc.World.ServiceChanges = []ServiceChange{{At: time.Hour, Factor: 2}}
+			r, err := RunPolicy(context.Background(), rc, PolicyModel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last := -1.0
+			for _, p := range r.Series {
+				if p.T >= 3600 && p.OldestAge > rc.World.LatencyTarget.Seconds() {
+					last = p.T
+				}
+			}
+			if last-3600 > 600 {
+				t.Errorf("a message waited past the promise %.0f s after the change, want within 600 s", last-3600)
+			}
+		})
+	}
+}
