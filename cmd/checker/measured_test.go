@@ -1,0 +1,144 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// The claims of docs/measuring.md, through `checker simulate` with
+// CloudWatch's metrics delivered a minute late (the default), seeds 1-3.
+// They run with the README's comparison (make test runs them without the
+// race detector).
+
+// measuredRuns runs each argument list through `checker simulate --policy
+// model`, two at a time, and returns the model's result of each.
+func measuredRuns(t *testing.T, jobs [][]string) []simResult {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs the simulator for minutes")
+	}
+	if raceEnabled && !*comparisonFlag {
+		t.Skip("the race detector makes the simulator ten times slower; these claims are checked without it")
+	}
+	out := make([]simResult, len(jobs))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 2)
+	for i, args := range jobs {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			out[i] = simJSON(t, append(slices.Clone(args), "--policy", "model")...)[0]
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// scored leaves out of the scores what a learning policy has not seen yet:
+// the first 30 minutes, the first day of days.
+var scored = map[string][]string{
+	"days":  {"--warm-up", "24h"},
+	"cron":  {"--duration", "6h", "--warm-up", "30m"},
+	"spike": {"--warm-up", "30m"},
+}
+
+// Settings wrong by 2× either way: the workers take 200 ms, the settings
+// say 100 ms or 400 ms. Measuring the fleet, the model holds the promise
+// for as many messages (within 1 point) at the same cost (within 10 %) as
+// when the settings are right. The control: with learning off and the
+// exact deleted count taken as completions (the old, kind simulator, in
+// which the checker trusted the configured number), workers twice as slow
+// as configured break the promise.
+func TestComparisonMeasuredFleetWrongSettings(t *testing.T) {
+	t.Parallel()
+	var jobs [][]string
+	var names []string
+	for _, sc := range []string{"days", "cron", "spike"} {
+		for _, seed := range comparisonSeeds {
+			for _, assumed := range []string{"200ms", "100ms", "400ms"} {
+				jobs = append(jobs, append([]string{"--scenario", sc, "--seed", seed, "--service-dist", "lognormal",
+					"--assumed-service-time", assumed}, scored[sc]...))
+				names = append(names, fmt.Sprintf("%s seed %s assuming %s", sc, seed, assumed))
+			}
+		}
+	}
+	control := append([]string{"--scenario", "days", "--seed", "1", "--service-dist", "lognormal",
+		"--assumed-service-time", "100ms", "--learn", "off", "--metrics-exact"}, scored["days"]...)
+	res := measuredRuns(t, append(jobs, control))
+	var misses []string
+	for i := 0; i < len(jobs); i += 3 {
+		right := res[i]
+		for k := 1; k <= 2; k++ {
+			wrong := res[i+k]
+			if d := math.Abs(wrong.SLOAttainment - right.SLOAttainment); d > 0.01 {
+				misses = append(misses, fmt.Sprintf("%s: %.2f %% within the promise, %.2f %% when right", names[i+k], 100*wrong.SLOAttainment, 100*right.SLOAttainment))
+			}
+			if r := wrong.WorkerSeconds / right.WorkerSeconds; math.Abs(r-1) > 0.10 {
+				misses = append(misses, fmt.Sprintf("%s: costs %.2f× the run with the right settings", names[i+k], r))
+			}
+		}
+	}
+	if off := res[len(jobs)]; off.SLOAttainment > res[0].SLOAttainment-0.1 {
+		t.Errorf("control: trusting settings 2× too fast, %.2f %% within the promise; want at least 10 points below the right settings' %.2f %%",
+			100*off.SLOAttainment, 100*res[0].SLOAttainment)
+	}
+	if len(misses) > 0 {
+		t.Errorf("the measured fleet's goals not met:\n%s", strings.Join(misses, "\n"))
+	}
+}
+
+// Start delays spread lognormally (cv 0.5) around the configured one: the
+// model, pre-starting with the start delay it measures, holds the promise
+// within 1 point of the run with exact delays on cron and days.
+func TestComparisonMeasuredStartDelaySpread(t *testing.T) {
+	t.Parallel()
+	var jobs [][]string
+	for _, sc := range []string{"cron", "days"} {
+		for _, seed := range comparisonSeeds {
+			base := append([]string{"--scenario", sc, "--seed", seed}, scored[sc]...)
+			jobs = append(jobs, base, append(slices.Clone(base), "--start-delay-cv", "0.5"))
+		}
+	}
+	res := measuredRuns(t, jobs)
+	for i := 0; i < len(jobs); i += 2 {
+		exact, spread := res[i], res[i+1]
+		if spread.SLOAttainment < exact.SLOAttainment-0.01 {
+			t.Errorf("%s: %.2f %% within the promise with spread start delays, %.2f %% with exact ones",
+				strings.Join(jobs[i], " "), 100*spread.SLOAttainment, 100*exact.SLOAttainment)
+		}
+	}
+}
+
+// CloudWatch's deleted count, delivered as CloudWatch delivers it, does not
+// make the model worse than not reading it, on every built-in scenario
+// (the mean over seeds 1-3: within 0.1 point of the promise held and 3 %
+// of the cost).
+func TestComparisonDeletedCountNeverHurts(t *testing.T) {
+	t.Parallel()
+	args := map[string][]string{"days": {"--warm-up", "24h"}, "cron": {"--duration", "6h", "--warm-up", "1h"}}
+	var jobs [][]string
+	for _, sc := range comparisonScenarios {
+		for _, seed := range comparisonSeeds {
+			base := append([]string{"--scenario", sc, "--seed", seed}, args[sc]...)
+			jobs = append(jobs, base, append(slices.Clone(base), "--deleted-count=false"))
+		}
+	}
+	res := measuredRuns(t, jobs)
+	per := len(comparisonSeeds) * 2
+	for s, sc := range comparisonScenarios {
+		var slo, cost [2]float64
+		for k := range per {
+			r := res[s*per+k]
+			slo[k%2] += r.SLOAttainment / float64(len(comparisonSeeds))
+			cost[k%2] += r.WorkerSeconds / float64(len(comparisonSeeds))
+		}
+		if slo[0] < slo[1]-0.001 || cost[0] > cost[1]*1.03 {
+			t.Errorf("%s: reading the deleted count %.2f %% within the promise at %.0f worker-hours; not reading it %.2f %% at %.0f",
+				sc, 100*slo[0], cost[0]/3600, 100*slo[1], cost[1]/3600)
+		}
+	}
+}
