@@ -124,22 +124,22 @@ func (c *call) learnReasons() {
 		return
 	}
 	measured := l.est.ServiceTime.Seconds()
-	span := number(math.Round(l.est.Last.Add(time.Minute).Sub(l.est.Since).Minutes()))
+	span := minuteCount(math.Round(l.est.Last.Add(time.Minute).Sub(l.est.Since).Minutes()))
 	what := "service time"
 	if max(c.s.Concurrency, 1) > 1 {
 		what = "time per message slot"
 	}
 	switch {
 	case l.use && l.configured > 0 && math.Abs(measured/l.configured-1) <= measuredAgrees:
-		c.reason("%s measured %s over the last %s minutes agrees with the configured %s", what, seconds(measured), span, seconds(l.configured))
+		c.reason("%s measured %s over the last %s agrees with the configured %s", what, seconds(measured), span, seconds(l.configured))
 	case l.use && l.configured > 0:
-		c.reason("%s measured %s over the last %s minutes, configured %s: sizing with %s msg/s per worker, measured", what, seconds(measured), span, seconds(l.configured), number(l.est.PerWorker))
+		c.reason("%s measured %s over the last %s, configured %s: sizing with %s msg/s per worker, measured", what, seconds(measured), span, seconds(l.configured), number(l.est.PerWorker))
 	case l.use:
-		c.reason("%s measured %s over the last %s minutes: sizing with %s msg/s per worker, measured", what, seconds(measured), span, number(l.est.PerWorker))
+		c.reason("%s measured %s over the last %s: sizing with %s msg/s per worker, measured", what, seconds(measured), span, number(l.est.PerWorker))
 	case c.s.Learn == LearnReport:
-		c.reason("%s measured %s over the last %s minutes, configured %s: sizing with the configured value (workers.learn: report)", what, seconds(measured), span, seconds(l.configured))
+		c.reason("%s measured %s over the last %s, configured %s: sizing with the configured value (workers.learn: report)", what, seconds(measured), span, seconds(l.configured))
 	default:
-		c.reason("%s measured %s over the last %s minutes, confidence %s: sizing with the configured %s until it is trusted", what, seconds(measured), span, percent(l.est.Confidence), seconds(l.configured))
+		c.reason("%s measured %s over the last %s, confidence %s: sizing with the configured %s until it is trusted", what, seconds(measured), span, percent(l.est.Confidence), seconds(l.configured))
 	}
 }
 
@@ -203,4 +203,18 @@ func (c *call) ceilingReason() {
 	k := c.learn.ceiling
 	c.reason("adding workers from %s to %s raised completions by %s, where they promised %s: a downstream limit near %d workers; more workers add contention, not throughput",
 		number(math.Round(k.Low)), number(math.Round(k.High)), percent(k.Gain), percent(k.Expected), k.Workers)
+}
+
+// minuteCount formats a whole number of minutes for a reason: "minute", "6
+// minutes".
+type minuteCount float64
+
+// Format implements fmt.Formatter for every verb.
+func (m minuteCount) Format(f fmt.State, verb rune) {
+	if m <= 1 {
+		_, _ = io.WriteString(f, "minute")
+		return
+	}
+	number(m).Format(f, verb)
+	_, _ = io.WriteString(f, " minutes")
 }

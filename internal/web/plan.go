@@ -11,6 +11,7 @@ import (
 
 	"github.com/queuechecker/queue-checker/internal/capacity"
 	"github.com/queuechecker/queue-checker/internal/controller"
+	"github.com/queuechecker/queue-checker/internal/policy"
 )
 
 // The planner: seed 001's calculator as a GET form, computed here by
@@ -313,6 +314,23 @@ func groupPrefill(g controller.GroupView) map[string]string {
 		p["backlog"] = strconv.FormatInt(d.Backlog, 10)
 		if d.ArrivalRate != nil {
 			p["arrival_rate"] = num(*d.ArrivalRate)
+		}
+		// What the fleet was measured to do, where the sizing uses it:
+		// the plan starts from the numbers the checker sizes with.
+		m := d.Measured
+		if m.SizingWith == "measured" && m.ServiceTimeSeconds != nil && m.PerWorkerThroughput != nil {
+			delete(p, "service_time")
+			p["per_worker"], p["concurrency"] = num(*m.PerWorkerThroughput), "1"
+		}
+		if m.StartDelaySeconds != nil && s.Learn == policy.LearnAct {
+			p["start_delay"] = num(*m.StartDelaySeconds)
+		}
+		if m.CeilingWorkers != nil && s.Learn == policy.LearnAct {
+			limit := *m.CeilingWorkers
+			if s.Cap > 0 {
+				limit = min(limit, s.Cap)
+			}
+			p["cap"] = strconv.Itoa(groupCap(limit, s.Max))
 		}
 	}
 	return p

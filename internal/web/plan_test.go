@@ -11,6 +11,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/queuechecker/queue-checker/internal/controller"
+	"github.com/queuechecker/queue-checker/internal/model"
+	"github.com/queuechecker/queue-checker/internal/policy"
 )
 
 // inputValue is the value of the planner's input id on a page.
@@ -316,5 +320,43 @@ func TestFileSafe(t *testing.T) {
 				t.Errorf("fileSafe(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
+	}
+}
+
+// A group that sizes with its measured fleet prefills the planner with
+// what was measured: the per-worker throughput (not the configured service
+// time), the start delay and the learned ceiling, below a looser cap.
+func TestPlanPrefilledWithTheMeasuredFleet(t *testing.T) {
+	t.Parallel()
+	pw, sd, conf, svc := 2.4, 95.0, 0.9, 0.41
+	ceiling := 18
+	view := func(sizing string) controller.GroupView {
+		return controller.GroupView{
+			Settings: policy.Settings{Group: "g", ServiceTime: 200 * time.Millisecond, Concurrency: 4,
+				Latency: 30 * time.Second, StartDelay: time.Minute, Max: 40, Cap: 30},
+			Decision: &model.Decision{CurrentWorkers: 10, Measured: model.Measured{
+				ServiceTimeSeconds: &svc, PerWorkerThroughput: &pw, StartDelaySeconds: &sd,
+				Confidence: &conf, CeilingWorkers: &ceiling, SizingWith: sizing}},
+		}
+	}
+	tests := []struct {
+		sizing string
+		want   map[string]string
+	}{
+		{"measured", map[string]string{"per_worker": "2.4", "concurrency": "1", "start_delay": "95", "cap": "18"}},
+		// Not yet trusted: the configured service time, but the measured
+		// start delay and ceiling (learn: act) still apply.
+		{"configured", map[string]string{"service_time": "0.2", "concurrency": "4", "start_delay": "95", "cap": "18"}},
+	}
+	for _, tt := range tests {
+		p := groupPrefill(view(tt.sizing))
+		for k, want := range tt.want {
+			if p[k] != want {
+				t.Errorf("sizing with the %s value: %s prefilled %q, want %q", tt.sizing, k, p[k], want)
+			}
+		}
+		if tt.sizing == "measured" && p["service_time"] != "" {
+			t.Errorf("the configured service time %q prefilled beside the measured throughput", p["service_time"])
+		}
 	}
 }
