@@ -79,6 +79,12 @@ type Polling struct {
 	Asked             int     // queues asked this interval
 	RequestsPerMinute float64 // SQS requests for the group's queues over the last minute
 	MonthlyCost       float64 // RequestsPerMinute over a 30-day month at the configured price, dollars
+	// CloudWatchMetricsPerMinute is the CloudWatch metrics the group's
+	// queues are read for each minute (GetMetricData bills each one), and
+	// CloudWatchMonthlyCost what that costs over a 30-day month; 0 for a
+	// group that reads no CloudWatch.
+	CloudWatchMetricsPerMinute float64
+	CloudWatchMonthlyCost      float64
 	// Notices say, per region, why a round of calls did not fit its
 	// deadline; empty when every region fits. Shared: do not modify.
 	Notices []string

@@ -248,6 +248,14 @@ func TestObserveReadsCloudWatch(t *testing.T) {
 	if obs[1].Sample.OldestAge != nil || obs[1].Sample.Sent != nil {
 		t.Errorf("group without CloudWatch has readings: %+v", obs[1].Sample)
 	}
+	// Three metrics a queue each minute: 6 for two queues, 6 × 43,200
+	// minutes × $0.01 per 1,000 a month; none for the group without.
+	if pm, c := s.Polling.CloudWatchMetricsPerMinute, s.Polling.CloudWatchMonthlyCost; pm != 6 || math.Abs(c-6*43200*0.01/1000) > 1e-9 {
+		t.Errorf("CloudWatch reads: %v metrics a minute, $%v a month; want 6, $%v", pm, c, 6*43200*0.01/1000)
+	}
+	if pm := obs[1].Sample.Polling.CloudWatchMetricsPerMinute; pm != 0 {
+		t.Errorf("group without CloudWatch reads %v metrics a minute", pm)
+	}
 	wantAge := fmt.Sprintf(`
 # HELP checker_queue_oldest_message_age_seconds ApproximateAgeOfOldestMessage of a queue from CloudWatch (1-minute Maximum, newest datapoint).
 # TYPE checker_queue_oldest_message_age_seconds gauge

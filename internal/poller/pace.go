@@ -236,6 +236,10 @@ func (g *group) polling(out *model.Polling, now time.Time, pricePerRequest float
 		RequestsPerMinute: perMinute,
 		MonthlyCost:       perMinute * monthMinutes * pricePerRequest,
 	}
+	if g.cloudWatch {
+		out.CloudWatchMetricsPerMinute = float64(metricCount * len(g.queues))
+		out.CloudWatchMonthlyCost = out.CloudWatchMetricsPerMinute * monthMinutes * cwPricePerMetric
+	}
 	for _, r := range g.regions {
 		if r.notice != "" {
 			out.Notices = append(out.Notices, r.notice)

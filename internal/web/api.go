@@ -95,6 +95,11 @@ type queuesDoc struct {
 	Asked              int     `json:"asked"`
 	RequestsPerMinute  float64 `json:"requests_per_minute"`
 	MonthlyCostDollars float64 `json:"monthly_cost_dollars"`
+	// The CloudWatch metrics read for the group each minute (the oldest
+	// age, sent and deleted counts, which measuring the fleet needs) and
+	// their monthly price; 0 when it reads none.
+	CloudWatchMetricsPerMinute   float64 `json:"cloudwatch_metrics_per_minute"`
+	CloudWatchMonthlyCostDollars float64 `json:"cloudwatch_monthly_cost_dollars"`
 	// Notice says why sampling did not fit its deadline; "" when it did.
 	Notice string `json:"notice"`
 }
@@ -104,6 +109,8 @@ func queuesOf(s model.GroupSample) queuesDoc {
 		Configured: s.Queues, Answered: s.Answered, SampledAt: timePtr(s.At),
 		Asked: s.Polling.Asked, RequestsPerMinute: s.Polling.RequestsPerMinute,
 		MonthlyCostDollars: s.Polling.MonthlyCost, Notice: strings.Join(s.Polling.Notices, "; "),
+		CloudWatchMetricsPerMinute:   s.Polling.CloudWatchMetricsPerMinute,
+		CloudWatchMonthlyCostDollars: s.Polling.CloudWatchMonthlyCost,
 	}
 }
 
