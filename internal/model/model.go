@@ -100,6 +100,11 @@ func (s GroupSample) Partial() bool { return s.Answered > 0 && s.Answered < s.Qu
 // (fleet.fixed_workers): known without being read.
 const FleetFixed = "fixed"
 
+// FleetECS is the Kind of an ECS service. Its pending tasks' PendingSince
+// is the creation time of the deployment starting them, not each task's
+// launch.
+const FleetECS = "ecs"
+
 // Fleet is the worker fleet as read back from Auto Scaling or ECS.
 type Fleet struct {
 	Kind string // "autoscaling", "ecs", "fixed", or "" when the group has no fleet to read

@@ -180,3 +180,23 @@ func TestMeasuredStartDelayCountsThoseStillPending(t *testing.T) {
 		t.Fatalf("after every start: %v from %d starts, want 102.5 s (the 19th of 20) from 20", got, n)
 	}
 }
+
+// An ECS service's pending tasks carry their deployment's creation time:
+// a task of a scale-out an hour into the deployment did not take an hour to
+// start, so no start delay is measured from them.
+func TestNoStartDelayFromECSDeployments(t *testing.T) {
+	t.Parallel()
+	var sd startDelays
+	created := []time.Time{t0}
+	for i := range 10 {
+		now := t0.Add(time.Hour + time.Duration(i)*10*time.Second)
+		pending := created
+		if i%2 == 1 {
+			pending = nil // the task started
+		}
+		sd.observe(model.Fleet{Kind: model.FleetECS, Known: true, InService: 3 + i/2 + i%2, Pending: len(pending), PendingSince: pending}, now)
+	}
+	if _, n, ok := sd.measured(t0.Add(2 * time.Hour)); ok || n != 0 {
+		t.Fatalf("%d start delays measured from an ECS deployment's creation time", n)
+	}
+}

@@ -39,9 +39,12 @@ type startDelays struct {
 	sorted    [startDelaySamples + maxPendingTracked]float64
 }
 
-// observe compares the fleet with the last read of it.
+// observe compares the fleet with the last read of it. An ECS service's
+// pending tasks carry their deployment's creation time, which can be days
+// before a task of a later scale-out launched: its start delays are not
+// measured.
 func (sd *startDelays) observe(f model.Fleet, now time.Time) {
-	if !f.Known || now.IsZero() {
+	if !f.Known || now.IsZero() || f.Kind == model.FleetECS {
 		return
 	}
 	cur := f.PendingSince[:min(len(f.PendingSince), f.Pending, maxPendingTracked)]

@@ -22,7 +22,7 @@ import (
 // Fleet kinds, as in model.Fleet.Kind.
 const (
 	KindAutoScaling = "autoscaling"
-	KindECS         = "ecs"
+	KindECS         = model.FleetECS
 	KindFixed       = model.FleetFixed
 )
 
