@@ -113,6 +113,7 @@ type box struct {
 
 	mService, mPerWorker, mConfidence, mStart float64
 	mCeiling                                  int
+	reasons                                   learnValues
 }
 
 // call is one Decide call in progress.

@@ -14,7 +14,8 @@ import (
 // started.
 const (
 	// startDelaySamples is how many of the latest starts are kept: several
-	// scale-outs, so that one large one does not fill it alone.
+	// scale-outs, so that the fast starts of one large one do not fill it
+	// alone.
 	startDelaySamples = 256
 	// startDelayMinSamples is how many starts must be measured before the
 	// measured start delay sizes the pre-starts.
@@ -32,11 +33,11 @@ type startDelays struct {
 	prevIn    int         // workers in service at the last read
 	prevAt    time.Time
 	have      bool
-	ring      [startDelaySamples]float64 // seconds
+	ring      [startDelaySamples]float32 // seconds
 	n, next   int
 	quantile  float64 // startDelayQuantile of the ring, when n changed last
 	computedN int
-	sorted    [startDelaySamples + maxPendingTracked]float64
+	sorted    []float32 // scratch for the quantile, made on the first
 }
 
 // observe compares the fleet with the last read of it. An ECS service's
@@ -75,7 +76,7 @@ func (sd *startDelays) observe(f model.Fleet, now time.Time) {
 }
 
 func (sd *startDelays) add(d float64) {
-	sd.ring[sd.next] = d
+	sd.ring[sd.next] = float32(d)
 	sd.next = (sd.next + 1) % startDelaySamples
 	sd.n = min(sd.n+1, startDelaySamples)
 	sd.computedN = -1
@@ -91,23 +92,27 @@ func (sd *startDelays) measured(now time.Time) (time.Duration, int, bool) {
 		return 0, sd.n, false
 	}
 	if sd.computedN != sd.n {
+		if sd.sorted == nil {
+			sd.sorted = make([]float32, 0, 2*startDelaySamples)
+		}
 		s := sd.sorted[:sd.n]
 		copy(s, sd.ring[:sd.n])
 		slices.Sort(s)
-		sd.quantile = s[min(int(startDelayQuantile*float64(sd.n)), sd.n-1)]
+		sd.quantile = float64(s[min(int(startDelayQuantile*float64(sd.n)), sd.n-1)])
 		sd.computedN = sd.n
 	}
 	q := sd.quantile
 	s := sd.sorted[:0]
-	for _, l := range sd.prev {
+	// The oldest pending first (prev is sorted), as many as starts are kept.
+	for _, l := range sd.prev[:min(len(sd.prev), startDelaySamples)] {
 		if age := now.Sub(l).Seconds(); age > sd.quantile && !l.IsZero() {
-			s = append(s, age)
+			s = append(s, float32(age))
 		}
 	}
 	if len(s) > 0 {
 		s = append(s, sd.ring[:sd.n]...)
 		slices.Sort(s)
-		q = s[min(int(startDelayQuantile*float64(len(s))), len(s)-1)]
+		q = float64(s[min(int(startDelayQuantile*float64(len(s))), len(s)-1)])
 		sd.computedN = -1 // sorted was reused
 	}
 	return time.Duration(q * float64(time.Second)), sd.n, true
