@@ -7,23 +7,29 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/queuechecker/queue-checker/internal/measure"
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
 	"github.com/queuechecker/queue-checker/internal/poller"
 )
 
-// arrivalHistory reads every group's per-minute arrivals (messages sent to
-// its queues, summed) over [from, to), for the warm start. The poller reads
-// them from CloudWatch's NumberOfMessagesSent.
+// arrivalHistory reads, for the warm start, every group's per-minute
+// arrivals (messages sent to its queues, summed) over [From, To), and the
+// recent minutes of the measuring groups' fleets (deleted and in flight)
+// over [FleetFrom, To), in one pass. The poller reads them from
+// CloudWatch's NumberOfMessagesSent, NumberOfMessagesDeleted and
+// ApproximateNumberOfMessagesNotVisible.
 type arrivalHistory interface {
-	ArrivalHistory(ctx context.Context, from, to time.Time) (map[string]model.MinuteHistory, error)
+	History(ctx context.Context, req poller.HistoryRequest) (poller.History, error)
 }
 
 var _ arrivalHistory = (*poller.Poller)(nil)
 
-// preloader takes the history into the groups' forecasts: the controller.
+// preloader takes the history into the groups' forecasts and fleet
+// measurements: the controller.
 type preloader interface {
 	Preload(h map[string]model.MinuteHistory) map[string]int
+	PreloadFleet(h map[string]model.FleetHistory) map[string]int
 }
 
 // warmStartTimeout bounds one warm start: reading up to 8 days of history
@@ -44,35 +50,65 @@ func historySpan(groups []policy.Settings) time.Duration {
 	return span
 }
 
-// warmStart reads the arrival history of the last historySpan(groups),
-// up to the start of now's minute, and preloads the groups' forecasts with
-// it, so that the rhythm of the load is known from the first decisions.
-// A failure is logged once and the forecasts learn online; history that
+// measuring names the groups that measure their fleet (learn: act or
+// report), whose measurement a warm start preloads.
+func measuring(groups []policy.Settings) []string {
+	var names []string
+	for _, g := range groups {
+		if g.WithDefaults().Learn != policy.LearnOff {
+			names = append(names, g.Group)
+		}
+	}
+	return names
+}
+
+// warmStart reads the arrival history of the last historySpan(groups) and
+// the fleet history of the last measure.PreloadSpan (for the groups that
+// measure their fleet; the poller reads it only for those with CloudWatch
+// on), up to the start of now's minute, and preloads the groups' forecasts
+// and fleet measurements with them, so that the rhythm of the load and the
+// fleet's service time are known from the first decisions. A failure is
+// logged once and the forecasts and measurements learn online; history that
 // came with the error is still used. It reads nothing when no group
-// forecasts.
+// forecasts or measures.
+//
+// The fleet's minutes cost two GetMetricData metrics per queue of a
+// measuring group with CloudWatch on, once per start or reload ($0.00002 a
+// queue at $0.01 per 1,000 metrics requested; see poller.History).
 func warmStart(ctx context.Context, src arrivalHistory, to preloader, groups []policy.Settings, now time.Time, log *zap.Logger) {
 	span := historySpan(groups)
-	if span <= 0 {
-		log.Debug("warm start skipped: no group forecasts")
+	fleet := measuring(groups)
+	if span <= 0 && len(fleet) == 0 {
+		log.Debug("warm start skipped: no group forecasts or measures its fleet")
 		return
 	}
 	end := now.UTC().Truncate(time.Minute)
-	from := end.Add(-span)
+	req := poller.HistoryRequest{From: end.Add(-span), To: end, FleetFrom: end.Add(-measure.PreloadSpan), Fleet: fleet}
 	began := time.Now()
-	h, err := src.ArrivalHistory(ctx, from, end)
+	h, err := src.History(ctx, req)
 	if err != nil {
-		log.Warn("warm start failed: the forecasts learn the arrivals online", zap.Time("from", from), zap.Time("to", end),
-			zap.Int("groups_read", len(h)), zap.Error(err))
+		log.Warn("warm start failed: the forecasts and fleet measurements learn online", zap.Time("from", req.From), zap.Time("fleet_from", req.FleetFrom), zap.Time("to", end),
+			zap.Int("groups_read", len(h.Arrivals)), zap.Int("fleets_read", len(h.Fleet)), zap.Error(err))
 	}
-	if len(h) == 0 {
+	if len(h.Arrivals) == 0 && len(h.Fleet) == 0 {
 		return
 	}
-	loaded := to.Preload(h)
-	minutes := 0
+	var loaded, measured map[string]int
+	if len(h.Arrivals) > 0 {
+		loaded = to.Preload(h.Arrivals)
+	}
+	if len(h.Fleet) > 0 {
+		measured = to.PreloadFleet(h.Fleet)
+	}
+	minutes, fleetMinutes := 0, 0
 	for _, n := range loaded {
 		minutes += n
 	}
+	for _, n := range measured {
+		fleetMinutes += n
+	}
 	log.Info("warm start done", zap.Int("groups", len(loaded)), zap.Int("minutes", minutes),
+		zap.Int("fleets", len(measured)), zap.Int("fleet_minutes", fleetMinutes),
 		zap.Duration("took", time.Since(began)))
 }
 

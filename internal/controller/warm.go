@@ -58,3 +58,55 @@ func (c *Controller) Preload(h map[string]model.MinuteHistory) map[string]int {
 	}
 	return loaded
 }
+
+// PreloadFleet warms each group's fleet measurement with its recent
+// per-minute completions and in-flight count (a warm start:
+// NumberOfMessagesDeleted and ApproximateNumberOfMessagesNotVisible read
+// from CloudWatch at start or reload), so that a restarted checker sizes
+// with the service time its fleet has had from the first decisions instead
+// of the configured one for its first minutes. It returns the good minutes
+// each group's measurement took, and logs them per group.
+//
+// Like Preload it may run while the loop runs cycles, and minutes a group
+// has measured itself are kept (see policy.State.PreloadFleet). Groups that
+// do not measure (learn: off) and groups no longer configured are skipped;
+// groups with no entry in h (the poller reads the history only for groups
+// that read CloudWatch) keep learning online. It only feeds the
+// measurements: no decision is made and no count changes here.
+func (c *Controller) PreloadFleet(h map[string]model.FleetHistory) map[string]int {
+	c.mu.RLock()
+	groups := c.groups
+	states := make([]*groupState, len(groups))
+	for i, g := range groups {
+		states[i] = c.states[g.Group]
+	}
+	c.mu.RUnlock()
+
+	loaded := make(map[string]int, len(h))
+	for i, g := range groups {
+		hist, ok := h[g.Group]
+		st := states[i]
+		log := c.log.With(zap.String("group", g.Group))
+		switch {
+		case st == nil:
+			continue
+		case g.WithDefaults().Learn == policy.LearnOff:
+			log.Debug("learn: off: fleet history not loaded")
+			continue
+		case !ok:
+			log.Debug("no fleet history for the group: the measurement learns online")
+			continue
+		}
+		st.deciding.Lock()
+		n := st.policy.PreloadFleet(g, hist)
+		st.deciding.Unlock()
+		loaded[g.Group] = n
+		fields := []zap.Field{zap.Int("minutes", n), zap.Int("minutes_offered", min(len(hist.Deleted), len(hist.InFlight)))}
+		if len(hist.Deleted) > 0 {
+			fields = append(fields, zap.Time("from", hist.Start),
+				zap.Time("to", hist.Start.Add(time.Duration(len(hist.Deleted))*time.Minute)))
+		}
+		log.Info("fleet history loaded into the measurement", fields...)
+	}
+	return loaded
+}

@@ -141,8 +141,8 @@ func TestPreloadWarmsEachGroupsForecast(t *testing.T) {
 	}
 }
 
-// A preload and the loop's cycles share the policy states without a race
-// (run with -race).
+// A preload (of the arrivals and of the fleet) and the loop's cycles share
+// the policy states without a race (run with -race).
 func TestPreloadDuringCycles(t *testing.T) {
 	t.Parallel()
 	start := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
@@ -169,6 +169,7 @@ func TestPreloadDuringCycles(t *testing.T) {
 	}
 	for range 4 {
 		c.Preload(map[string]model.MinuteHistory{"a": h, "b": h})
+		c.PreloadFleet(map[string]model.FleetHistory{"a": fleetHistory(start), "b": fleetHistory(start)})
 	}
 	wg.Wait()
 }
@@ -237,5 +238,58 @@ func TestHistoryKeepsArrivalsAndForecast(t *testing.T) {
 	}
 	if got[1].Arrival != nil || got[1].Forecast != nil {
 		t.Errorf("second point %+v, want neither known", got[1])
+	}
+}
+
+// fleetHistory is 20 minutes ending two minutes before end at 30 msg/s
+// with 12 in flight: 0.4 s by Little's law.
+func fleetHistory(end time.Time) model.FleetHistory {
+	h := model.FleetHistory{Start: end.Add(-22 * time.Minute), Deleted: make([]float64, 20), InFlight: make([]float64, 20)}
+	for i := range h.Deleted {
+		h.Deleted[i], h.InFlight[i] = 30, 12
+	}
+	return h
+}
+
+// The fleet history warms the measurement of the groups that measure: the
+// first decision sizes with the measured service time. A group with
+// learn: off, one with no entry (the poller reads none for a group without
+// CloudWatch) and one no longer configured take nothing.
+func TestPreloadFleetWarmsTheMeasurement(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 11, 30, 10, 3, 30, 0, time.UTC)
+	off := settings("off")
+	off.Learn = policy.LearnOff
+	groups := []policy.Settings{settings("warm"), settings("cold"), off}
+	core, logs := observer.New(zap.InfoLevel)
+	c, err := New(Options{Groups: groups, Observer: steady("warm", "cold", "off"), Logger: zap.New(core)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := fleetHistory(start)
+	loaded := c.PreloadFleet(map[string]model.FleetHistory{"warm": h, "off": h, "gone": h})
+	if len(loaded) != 1 || loaded["warm"] != 20 {
+		t.Fatalf("loaded %v, want warm: 20 alone", loaded)
+	}
+	if n := logs.FilterMessage("fleet history loaded into the measurement").FilterField(zap.String("group", "warm")).FilterField(zap.Int("minutes", 20)).Len(); n != 1 {
+		t.Errorf("%d log lines of the warm group's minutes, want 1: %v", n, logs.All())
+	}
+	ds, err := c.RunOnce(context.Background(), start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range ds {
+		m := d.Measured
+		switch d.Group {
+		case "warm":
+			if m.SizingWith != "measured" || m.ServiceTimeSeconds == nil || math.Abs(*m.ServiceTimeSeconds-0.4) > 1e-9 ||
+				m.Confidence == nil || *m.Confidence < policy.MeasuredConfidence {
+				t.Errorf("warm: %+v, want sizing with a trusted 0.4 s; reasons %q", m, d.Reasons)
+			}
+		default:
+			if m.SizingWith != "configured" || m.ServiceTimeSeconds != nil {
+				t.Errorf("%s: %+v, want nothing measured", d.Group, m)
+			}
+		}
 	}
 }

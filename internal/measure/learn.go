@@ -74,36 +74,79 @@ func (e *Estimator) judge(b *bucket) {
 	if b.tainted || b.covered < minCovered {
 		return // partial or sparse
 	}
-	d := b.deleted
-	l := b.inFlight / b.covered
-	w := b.workers / b.covered
+	r, v := e.assess(minuteFacts{
+		minute:   b.minute,
+		inFlight: b.inFlight / b.covered,
+		workers:  b.workers / b.covered,
+		deleted:  b.deleted,
+		received: b.received,
+		growth:   (b.lastIn - b.firstIn) / minuteSecs,
+		backlog:  !b.noBacklog,
+	})
+	switch v {
+	case stuckMinute:
+		e.stuckRun++
+		e.lastStuckAt = e.now
+	case activeMinute:
+		e.stuckRun = 0
+	case goodMinute:
+		e.stuckRun = 0
+		e.detectStep(r)
+		e.push(r)
+		e.lastGoodAt = e.now
+	}
+}
+
+// minuteFacts are what one whole minute gives the judging.
+type minuteFacts struct {
+	minute   int64
+	inFlight float64 // mean in flight
+	workers  float64 // mean workers in service; 0 when unknown
+	deleted  float64 // msg/s
+	received float64 // msg/s; NaN when not read
+	growth   float64 // the in-flight count's growth over the minute ÷ 60 s
+	backlog  bool    // a visible backlog throughout
+}
+
+// verdict is what judging a minute found.
+type verdict int
+
+const (
+	teachesNothing verdict = iota // invalid values, or idle
+	stuckMinute                   // messages held with (almost) no deletions
+	activeMinute                  // deletions at a normal rate, but no usable record
+	goodMinute                    // a good minute: its record is to be learned
+)
+
+// assess judges one minute against the minutes learned before it, without
+// changing the Estimator: the live minutes (judge) and the preloaded ones
+// (Preload) are judged by this one rule.
+func (e *Estimator) assess(m minuteFacts) (record, verdict) {
+	d, l, w := m.deleted, m.inFlight, m.workers
 	if !finite(l) || !finite(w) || l < 0 || w < 0 || !finite(d) || d < 0 {
-		return
+		return record{}, teachesNothing
 	}
 	c := w * e.conc // mean slots in service
 	var cur summary // the minutes behind the estimate, weighed as of this one
 	if e.nrec > 0 {
-		cur = e.summarize(b.minute, e.cut, math.MaxInt64)
+		cur = e.summarize(m.minute, e.cut, math.MaxInt64)
 	}
 
 	// Messages held with (almost) no deletions: a crash loop or hung
 	// workers, whatever the received count says.
 	if l >= 1 && (c <= 0 || l >= stuckHeldShare*c) && e.tooFewDeletions(d, capped(l, c), cur) {
-		e.stuckRun++
-		e.lastStuckAt = e.now
-		return
+		return record{}, stuckMinute
 	}
 	if d <= 0 {
-		return // idle, or too little in flight to say anything
+		return record{}, teachesNothing // idle, or too little in flight to say anything
 	}
-	e.stuckRun = 0
 
 	// In flight less the abandoned messages waiting out their timeout.
 	// Messages leave the in-flight set when deleted or when their timeout
 	// returns them, so the returns are R − D less the set's growth.
 	rd := math.NaN()
-	if finite(b.received) {
-		rd = b.received - d - (b.lastIn-b.firstIn)/minuteSecs
+	if finite(m.received) {
+		rd = m.received - d - m.growth
 		if !finite(rd) {
 			rd = math.NaN()
 		}
@@ -114,24 +157,22 @@ func (e *Estimator) judge(b *bucket) {
 	}
 	busy := capped(lc, c)
 	r := record{
-		minute:    b.minute,
+		minute:    m.minute,
 		busy:      busy,
 		deleted:   d,
 		workers:   w,
 		excess:    rd,
 		lnS:       math.NaN(),
-		saturated: c > 0 && !b.noBacklog && lc >= saturatedRatio*c,
+		saturated: c > 0 && m.backlog && lc >= saturatedRatio*c,
 		batching:  c > 0 && lc > batchingRatio*c,
 	}
 	if s := busy / d; s > 0 && finite(s) {
 		r.lnS = math.Log(math.Min(s, maxServiceSecs))
 	}
 	if !finite(r.busy/r.deleted) || !finite(r.workers) {
-		return
+		return record{}, activeMinute
 	}
-	e.detectStep(r)
-	e.push(r)
-	e.lastGoodAt = e.now
+	return r, goodMinute
 }
 
 // capped is the busy slots: in flight, but no more than the slots when they

@@ -109,6 +109,15 @@
 // between 2 and 30 minutes after the last good minute was learned, so a
 // stale measurement is not trusted forever.
 //
+// # Warm start
+//
+// A checker that starts (or reloads) knows nothing of its fleet, and would
+// size on the configured service time until about three good minutes came.
+// Preload takes the last half hour of CloudWatch's per-minute deleted count
+// and average in-flight count instead, each minute judged as a live one but
+// with the workers in service unknown (no slot cap, never saturated, never
+// batching); minutes the samples cover are left to them.
+//
 // # Costs
 //
 // Memory is fixed (2.8 KB per Estimator: a ring of 16 minute buckets and
@@ -256,6 +265,7 @@ type Estimator struct {
 	prevAt    time.Time
 	prevOff   float64 // prevAt's offset in its minute, s
 	prevMin   int64   // prevAt's minute
+	firstMin  int64   // the first sample's minute, when hasPrev
 	prevOK    bool    // the previous sample was complete and valid
 	prevVis   float64
 	prevIn    float64
@@ -325,6 +335,9 @@ func (e *Estimator) Sample(at time.Time, visible, inFlight float64, inService in
 	}
 	if b := e.bucketFor(k); b != nil && !(valid && complete) {
 		b.tainted = true
+	}
+	if !e.hasPrev {
+		e.firstMin = k // minutes from here on are the samples' (see Preload)
 	}
 	e.hasPrev, e.prevAt, e.prevOff, e.prevMin = true, at, off, k
 	e.prevOK = valid && complete

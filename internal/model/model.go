@@ -279,6 +279,17 @@ type MinuteHistory struct {
 	Counts []float64 // messages in each minute; NaN where CloudWatch had no datapoint
 }
 
+// FleetHistory is a group's recent per-minute completions and in-flight
+// count, oldest first, summed over its queues: what the fleet measurement
+// learns from at a warm start (see internal/measure, Preload).
+type FleetHistory struct {
+	Start time.Time // the first minute, UTC, truncated to the minute
+	// Deleted is each minute's NumberOfMessagesDeleted in msg/s (its Sum ÷
+	// 60); InFlight the minute's average ApproximateNumberOfMessagesNotVisible.
+	// NaN where the minute is unknown. The two have the same length.
+	Deleted, InFlight []float64
+}
+
 // Observation is one interval's view of one group: its queues and its fleet.
 type Observation struct {
 	Sample GroupSample

@@ -48,13 +48,7 @@ func (st *State) learn(s Settings, sample model.GroupSample, fleet model.Fleet) 
 	if !l.on {
 		return s, l
 	}
-	cfg := measure.Config{Concurrency: s.Concurrency}
-	if l.configured > 0 {
-		cfg.ServiceTime = time.Duration(l.configured * float64(time.Second))
-	}
-	if st.meas == nil || st.measCfg != cfg {
-		st.meas, st.measCfg = measure.New(cfg), cfg
-	}
+	st.measurer(s)
 	invalid := sample.Visible < 0 || sample.InFlight < 0 || sample.Delayed < 0
 	fleetOK := fleet.Known || fleet.Kind == ""
 	workers := 0
@@ -102,6 +96,21 @@ func (st *State) learn(s Settings, sample model.GroupSample, fleet model.Fleet) 
 	return s, l
 }
 
+// measurer returns the group's fleet measurement, made anew for the
+// settings' prior when there is none yet or the prior changed. s has its
+// defaults (WithDefaults): Decide's learn and PreloadFleet must make the
+// same one, or the next decision would start the measurement over.
+func (st *State) measurer(s Settings) *measure.Estimator {
+	cfg := measure.Config{Concurrency: s.Concurrency}
+	if c := s.ServiceSeconds(); c > 0 {
+		cfg.ServiceTime = time.Duration(c * float64(time.Second))
+	}
+	if st.meas == nil || st.measCfg != cfg {
+		st.meas, st.measCfg = measure.New(cfg), cfg
+	}
+	return st.meas
+}
+
 // learnReasons says what the measurement found and which throughput sizes
 // the fleet.
 func (c *call) learnReasons() {
@@ -123,24 +132,43 @@ func (c *call) learnReasons() {
 	case !l.known:
 		return
 	}
-	measured := l.est.ServiceTime.Seconds()
-	span := minuteCount(math.Round(l.est.Last.Add(time.Minute).Sub(l.est.Since).Minutes()))
-	what := "service time"
+	// The values are formatted from the call's box: a pointer passed to a
+	// reason boxes no copy.
+	r := &c.b.reasons
+	r.measured, r.configured = seconds(l.est.ServiceTime.Seconds()), seconds(l.configured)
+	r.span = minuteCount(math.Round(l.est.Last.Add(time.Minute).Sub(l.est.Since).Minutes()))
+	r.perWorker, r.confidence = number(l.est.PerWorker), percent(l.est.Confidence)
+	what := &serviceTimeText
 	if max(c.s.Concurrency, 1) > 1 {
-		what = "time per message slot"
+		what = &slotTimeText
 	}
 	switch {
-	case l.use && l.configured > 0 && math.Abs(measured/l.configured-1) <= measuredAgrees:
-		c.reason("%s measured %s over the last %s agrees with the configured %s", what, seconds(measured), span, seconds(l.configured))
+	case l.use && l.configured > 0 && math.Abs(float64(r.measured)/l.configured-1) <= measuredAgrees:
+		c.reason("%s measured %s over the last %s agrees with the configured %s", what, &r.measured, &r.span, &r.configured)
 	case l.use && l.configured > 0:
-		c.reason("%s measured %s over the last %s, configured %s: sizing with %s msg/s per worker, measured", what, seconds(measured), span, seconds(l.configured), number(l.est.PerWorker))
+		c.reason("%s measured %s over the last %s, configured %s: sizing with %s msg/s per worker, measured", what, &r.measured, &r.span, &r.configured, &r.perWorker)
 	case l.use:
-		c.reason("%s measured %s over the last %s: sizing with %s msg/s per worker, measured", what, seconds(measured), span, number(l.est.PerWorker))
+		c.reason("%s measured %s over the last %s: sizing with %s msg/s per worker, measured", what, &r.measured, &r.span, &r.perWorker)
 	case c.s.Learn == LearnReport:
-		c.reason("%s measured %s over the last %s, configured %s: sizing with the configured value (workers.learn: report)", what, seconds(measured), span, seconds(l.configured))
+		c.reason("%s measured %s over the last %s, configured %s: sizing with the configured value (workers.learn: report)", what, &r.measured, &r.span, &r.configured)
 	default:
-		c.reason("%s measured %s over the last %s, confidence %s: sizing with the configured %s until it is trusted", what, seconds(measured), span, percent(l.est.Confidence), seconds(l.configured))
+		c.reason("%s measured %s over the last %s, confidence %s: sizing with the configured %s until it is trusted", what, &r.measured, &r.span, &r.confidence, &r.configured)
 	}
+}
+
+// What a measured time is, in the reasons.
+var (
+	serviceTimeText = text("service time")
+	slotTimeText    = text("time per message slot")
+)
+
+// learnValues are the values of the measurement's reasons, kept in the
+// call's box.
+type learnValues struct {
+	measured, configured seconds
+	span                 minuteCount
+	perWorker            number
+	confidence           percent
 }
 
 // reportMeasured fills in the decision's measured values.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,7 +30,7 @@ const (
 	histConcurrency = 4
 )
 
-// HistoryMaxSpan is the longest span ArrivalHistory reads: CloudWatch keeps
+// HistoryMaxSpan is the longest span History (and ArrivalHistory) reads: CloudWatch keeps
 // 1-minute datapoints for 15 days.
 const HistoryMaxSpan = 15 * 24 * time.Hour
 
@@ -55,71 +57,264 @@ const HistoryMaxSpan = 15 * 24 * time.Hour
 // the returned error; groups with a queue whose read failed are left out of
 // the map, since a partial sum would understate their traffic, and every
 // other group gets its history.
+//
+// It is History without the fleet's minutes.
 func (p *Poller) ArrivalHistory(ctx context.Context, from, to time.Time) (map[string]model.MinuteHistory, error) {
 	from = from.UTC().Truncate(time.Minute)
 	to = to.UTC().Truncate(time.Minute)
 	if !to.After(from) {
 		return nil, fmt.Errorf("arrival history: the span [%s, %s) holds no whole minute", from.Format(time.RFC3339), to.Format(time.RFC3339))
 	}
-	if to.Sub(from) > HistoryMaxSpan {
-		return nil, fmt.Errorf("arrival history: span %s is longer than CloudWatch keeps 1-minute data (%s)", to.Sub(from), HistoryMaxSpan)
-	}
-	minutes := int(to.Sub(from) / time.Minute)
+	h, err := p.History(ctx, HistoryRequest{From: from, To: to})
+	return h.Arrivals, err
+}
 
-	plan := planHistory(p.groups, minutes)
-	out := make(map[string]model.MinuteHistory, len(p.groups))
-	for _, g := range p.groups {
-		counts := make([]float64, minutes)
-		for i := range counts {
-			counts[i] = math.NaN()
+// HistoryRequest is what one warm start reads: the groups' arrivals over
+// [From, To), and the recent minutes of their fleets over [FleetFrom, To).
+// Times are truncated to the minute.
+type HistoryRequest struct {
+	// From and To bound the arrival history (NumberOfMessagesSent) of every
+	// group. From zero, or at or after To, reads no arrivals.
+	From, To time.Time
+	// FleetFrom starts the fleet history, read for the groups named in
+	// Fleet that read CloudWatch (oldest_age.cloudwatch: true); the others
+	// are not asked for and have no entry. FleetFrom zero or at or after
+	// To, or no group named, reads none. A few minutes more than the
+	// measurement's window is all it needs (measure.PreloadSpan, 30 minutes).
+	FleetFrom time.Time
+	Fleet     []string
+}
+
+// History is what a warm start read, by group. A group whose read failed
+// has no entry in the series that failed.
+type History struct {
+	Arrivals map[string]model.MinuteHistory
+	Fleet    map[string]model.FleetHistory
+}
+
+// History reads, in one pass over the groups' queues (each distinct queue
+// of a region asked for once per series, the calls of a region run
+// together), the arrival history of every group (see ArrivalHistory) and
+// the fleet history of the groups asked for: per queue and minute
+// NumberOfMessagesDeleted (Sum, as msg/s) and
+// ApproximateNumberOfMessagesNotVisible (Average: the mean of the in-flight
+// counts reported in the minute, the mean in flight Little's law needs; the
+// Sum would add up however many datapoints the minute holds, and the
+// Maximum overstates it), summed per group over its queues and regions.
+// SQS reports its approximate counts about once a minute, so a minute's
+// average may rest on one reading: noisier than the checker's own samples,
+// which the measurement's window over many minutes evens out.
+//
+// The fleet's minutes are read apart from the arrivals, for their own short
+// span: one GetMetricData call carries one time span, and the arrivals'
+// days would make these two series cost pages of datapoints for nothing.
+// Two queries per queue, 250 queues a call (GetMetricData's 500 queries;
+// 30 minutes are 60 datapoints a queue, one page).
+//
+// What it costs: GetMetricData is billed per metric requested, $0.01 per
+// 1,000 (us-east-1 list price, read 2026-12). The fleet's minutes add two
+// metrics per queue of a measuring group with CloudWatch on, once per start
+// or reload: $0.00002 a queue, $0.20 for 10,000 queues (the live
+// measurement reads three metrics a queue every minute, $1.30 a month per
+// queue).
+//
+// A queue's fleet series sums like this: a queue with no datapoint in the
+// span adds 0 (SQS publishes nothing for an inactive queue), as do the
+// minutes before its first datapoint; from its first datapoint on, a minute
+// it has no datapoint for (a late or missing publication) makes the group's
+// minute NaN rather than undercounted. A minute no queue of the group has
+// a datapoint for is NaN, as in the arrival history.
+//
+// A region whose read fails adds its error (wrapped, naming the series and
+// the region) to the returned error; a group with a queue whose read failed
+// is left out of that series' map, and keeps the other.
+func (p *Poller) History(ctx context.Context, req HistoryRequest) (History, error) {
+	to := req.To.UTC().Truncate(time.Minute)
+	kinds := make([]histKind, 0, 2)
+	if from := req.From.UTC().Truncate(time.Minute); !req.From.IsZero() && to.After(from) {
+		if to.Sub(from) > HistoryMaxSpan {
+			return History{}, fmt.Errorf("arrival history: span %s is longer than CloudWatch keeps 1-minute data (%s)", to.Sub(from), HistoryMaxSpan)
 		}
-		out[g.name] = model.MinuteHistory{Start: from, Counts: counts}
+		kinds = append(kinds, histKind{what: "arrival history", metrics: sentMetrics, from: from,
+			minutes: int(to.Sub(from) / time.Minute), groups: p.groups})
+	}
+	if from := req.FleetFrom.UTC().Truncate(time.Minute); !req.FleetFrom.IsZero() && to.After(from) && len(req.Fleet) > 0 {
+		if to.Sub(from) > HistoryMaxSpan {
+			return History{}, fmt.Errorf("fleet history: span %s is longer than CloudWatch keeps 1-minute data (%s)", to.Sub(from), HistoryMaxSpan)
+		}
+		want := make(map[string]bool, len(req.Fleet))
+		for _, g := range req.Fleet {
+			want[g] = true
+		}
+		var groups []*group
+		for _, g := range p.groups {
+			if g.cloudWatch && want[g.name] {
+				groups = append(groups, g)
+			}
+		}
+		kinds = append(kinds, histKind{fleet: true, what: "fleet history", metrics: fleetMetrics, from: from,
+			minutes: int(to.Sub(from) / time.Minute), groups: groups})
+	}
+	if len(kinds) == 0 {
+		return History{}, fmt.Errorf("history: neither span [%s, %s) nor [%s, %s) holds a whole minute",
+			req.From.UTC().Format(time.RFC3339), to.Format(time.RFC3339), req.FleetFrom.UTC().Format(time.RFC3339), to.Format(time.RFC3339))
 	}
 
+	var out History
+	acc := make([]map[string]*histSeries, len(kinds))
+	for k, kind := range kinds {
+		acc[k] = make(map[string]*histSeries, len(kind.groups))
+		for _, g := range kind.groups {
+			acc[k][g.name] = newHistSeries(len(kind.metrics), kind.minutes)
+		}
+	}
+	plan := planHistory(kinds)
 	errs := make([]error, len(plan))
+	failed := make([]map[string]bool, len(kinds))
+	for k := range failed {
+		failed[k] = map[string]bool{}
+	}
 	var wg sync.WaitGroup
-	var mu sync.Mutex // guards out's counts and failed
-	failed := map[string]bool{}
+	var mu sync.Mutex // guards acc, failed and each region's first errors
 	for ri, rp := range plan {
 		wg.Go(func() {
 			api := p.clients.cloudWatch(rp.region)
-			var rmu sync.Mutex
-			var rerr error
+			rerr := make([]error, len(kinds)) // the region's first error of each kind; guarded by mu
 			var inner sync.WaitGroup
-			runPool(&inner, histConcurrency, len(rp.batches), func(b int) {
-				vals, err := fetchHistoryBatch(ctx, api, rp.batches[b], from, to, minutes)
+			runPool(&inner, histConcurrency, len(rp.jobs), func(j int) {
+				job := rp.jobs[j]
+				kind := &kinds[job.kind]
+				vals, err := fetchHistoryBatch(ctx, api, job.queues, kind.metrics, kind.from, to, kind.minutes)
 				mu.Lock()
 				defer mu.Unlock()
 				if err != nil {
-					for _, q := range rp.batches[b] {
+					for _, q := range job.queues {
 						for _, g := range q.groups {
-							failed[g] = true
+							failed[job.kind][g] = true
 						}
 					}
-					rmu.Lock()
-					if rerr == nil {
-						rerr = err
+					if rerr[job.kind] == nil {
+						rerr[job.kind] = err
 					}
-					rmu.Unlock()
 					return
 				}
-				for qi, q := range rp.batches[b] {
+				for qi, q := range job.queues {
 					for _, g := range q.groups {
-						addCounts(out[g].Counts, vals[qi])
+						acc[job.kind][g].add(vals[qi], kind.fleet)
 					}
 				}
 			})
 			inner.Wait()
-			if rerr != nil {
-				errs[ri] = fmt.Errorf("arrival history in %s: %w", rp.region, rerr)
+			var es []error
+			for k, err := range rerr {
+				if err != nil {
+					es = append(es, fmt.Errorf("%s in %s: %w", kinds[k].what, rp.region, err))
+				}
 			}
+			errs[ri] = errors.Join(es...)
 		})
 	}
 	wg.Wait()
-	for g := range failed {
-		delete(out, g)
+	for k, kind := range kinds {
+		if kind.fleet {
+			out.Fleet = make(map[string]model.FleetHistory, len(acc[k]))
+		} else {
+			out.Arrivals = make(map[string]model.MinuteHistory, len(acc[k]))
+		}
+		for g, s := range acc[k] {
+			if failed[k][g] {
+				continue
+			}
+			s.settle()
+			if kind.fleet {
+				for i := range s.vals[0] {
+					s.vals[0][i] /= cwPeriod // a per-minute sum, as msg/s
+				}
+				out.Fleet[g] = model.FleetHistory{Start: kind.from, Deleted: s.vals[0], InFlight: s.vals[1]}
+			} else {
+				out.Arrivals[g] = model.MinuteHistory{Start: kind.from, Counts: s.vals[0]}
+			}
+		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// histMetric is one SQS metric a history reads, with its statistic.
+type histMetric struct{ name, stat string }
+
+var (
+	sentMetrics  = []histMetric{{cwMetrics[metricSent].name, cwMetrics[metricSent].stat}}
+	fleetMetrics = []histMetric{
+		{cwMetrics[metricDeleted].name, cwMetrics[metricDeleted].stat},
+		{"ApproximateNumberOfMessagesNotVisible", "Average"},
+	}
+)
+
+// histKind is one series a history read asks for: its metrics over its
+// span, for its groups. fleet: the fleet's minutes (see History), else the
+// arrivals.
+type histKind struct {
+	fleet   bool
+	what    string
+	metrics []histMetric
+	from    time.Time
+	minutes int
+	groups  []*group
+}
+
+// histSeries sums one group's series, one per metric of its kind, over its
+// queues.
+type histSeries struct {
+	vals [][]float64 // NaN: no queue had a datapoint
+	bad  [][]bool    // a queue that had published before had no datapoint (fleet only)
+}
+
+func newHistSeries(metrics, minutes int) *histSeries {
+	s := &histSeries{vals: make([][]float64, metrics), bad: make([][]bool, metrics)}
+	for m := range s.vals {
+		v := make([]float64, minutes)
+		for i := range v {
+			v[i] = math.NaN()
+		}
+		s.vals[m] = v
+	}
+	return s
+}
+
+// add adds one queue's series. For the arrivals a NaN adds nothing
+// (addCounts); for the fleet, from the queue's first datapoint on, a NaN
+// marks the group's minute unknown (see History).
+func (s *histSeries) add(src [][]float64, fleet bool) {
+	for m, v := range src {
+		if !fleet {
+			addCounts(s.vals[m], v)
+			continue
+		}
+		first := slices.IndexFunc(v, func(x float64) bool { return !math.IsNaN(x) })
+		if first < 0 {
+			continue // no datapoint in the span: an idle queue adds 0
+		}
+		if s.bad[m] == nil {
+			s.bad[m] = make([]bool, len(v))
+		}
+		for i := first; i < len(v); i++ {
+			if math.IsNaN(v[i]) {
+				s.bad[m][i] = true
+			}
+		}
+		addCounts(s.vals[m][first:], v[first:])
+	}
+}
+
+// settle makes the minutes marked unknown NaN.
+func (s *histSeries) settle() {
+	for m, bad := range s.bad {
+		for i, b := range bad {
+			if b {
+				s.vals[m][i] = math.NaN()
+			}
+		}
+	}
 }
 
 // histQueue is one queue of a region, with the groups that list it.
@@ -128,72 +323,90 @@ type histQueue struct {
 	groups []string
 }
 
-type histRegion struct {
-	region  string
-	batches [][]histQueue
+// histJob is one GetMetricData call's queues, for one kind.
+type histJob struct {
+	kind   int
+	queues []histQueue
 }
 
-// planHistory groups the distinct queues of every region into calls.
-func planHistory(groups []*group, minutes int) []histRegion {
-	perCall := min(histMaxQueries, max(1, histMaxDatapoints/minutes))
-	byRegion := map[string][]histQueue{}
-	index := map[[2]string]int{} // region, queue name -> index in byRegion[region]
-	for _, g := range groups {
-		for _, q := range g.queues {
-			k := [2]string{q.region, q.name}
-			i, ok := index[k]
-			if !ok {
-				i = len(byRegion[q.region])
-				index[k] = i
-				byRegion[q.region] = append(byRegion[q.region], histQueue{name: q.name})
+type histRegion struct {
+	region string
+	jobs   []histJob
+}
+
+// planHistory groups, for each kind, the distinct queues of every region
+// of its groups into calls: as many queues a call as keep the call within
+// GetMetricData's queries and one page of datapoints.
+func planHistory(kinds []histKind) []histRegion {
+	jobs := map[string][]histJob{}
+	for k, kind := range kinds {
+		nm := len(kind.metrics)
+		perCall := min(histMaxQueries/nm, max(1, histMaxDatapoints/(nm*kind.minutes)))
+		byRegion := map[string][]histQueue{}
+		index := map[[2]string]int{} // region, queue name -> index in byRegion[region]
+		for _, g := range kind.groups {
+			for _, q := range g.queues {
+				key := [2]string{q.region, q.name}
+				i, ok := index[key]
+				if !ok {
+					i = len(byRegion[q.region])
+					index[key] = i
+					byRegion[q.region] = append(byRegion[q.region], histQueue{name: q.name})
+				}
+				hq := &byRegion[q.region][i]
+				if n := len(hq.groups); n == 0 || hq.groups[n-1] != g.name {
+					hq.groups = append(hq.groups, g.name)
+				}
 			}
-			hq := &byRegion[q.region][i]
-			if n := len(hq.groups); n == 0 || hq.groups[n-1] != g.name {
-				hq.groups = append(hq.groups, g.name)
+		}
+		for rn, qs := range byRegion {
+			for first := 0; first < len(qs); first += perCall {
+				jobs[rn] = append(jobs[rn], histJob{kind: k, queues: qs[first:min(first+perCall, len(qs))]})
 			}
 		}
 	}
 	var plan []histRegion
-	for _, rn := range sortedKeys(byRegion) {
-		qs := byRegion[rn]
-		rp := histRegion{region: rn}
-		for first := 0; first < len(qs); first += perCall {
-			rp.batches = append(rp.batches, qs[first:min(first+perCall, len(qs))])
-		}
-		plan = append(plan, rp)
+	for _, rn := range sortedKeys(jobs) {
+		plan = append(plan, histRegion{region: rn, jobs: jobs[rn]})
 	}
 	return plan
 }
 
-// fetchHistoryBatch reads one call's queues: per queue, its per-minute sums
-// over [from, to), NaN where CloudWatch has no datapoint.
-func fetchHistoryBatch(ctx context.Context, api cloudWatchAPI, batch []histQueue, from, to time.Time, minutes int) ([][]float64, error) {
+// fetchHistoryBatch reads one call's queues: per queue and metric, its
+// per-minute values over [from, to), NaN where CloudWatch has no datapoint.
+func fetchHistoryBatch(ctx context.Context, api cloudWatchAPI, batch []histQueue, metrics []histMetric, from, to time.Time, minutes int) ([][][]float64, error) {
 	ctx, cancel := context.WithTimeout(ctx, histCallTimeout)
 	defer cancel()
-	queries := make([]cwtypes.MetricDataQuery, len(batch))
-	vals := make([][]float64, len(batch))
-	ids := make(map[string]int, len(batch))
+	queries := make([]cwtypes.MetricDataQuery, 0, len(batch)*len(metrics))
+	vals := make([][][]float64, len(batch))
+	ids := make(map[string][2]int, len(batch)*len(metrics))
 	for i, q := range batch {
-		id := fmt.Sprintf("q%d", i)
-		ids[id] = i
-		queries[i] = cwtypes.MetricDataQuery{
-			Id: aws.String(id),
-			MetricStat: &cwtypes.MetricStat{
-				Metric: &cwtypes.Metric{
-					Namespace:  aws.String("AWS/SQS"),
-					MetricName: aws.String(cwMetrics[metricSent].name),
-					Dimensions: []cwtypes.Dimension{{Name: aws.String("QueueName"), Value: aws.String(q.name)}},
+		vals[i] = make([][]float64, len(metrics))
+		for m, spec := range metrics {
+			id := fmt.Sprintf("q%d", i)
+			if m > 0 {
+				id = fmt.Sprintf("q%d_%d", i, m)
+			}
+			ids[id] = [2]int{i, m}
+			queries = append(queries, cwtypes.MetricDataQuery{
+				Id: aws.String(id),
+				MetricStat: &cwtypes.MetricStat{
+					Metric: &cwtypes.Metric{
+						Namespace:  aws.String("AWS/SQS"),
+						MetricName: aws.String(spec.name),
+						Dimensions: []cwtypes.Dimension{{Name: aws.String("QueueName"), Value: aws.String(q.name)}},
+					},
+					Period: aws.Int32(cwPeriod),
+					Stat:   aws.String(spec.stat),
 				},
-				Period: aws.Int32(cwPeriod),
-				Stat:   aws.String(cwMetrics[metricSent].stat),
-			},
-			ReturnData: aws.Bool(true),
+				ReturnData: aws.Bool(true),
+			})
+			v := make([]float64, minutes)
+			for j := range v {
+				v[j] = math.NaN()
+			}
+			vals[i][m] = v
 		}
-		v := make([]float64, minutes)
-		for j := range v {
-			v[j] = math.NaN()
-		}
-		vals[i] = v
 	}
 	in := &cloudwatch.GetMetricDataInput{
 		MetricDataQueries: queries,
@@ -204,13 +417,14 @@ func fetchHistoryBatch(ctx context.Context, api cloudWatchAPI, batch []histQueue
 	for {
 		out, err := api.GetMetricData(ctx, in)
 		if err != nil {
-			return nil, fmt.Errorf("get NumberOfMessagesSent of %s and %d more: %w", batch[0].name, len(batch)-1, err)
+			return nil, fmt.Errorf("get %s of %s and %d more: %w", metricNames(metrics), batch[0].name, len(batch)-1, err)
 		}
 		for _, r := range out.MetricDataResults {
-			i, ok := ids[aws.ToString(r.Id)]
+			ref, ok := ids[aws.ToString(r.Id)]
 			if !ok || len(r.Values) != len(r.Timestamps) {
 				continue
 			}
+			dst := vals[ref[0]][ref[1]]
 			for k, ts := range r.Timestamps {
 				v := r.Values[k]
 				if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
@@ -221,7 +435,7 @@ func fetchHistoryBatch(ctx context.Context, api cloudWatchAPI, batch []histQueue
 					continue
 				}
 				if j := int(m / time.Minute); j < minutes {
-					vals[i][j] = v
+					dst[j] = v
 				}
 			}
 		}
@@ -230,6 +444,15 @@ func fetchHistoryBatch(ctx context.Context, api cloudWatchAPI, batch []histQueue
 		}
 		in.NextToken = out.NextToken
 	}
+}
+
+// metricNames names metrics for an error: "A", "A and B".
+func metricNames(metrics []histMetric) string {
+	names := make([]string, len(metrics))
+	for i, m := range metrics {
+		names[i] = m.name
+	}
+	return strings.Join(names, " and ")
 }
 
 // addCounts adds src into dst minute by minute; NaN plus a value is the
