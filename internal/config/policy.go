@@ -1,6 +1,7 @@
 package config
 
 import (
+	"strings"
 	"time"
 
 	"github.com/queuechecker/queue-checker/internal/policy"
@@ -18,6 +19,7 @@ func (g Group) PolicySettings(interval time.Duration) policy.Settings {
 		Concurrency: g.Workers.Concurrency,
 		Throughput:  g.Workers.Throughput,
 		Learn:       g.Workers.Learn,
+		FIFO:        g.allFIFO(),
 
 		Latency:         g.Target.Latency,
 		DrainTime:       g.Target.DrainTime,
@@ -63,4 +65,15 @@ func orOff[T time.Duration | float64](v T) T {
 		return -1
 	}
 	return v
+}
+
+// allFIFO reports whether every queue of the group is a FIFO queue: its
+// name, the URL's last element, ends in .fifo.
+func (g Group) allFIFO() bool {
+	for _, q := range g.Queues {
+		if !strings.HasSuffix(q.URL, ".fifo") {
+			return false
+		}
+	}
+	return len(g.Queues) > 0
 }

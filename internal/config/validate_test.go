@@ -350,6 +350,7 @@ func TestPolicySettings(t *testing.T) {
 	t.Parallel()
 	g := Group{
 		Name:      "jobs",
+		Queues:    []Queue{{URL: "https://sqs.us-east-1.amazonaws.com/123456789012/jobs.fifo"}},
 		OldestAge: OldestAge{CloudWatch: true, StaleAfter: 3 * time.Minute},
 		Workers:   Workers{ServiceTime: 250 * time.Millisecond, Concurrency: 3, Throughput: 7.5, Learn: "report"},
 		Target: Target{
@@ -364,7 +365,7 @@ func TestPolicySettings(t *testing.T) {
 	}
 	want := policy.Settings{
 		Group: "jobs", Policy: "backlog_per_worker",
-		ServiceTime: 250 * time.Millisecond, Concurrency: 3, Throughput: 7.5, Learn: "report",
+		ServiceTime: 250 * time.Millisecond, Concurrency: 3, Throughput: 7.5, Learn: "report", FIFO: true,
 		Latency: 45 * time.Second, DrainTime: 20 * time.Minute, Utilization: 0.75,
 		BurstReserve: 25, OverheadReserve: 10, SafetyWorkers: 2,
 		Min: 1, Max: 60, Cap: 40,

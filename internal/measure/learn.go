@@ -157,14 +157,15 @@ func (e *Estimator) assess(m minuteFacts) (record, verdict) {
 	}
 	busy := capped(lc, c)
 	r := record{
-		minute:    m.minute,
-		busy:      busy,
-		deleted:   d,
-		workers:   w,
-		excess:    rd,
-		lnS:       math.NaN(),
-		saturated: c > 0 && m.backlog && lc >= saturatedRatio*c,
-		batching:  c > 0 && lc > batchingRatio*c,
+		minute:     m.minute,
+		busy:       busy,
+		deleted:    d,
+		workers:    w,
+		excess:     rd,
+		lnS:        math.NaN(),
+		saturated:  c > 0 && m.backlog && lc >= saturatedRatio*c,
+		batching:   c > 0 && lc > batchingRatio*c,
+		backlogged: m.backlog,
 	}
 	if s := busy / d; s > 0 && finite(s) {
 		r.lnS = math.Log(math.Min(s, maxServiceSecs))

@@ -249,6 +249,8 @@ type record struct {
 	lnS       float64 // ln(busy / deleted); NaN when busy is 0
 	saturated bool
 	batching  bool
+	// backlogged: a visible backlog in every sample of the minute.
+	backlogged bool
 }
 
 // Estimator learns one worker group's service time and per-worker
@@ -474,6 +476,11 @@ type GoodMinute struct {
 	// completions when saturated, else workers × concurrency ÷ the minute's
 	// service time; 0 when unknown.
 	Capacity float64
+	// Busy is the mean of the messages in service (in flight, at most the
+	// slots), and Backlogged reports a visible backlog in every sample:
+	// messages waited throughout the minute.
+	Busy       float64
+	Backlogged bool
 }
 
 // After returns the oldest good minute that starts after t, if any: a
@@ -483,7 +490,8 @@ func (e *Estimator) After(t time.Time) (GoodMinute, bool) {
 	for i := n; i >= 1; i-- {
 		r := e.recs[(e.nrec-i)%window]
 		if start := minuteTime(r.minute); start.After(t) {
-			g := GoodMinute{Start: start, Workers: r.workers, Deleted: r.deleted, Saturated: r.saturated}
+			g := GoodMinute{Start: start, Workers: r.workers, Deleted: r.deleted, Saturated: r.saturated,
+				Busy: r.busy, Backlogged: r.backlogged}
 			switch {
 			case r.saturated:
 				g.Capacity = r.deleted

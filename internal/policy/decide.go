@@ -573,7 +573,7 @@ func (c *call) clamp() {
 	c.d.DesiredWorkers = desired
 	if c.d.Capped && c.diag != model.DiagUnknown && c.diag != model.DiagNotConsuming && c.diag != model.DiagStuck {
 		c.diag = model.DiagCapped
-		if c.hiBy == byCeiling {
+		if c.hiBy == byCeiling || c.hiBy == byFIFO {
 			c.diag = model.DiagDownstreamLimited
 			c.ceilingReason()
 		}

@@ -31,6 +31,11 @@ type learning struct {
 
 	ceiling   ceiling.Ceiling // the learned downstream ceiling, when ceilingOK
 	ceilingOK bool
+	// fifoCap is the most workers a FIFO group's message groups keep busy
+	// (0: none found), from fifoBusy messages in service while others
+	// waited.
+	fifoCap  int
+	fifoBusy float64
 
 	startDelay      time.Duration // measured start delay (startDelayQuantile)
 	starts          int           // starts behind it
@@ -86,6 +91,9 @@ func (st *State) learn(s Settings, sample model.GroupSample, fleet model.Fleet) 
 	}
 	if s.Learn == LearnAct {
 		l.ceiling, l.ceilingOK = st.ceil.At(at, st.ceilHeld, s.Min)
+		if s.FIFO {
+			l.fifoCap, l.fifoBusy = fifoLimit(st.meas, at, s.Concurrency)
+		}
 	}
 	l.est = st.meas.Estimate()
 	l.known = l.est.ServiceTime > 0 && l.est.PerWorker > 0 && !math.IsInf(l.est.PerWorker, 0)
@@ -220,14 +228,22 @@ const byCeiling = "learned ceiling"
 // wins, and min wins over all of them.
 func (c *call) applyCeiling() {
 	l := c.learn
-	if !l.ceilingOK || l.ceiling.Workers >= c.hi {
-		return
+	if l.ceilingOK && l.ceiling.Workers < c.hi {
+		c.hi, c.hiBy = max(l.ceiling.Workers, c.lo), byCeiling
 	}
-	c.hi, c.hiBy = max(l.ceiling.Workers, c.lo), byCeiling
+	if l.fifoCap > 0 && l.fifoCap < c.hi {
+		c.hi, c.hiBy = max(l.fifoCap, c.lo), byFIFO
+	}
 }
 
-// ceilingReason explains a fleet held at the learned ceiling.
+// ceilingReason explains a fleet held at the learned ceiling or the FIFO
+// limit.
 func (c *call) ceilingReason() {
+	if c.hiBy == byFIFO {
+		c.reason("a FIFO queue serves each message group one batch at a time: with messages waiting, at most %s were in service at once, so workers past %d would wait",
+			number(math.Round(c.learn.fifoBusy*10)/10), c.learn.fifoCap)
+		return
+	}
 	k := c.learn.ceiling
 	c.reason("adding workers from %s to %s raised completions by %s, where they promised %s: a downstream limit near %d workers; more workers add contention, not throughput",
 		number(math.Round(k.Low)), number(math.Round(k.High)), percent(k.Gain), percent(k.Expected), k.Workers)
@@ -246,3 +262,35 @@ func (m minuteCount) Format(f fmt.State, verb rune) {
 	number(m).Format(f, verb)
 	_, _ = io.WriteString(f, " minutes")
 }
+
+// FIFO queues. A FIFO queue hands out a message group's messages one batch
+// at a time: while a group has a message in flight, its others wait. So no
+// more messages are in service at once than there are groups with messages,
+// and workers past them wait however many messages are visible. A minute in
+// which messages waited in every sample while slots stood free (in flight
+// under 90 % of the slots, where a standard queue would have handed each
+// free slot a message) shows that limit: the group's workers are capped at
+// the most messages such minutes had in service, with fifoMargin to spare
+// for groups that become active, over the last fifoWindow.
+const (
+	fifoWindow = 10 * time.Minute
+	fifoMargin = 1.25
+)
+
+// fifoLimit is the FIFO cap from the recent good minutes, and the messages
+// in service it comes from; 0 when no minute shows the limit.
+func fifoLimit(e *measure.Estimator, now time.Time, concurrency int) (int, float64) {
+	busy := 0.0
+	for g, ok := e.After(now.Add(-fifoWindow)); ok; g, ok = e.After(g.Start) {
+		if g.Backlogged && !g.Saturated && g.Workers >= 1 && g.Busy > 0 {
+			busy = math.Max(busy, g.Busy)
+		}
+	}
+	if busy <= 0 {
+		return 0, 0
+	}
+	return max(int(math.Ceil(busy*fifoMargin/float64(max(concurrency, 1))-1e-9)), 1), busy
+}
+
+// byFIFO names the FIFO limit as the limit of the bounds.
+const byFIFO = "FIFO message groups"

@@ -74,6 +74,10 @@ type Settings struct {
 	// activation.go.
 	Activation int
 
+	// FIFO: every queue of the group is a FIFO queue, which hands out one
+	// message group's messages at a time (see learn.go).
+	FIFO bool
+
 	// Learn says what the measured fleet does (see learn.go): LearnAct
 	// sizes with the measured per-worker throughput once it is trusted,
 	// LearnReport only reports it, LearnOff does not measure. Default:

@@ -189,7 +189,7 @@ var diagnoses = map[string]diagnosis{
 		Means:  "The cap or the max keeps the fleet below what the backlog needs.",
 		Advice: "Raise the cap (or the max) if the downstream can take it, or reduce the work."},
 	model.DiagDownstreamLimited: {Label: "Downstream-limited", Level: "warn",
-		Means:  "Workers added past the learned ceiling raised completions by little: something they share (a connection pool, a database, a rate limit) is the bottleneck.",
+		Means:  "Workers added past the learned ceiling raised completions by little: something they share (a connection pool, a database, a rate limit, a FIFO queue's message groups) is the bottleneck.",
 		Advice: "Measure where the service time goes before adding workers: raise the downstream's limit, or accept the ceiling. The checker probes above it now and then and lets the fleet grow once throughput follows."},
 	model.DiagUnknown: {Label: "Unknown", Level: "bad",
 		Means:  "No data: no queue answered, or no cycle has run yet.",
