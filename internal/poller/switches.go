@@ -30,9 +30,13 @@ const (
 // maxTagText bounds the free text of a tag shown on the status page.
 const maxTagText = 128
 
-// parseSwitches reads the switch tags among tags (key -> value). A tag with
-// a value that is not understood, or an unknown key under the prefix, is
-// ignored with a warning.
+// parseSwitches reads the switch tags among tags (key -> value). The
+// switches fail safe: a paused or scale-in tag whose value is not true or
+// false pauses the group or holds its scale-in, with a warning (an
+// operator who typed paused=yes during an incident meant to pause, and
+// scale-in=no meant no scale-in); only false (paused) and true (scale-in)
+// release. A pin or paused-at that is not understood, or an unknown key
+// under the prefix, is ignored with a warning.
 func parseSwitches(tags map[string]string) model.Switches {
 	var s model.Switches
 	warn := func(format string, a ...any) { s.Warnings = append(s.Warnings, fmt.Sprintf(format, a...)) }
@@ -49,8 +53,8 @@ func parseSwitches(tags map[string]string) model.Switches {
 		case TagPaused:
 			b, err := strconv.ParseBool(v)
 			if err != nil {
-				warn("tag %s=%q ignored: want true or false", k, clip(v))
-				continue
+				warn("tag %s=%q not understood: the group is paused (its count held) until it reads true or false", k, clip(v))
+				b = true
 			}
 			s.Paused = b
 		case TagPausedBy:
@@ -65,8 +69,8 @@ func parseSwitches(tags map[string]string) model.Switches {
 		case TagScaleIn:
 			b, err := strconv.ParseBool(v)
 			if err != nil {
-				warn("tag %s=%q ignored: want true or false", k, clip(v))
-				continue
+				warn("tag %s=%q not understood: scale-in is held (scale out only) until it reads true or false", k, clip(v))
+				b = false
 			}
 			s.ScaleInOff = !b
 		case TagPin:
