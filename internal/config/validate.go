@@ -37,8 +37,9 @@ var (
 	// value, a Prometheus label value, a log field and a URL path segment.
 	groupNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 	// regionRE is the shape of a region name (us-east-1, eu-central-2,
-	// us-gov-west-1): lower-case words and digits joined by hyphens. It is a
-	// shape, not a list, so new regions and emulators' names pass.
+	// us-gov-west-1): lower-case words and digits joined by hyphens. A name
+	// of that shape must also match one of the AWS partitions' region
+	// patterns (regions.go): patterns, not a list, so new regions pass.
 	regionRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 	// namespaceRE is CloudWatch's character set for namespaces.
 	namespaceRE = regexp.MustCompile(`^[A-Za-z0-9.\-_/#: ]+$`)
@@ -159,10 +160,15 @@ func (g Group) validateQueues(p *problems, path string, defaultRegion string) {
 			continue
 		}
 		rp := joinPath(qp, "region")
+		if urlRegion != "" {
+			if msg := regionProblem(urlRegion); msg != "" {
+				p.add(joinPath(qp, "url"), "the region in the URL: %s", msg)
+			}
+		}
 		switch {
 		case q.Region != "" && urlRegion != "" && q.Region != urlRegion:
 			p.add(rp, "must match the region in the URL (%s), got %q", urlRegion, q.Region)
-		case q.Region != "":
+		case q.Region != "" && q.Region != urlRegion: // the URL's is checked above
 			validateRegion(p, rp, q.Region)
 		case urlRegion == "" && defaultRegion == "":
 			p.add(rp, "required: the URL names no region and aws.region is not set")
@@ -328,8 +334,14 @@ func (a Actions) validate(p *problems, path string, f Fleet) {
 
 // validateRegion checks the shape of a region name; empty is not checked.
 func validateRegion(p *problems, path, region string) {
-	if region != "" && !regionRE.MatchString(region) {
+	switch {
+	case region == "":
+	case !regionRE.MatchString(region):
 		p.add(path, "must be a region name such as us-east-1, got %q", region)
+	default:
+		if msg := regionProblem(region); msg != "" {
+			p.add(path, "%s", msg)
+		}
 	}
 }
 
