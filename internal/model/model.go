@@ -100,9 +100,10 @@ func (s GroupSample) Partial() bool { return s.Answered > 0 && s.Answered < s.Qu
 // (fleet.fixed_workers): known without being read.
 const FleetFixed = "fixed"
 
-// FleetECS is the Kind of an ECS service. Its pending tasks' PendingSince
-// is the creation time of the deployment starting them, not each task's
-// launch.
+// FleetECS is the Kind of an ECS service. DescribeServices names no pending
+// task, so its PendingSince is, per pending task, when the poller first saw
+// its deployment's pending count include it (oldest leaving first), never
+// before the deployment's creation.
 const FleetECS = "ecs"
 
 // Fleet is the worker fleet as read back from Auto Scaling or ECS.

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -181,22 +182,37 @@ func TestMeasuredStartDelayCountsThoseStillPending(t *testing.T) {
 	}
 }
 
-// An ECS service's pending tasks carry their deployment's creation time:
-// a task of a scale-out an hour into the deployment did not take an hour to
-// start, so no start delay is measured from them.
-func TestNoStartDelayFromECSDeployments(t *testing.T) {
+// An ECS service's pending tasks carry the time the poller first saw them
+// pending (never before their deployment's creation), as an Auto Scaling
+// group's do: a scale-out three days into a deployment is measured from
+// when its tasks were first seen, not from the deployment's creation.
+func TestStartDelayFromECSFirstSeen(t *testing.T) {
 	t.Parallel()
-	var sd startDelays
-	created := []time.Time{t0}
-	for i := range 10 {
-		now := t0.Add(time.Hour + time.Duration(i)*10*time.Second)
-		pending := created
-		if i%2 == 1 {
-			pending = nil // the task started
-		}
-		sd.observe(model.Fleet{Kind: model.FleetECS, Known: true, InService: 3 + i/2 + i%2, Pending: len(pending), PendingSince: pending}, now)
+	created := t0.Add(-72 * time.Hour) // the deployment
+	seen := func(n int) []time.Time {  // n tasks, each first seen pending at t0
+		return slices.Repeat([]time.Time{t0}, n)
 	}
-	if _, n, ok := sd.measured(t0.Add(2 * time.Hour)); ok || n != 0 {
-		t.Fatalf("%d start delays measured from an ECS deployment's creation time", n)
+	var sd startDelays
+	for _, r := range []struct {
+		at               time.Duration
+		inService, tasks int
+	}{
+		{0, 4, 6}, // desiredCount 4 -> 10: six tasks first seen pending
+		{10 * time.Second, 4, 6},
+		{20 * time.Second, 4, 6},
+		{30 * time.Second, 7, 3}, // three started, measured at 25 s
+		{40 * time.Second, 7, 3},
+		{50 * time.Second, 7, 3},
+		{60 * time.Second, 10, 0}, // the other three, at 55 s
+	} {
+		sd.observe(model.Fleet{Kind: model.FleetECS, Known: true, InService: r.inService, Pending: r.tasks,
+			PendingSince: seen(r.tasks)}, t0.Add(r.at))
+	}
+	got, n, ok := sd.measured(t0.Add(2 * time.Minute))
+	if !ok || n != 6 {
+		t.Fatalf("measured %v from %d ECS starts (ok %v), want 6 starts", got, n, ok)
+	}
+	if want := 55 * time.Second; got != want {
+		t.Fatalf("ECS start delay %v, want %v (from first seen, not the deployment's creation %v before)", got, want, t0.Sub(created))
 	}
 }

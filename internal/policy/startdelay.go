@@ -40,12 +40,9 @@ type startDelays struct {
 	sorted    []float32 // scratch for the quantile, made on the first
 }
 
-// observe compares the fleet with the last read of it. An ECS service's
-// pending tasks carry their deployment's creation time, which can be days
-// before a task of a later scale-out launched: its start delays are not
-// measured.
+// observe compares the fleet with the last read of it.
 func (sd *startDelays) observe(f model.Fleet, now time.Time) {
-	if !f.Known || now.IsZero() || f.Kind == model.FleetECS {
+	if !f.Known || now.IsZero() {
 		return
 	}
 	cur := f.PendingSince[:min(len(f.PendingSince), f.Pending, maxPendingTracked)]

@@ -62,6 +62,9 @@ type fleetReader struct {
 	// pendingSince remembers, per Auto Scaling instance ID, when the poller
 	// first saw the instance pending: the API gives no launch time.
 	pendingSince map[string]time.Time
+	// pendingTasks does the same for an ECS service's tasks, which
+	// DescribeServices counts per deployment but does not name.
+	pendingTasks pendingTasks
 
 	failing   bool
 	failSince time.Time
@@ -92,7 +95,7 @@ func (f *fleetReader) settle(now time.Time) model.Fleet {
 		f.fromASG(&fl, now)
 		f.applySwitches(&fl, asgTags(f.asg), now)
 	case f.kind == KindECS && f.svc != nil:
-		fromService(&fl, f.svc)
+		f.fromECS(&fl, now)
 		f.applySwitches(&fl, serviceTags(f.svc), now)
 	default:
 		fl.Err = fmt.Errorf("%s %s in %s: no answer", f.kind, f.display(), f.region)
@@ -186,9 +189,21 @@ func (f *fleetReader) fromASG(fl *model.Fleet, now time.Time) {
 	slices.SortFunc(fl.PendingSince, time.Time.Compare)
 }
 
-// fromService fills fl from an ECS service: running tasks are in service,
-// pending ones launching. PendingSince holds, per pending task, the
-// creation time of the deployment that is starting it.
+// fromECS fills fl from an ECS service: the counts from fromService, and
+// PendingSince, per pending task, from when the poller first saw it pending
+// (see pendingTasks), sorted.
+func (f *fleetReader) fromECS(fl *model.Fleet, now time.Time) {
+	fromService(fl, f.svc)
+	if f.pendingTasks == nil {
+		f.pendingTasks = pendingTasks{}
+	}
+	fl.PendingSince = f.pendingTasks.observe(f.svc.Deployments, now)
+	slices.SortFunc(fl.PendingSince, time.Time.Compare)
+}
+
+// fromService fills fl's counts from an ECS service: running tasks are in
+// service, pending ones launching. It leaves PendingSince, which needs the
+// reads before this one, to fromECS.
 //
 // Draining tasks are estimated from DescribeServices alone: a task the
 // scheduler is stopping (desiredStatus STOPPED) still counts in its
@@ -206,15 +221,60 @@ func fromService(fl *model.Fleet, s *ecstypes.Service) {
 	}
 	fl.Draining = min(fl.Draining, max(int(s.RunningCount), 0))
 	fl.InService = int(s.RunningCount) - fl.Draining
-	for _, d := range s.Deployments {
-		if d.PendingCount <= 0 || d.CreatedAt == nil {
-			continue
+}
+
+// pendingTasks remembers, per ECS deployment, when the poller first saw
+// each of its pending tasks, oldest first. DescribeServices gives a
+// deployment's pending count but no task, so tasks are told apart by order
+// alone: when the count rises by k, k tasks were first seen now; when it
+// falls by k, the k oldest have left pending (taken to start oldest
+// first). A task that starts and another that is placed within one
+// interval cancel out: the older first-seen time stays.
+type pendingTasks map[string][]time.Time // by deploymentKey
+
+// observe updates the record from this read's deployments, forgets those
+// gone, and returns, unsorted, one time per pending task: the later of
+// when it was first seen and its deployment's creation, since no task
+// launches before its deployment (the poller's clock may be behind AWS's).
+func (p pendingTasks) observe(deps []ecstypes.Deployment, now time.Time) []time.Time {
+	var since []time.Time
+	live := make(map[string]bool, len(deps))
+	for _, d := range deps {
+		key := deploymentKey(d)
+		live[key] = true
+		seen := p[key]
+		switch n := max(int(d.PendingCount), 0); {
+		case n > len(seen):
+			for range n - len(seen) {
+				seen = append(seen, now)
+			}
+		case n < len(seen):
+			seen = slices.Delete(seen, 0, len(seen)-n)
 		}
-		for range d.PendingCount {
-			fl.PendingSince = append(fl.PendingSince, *d.CreatedAt)
+		p[key] = seen
+		for _, t := range seen {
+			if d.CreatedAt != nil && d.CreatedAt.After(t) {
+				t = *d.CreatedAt
+			}
+			since = append(since, t)
 		}
 	}
-	slices.SortFunc(fl.PendingSince, time.Time.Compare)
+	for key := range p {
+		if !live[key] {
+			delete(p, key)
+		}
+	}
+	return since
+}
+
+// deploymentKey names a deployment in pendingTasks: its ID, which ECS
+// always sets; else, for emulators and fakes without one, its creation
+// time, so that two such deployments are still told apart.
+func deploymentKey(d ecstypes.Deployment) string {
+	if id := aws.ToString(d.Id); id != "" || d.CreatedAt == nil {
+		return id
+	}
+	return "created " + d.CreatedAt.UTC().Format(time.RFC3339Nano)
 }
 
 // asgBatch reads up to asgNamesPerCall Auto Scaling groups of one region.
