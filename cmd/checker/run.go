@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"reflect"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -109,7 +110,8 @@ func cmdRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 			log.Info("listening", zap.String("addr", a.String()), zap.String("status_page", "http://"+a.String()+"/"))
 		})
 	})
-	r := &reloader{src: src, sum: sum, ctrl: ctrl, gatherer: gatherer, warm: warm, leases: leases, log: log}
+	r := &reloader{src: src, sum: sum, ctrl: ctrl, gatherer: gatherer, warm: warm, leases: leases, log: log,
+		coordination: cfg.Coordination}
 	g.Go(func() error { return r.run(gctx, *refresh) })
 	err = g.Wait()
 	warm.wait()
@@ -132,6 +134,9 @@ type reloader struct {
 	warm     *warmer        // warm-starts the forecasts of the new configuration
 	leases   *lease.Manager // nil when this checker runs alone
 	log      *zap.Logger
+	// coordination is the running configuration's coordination block: a
+	// document that adds, removes or changes it is refused (see reload).
+	coordination *config.Coordination
 }
 
 func (r *reloader) run(ctx context.Context, refresh time.Duration) error {
@@ -173,12 +178,29 @@ func (r *reloader) reload(ctx context.Context, always bool) {
 		return
 	}
 	r.unread = false
+	if sum == r.sum {
+		// The running document again: a restart is no longer needed for
+		// a document it refused.
+		r.ctrl.SetRestartNeeded("")
+	}
 	if !always && (sum == r.sum || sum == r.bad) {
 		return
 	}
 	if err != nil {
 		r.bad = sum
 		fail(err)
+		return
+	}
+	if !reflect.DeepEqual(cfg.Coordination, r.coordination) {
+		// Applied at once, a checker that starts sharing would act on every
+		// group beside the checkers already holding their leases, and one
+		// that stops sharing would act alone beside them. The running
+		// configuration is kept and /healthz fails, so that an orchestrator
+		// restarts the checker, which then starts with the new block.
+		r.bad = sum
+		msg := "the coordination block was added, removed or changed: it takes a restart"
+		r.ctrl.SetRestartNeeded(msg)
+		r.log.Error("reload refused; keeping the running configuration", zap.String("config", r.src.name), zap.String("reason", msg))
 		return
 	}
 	asm, err := assemble(ctx, cfg, r.log)
@@ -191,6 +213,7 @@ func (r *reloader) reload(ctx context.Context, always bool) {
 		return
 	}
 	r.sum, r.bad = sum, [32]byte{}
+	r.ctrl.SetRestartNeeded("")
 	r.gatherer.swap(asm.registry)
 	if r.warm != nil {
 		r.warm.start(asm.history, asm.groups)
@@ -199,7 +222,7 @@ func (r *reloader) reload(ctx context.Context, always bool) {
 		r.leases.SetGroups(groupNames(cfg))
 	}
 	r.log.Info("configuration reloaded", zap.String("config", r.src.name), zap.Int("groups", len(cfg.Groups)),
-		zap.String("note", "listen, interval, log and coordination settings change only on restart"))
+		zap.String("note", "listen, interval and log settings change only on restart"))
 }
 
 func cmdOnce(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -116,4 +117,24 @@ func TestE2EConfigFromSSM(t *testing.T) {
 	if n := strings.Count(logs.String(), "configuration reloaded"); n != 1 {
 		t.Errorf("%d reloads logged, want 1", n)
 	}
+
+	// A document that gains a coordination block is refused: applied, this
+	// checker would act beside the ones sharing the table. The running
+	// configuration stays, logged at error, and /healthz fails until the
+	// checker restarts (or the running document comes back).
+	shared := strings.Replace(ssmDocument(moto.URL, q.url, 2), "groups:\n",
+		fmt.Sprintf("coordination:\n  dynamodb: {table: %s, region: %s}\ngroups:\n", awstest.UniqueName(t, "leases"), east), 1)
+	put(shared)
+	eventually(t, 10*time.Second, "the coordination change refused", func() bool { return strings.Contains(logs.String(), "reload refused") })
+	if n := groups(); n != 3 {
+		t.Errorf("%d groups served after a refused reload, want the running 3", n)
+	}
+	if code, body := get(t, "http://"+addr+"/healthz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "restart needed") {
+		t.Errorf("/healthz after a refused coordination change: %d %q, want 503 naming the restart", code, body)
+	}
+	put(ssmDocument(moto.URL, q.url, 3))
+	eventually(t, 10*time.Second, "healthy again with the running document back", func() bool {
+		code, _ := get(t, "http://"+addr+"/healthz")
+		return code == http.StatusOK
+	})
 }

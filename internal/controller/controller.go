@@ -51,7 +51,10 @@ type Controller struct {
 	firstRun time.Time
 	lastRun  time.Time
 	lastErr  error
-	cycles   int
+	// restartNeeded says why the running configuration must be restarted
+	// to change (see SetRestartNeeded); "" when it need not.
+	restartNeeded string
+	cycles        int
 }
 
 // groupState is what the controller keeps about one group between cycles.

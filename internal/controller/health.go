@@ -28,6 +28,9 @@ type Health struct {
 func (c *Controller) Health(now, started time.Time, stale time.Duration) Health {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
+	if c.restartNeeded != "" {
+		return Health{HealthUnhealthy, "restart needed: " + c.restartNeeded}
+	}
 	cause := ""
 	if c.lastErr != nil {
 		cause = ": " + c.lastErr.Error()
@@ -57,4 +60,14 @@ func (c *Controller) Health(now, started time.Time, stale time.Duration) Health 
 		return Health{HealthStarting, fmt.Sprintf("no good cycle yet: %d failed in %s%s", c.cycles, since.Round(time.Second), cause)}
 	}
 	return Health{HealthUnhealthy, fmt.Sprintf("no good cycle in %s since the start (limit %s; %d failed)%s", since.Round(time.Second), stale, c.cycles, cause)}
+}
+
+// SetRestartNeeded marks the controller as running a configuration that a
+// refused reload wanted to change in a way only a restart applies (why, or
+// "" to clear it): Health is unhealthy while it is set, so that an
+// orchestrator restarts the checker.
+func (c *Controller) SetRestartNeeded(why string) {
+	c.mu.Lock()
+	c.restartNeeded = why
+	c.mu.Unlock()
 }
