@@ -18,6 +18,9 @@ func holdAfterTakeover(g policy.Settings, d model.Decision, f model.Fleet, l Lea
 		return d
 	}
 	window := g.WithDefaults().ScaleInStabilization
+	if window <= 0 {
+		return d // scale-in is not stabilised: there is no window to wait out
+	}
 	end := l.Since.Add(window)
 	if !now.Before(end) {
 		return d

@@ -174,6 +174,14 @@ func TestHoldAfterTakeover(t *testing.T) {
 		{"not held here", LeaseStatus{Owner: "other"}, fleet, 3, t0, 3, false},
 		{"fleet unknown", held, model.Fleet{}, 3, t0, 3, false},
 	}
+	// With scale-in stabilisation off (scale_in_stabilization: 0s) there is
+	// no window to wait out, even for a lease dated a moment after the
+	// cycle (a hold reason once read "one scale-in window (-1ns)").
+	off := settings("g")
+	off.ScaleInStabilization = -1
+	if d := holdAfterTakeover(off, model.Decision{Group: "g", DesiredWorkers: 3}, fleet, LeaseStatus{Owner: "me", Held: true, Since: t0.Add(time.Millisecond)}, t0); d.Held || d.DesiredWorkers != 3 {
+		t.Errorf("stabilisation off: desired %d held %t (%q), want 3 and no hold", d.DesiredWorkers, d.Held, d.HoldReason)
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

@@ -161,9 +161,12 @@ const (
 	DiagIdle             = "idle"
 	DiagDraining         = "draining"
 	DiagUnderProvisioned = "under_provisioned"
-	DiagNotConsuming     = "not_consuming"
-	DiagStuck            = "stuck"
-	DiagCapped           = "capped"
+	// DiagCatchingUp: the workers the load needs are asked for and still
+	// starting, and the promise holds.
+	DiagCatchingUp   = "catching_up"
+	DiagNotConsuming = "not_consuming"
+	DiagStuck        = "stuck"
+	DiagCapped       = "capped"
 	// DiagDownstreamLimited: the learned ceiling keeps the fleet below what
 	// the backlog needs, because more workers added no throughput.
 	DiagDownstreamLimited = "downstream_limited"
@@ -171,7 +174,7 @@ const (
 )
 
 // Diagnoses lists every diagnosis state, for exporting one series per state.
-var Diagnoses = []string{DiagHealthy, DiagIdle, DiagDraining, DiagUnderProvisioned,
+var Diagnoses = []string{DiagHealthy, DiagIdle, DiagDraining, DiagUnderProvisioned, DiagCatchingUp,
 	DiagNotConsuming, DiagStuck, DiagCapped, DiagDownstreamLimited, DiagUnknown}
 
 // Decision is the policy's answer for one group at one time, with every

@@ -114,6 +114,7 @@ type box struct {
 	mService, mPerWorker, mConfidence, mStart float64
 	mCeiling                                  int
 	reasons                                   learnValues
+	catchUp                                   seconds
 }
 
 // call is one Decide call in progress.

@@ -34,6 +34,9 @@ import (
 //     current load needing more workers than there are, or the visible count growing after
 //     streakSamples samples at capacity (in a small fleet every worker is
 //     busy now and then, and one busy sample is not a verdict);
+//   - catching_up: as under_provisioned, but the count asked for already
+//     meets the load, workers are still starting and the oldest message is
+//     within the promise (or its age unknown);
 //   - draining: messages visible and the total (visible + in-flight +
 //     delayed) shrinking;
 //   - healthy otherwise.
@@ -85,6 +88,8 @@ func (c *call) diagnose() {
 		c.diag = model.DiagStuck
 	case c.visible == 0 && delayed == 0 && inFlight <= idleShare*slots && c.nothingArrives(inFlight):
 		c.diag = model.DiagIdle
+	case c.visible > 0 && atCap && c.catchingUp():
+		c.diag = model.DiagCatchingUp
 	case c.visible > 0 && atCap && (c.recKnown && c.currentNeed() > c.current || growing && st.atCapacity >= streakSamples):
 		c.diag = model.DiagUnderProvisioned
 	case c.visible > 0 && shrinking:
@@ -146,4 +151,34 @@ func (c *call) currentNeed() int {
 		need += min(s.SafetyWorkers, maxRecommended)
 	}
 	return min(need, c.rec, maxRecommended)
+}
+
+// catchingUp reports a fleet whose desired count already meets the load
+// with workers still starting and the promise held, and says when the last
+// of them is expected in service.
+func (c *call) catchingUp() bool {
+	f := c.fleet
+	if !f.Known || f.Pending <= 0 || !c.recKnown || c.currentNeed() > c.current {
+		return false
+	}
+	if c.ageOK && c.latency() > 0 && c.age > c.latency() {
+		return false
+	}
+	wait := c.s.StartDelay.Seconds() // a worker of unknown launch: at most the start delay
+	if len(f.PendingSince) >= f.Pending {
+		wait = 0
+		for _, at := range f.PendingSince[:f.Pending] {
+			if !at.IsZero() {
+				wait = math.Max(wait, c.s.StartDelay.Seconds()-c.now.Sub(at).Seconds())
+			}
+		}
+	}
+	if wait < 1 {
+		c.reason("catching up: %d workers are starting, due in service now; the oldest message is within the promise", f.Pending)
+		return true
+	}
+	c.b.catchUp = seconds(wait)
+	c.reason("catching up: %d workers are starting, the last in service in about %s; the oldest message is within the promise",
+		f.Pending, &c.b.catchUp)
+	return true
 }
