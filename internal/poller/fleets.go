@@ -68,6 +68,10 @@ type fleetReader struct {
 
 	failing   bool
 	failSince time.Time
+	// atZero: the last read found no worker, none wanted: the group's
+	// queues are then asked every interval (queue.due), so that the first
+	// message wakes the fleet within one.
+	atZero bool
 
 	// pausedSeen is when the poller first saw the fleet paused without a
 	// paused-at tag; warned is the switch warnings last logged.
@@ -112,6 +116,7 @@ func (f *fleetReader) settle(now time.Time) model.Fleet {
 		f.failing = false
 		f.log.Info("fleet read answers again", zap.Duration("failed_for", now.Sub(f.failSince)))
 	}
+	f.atZero = fl.Desired == 0 && fl.InService == 0 && fl.Pending == 0
 	return fl
 }
 

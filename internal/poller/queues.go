@@ -121,12 +121,14 @@ func newQueue(g *group, name, url, region string, log *zap.Logger) *queue {
 
 // due reports whether the queue is asked in the interval at now. Only a
 // queue whose last answer was good and all zero is ever left out, and then
-// only until its next due time, while its group expects no load.
+// only until its next due time, while its group expects no load and has
+// workers: a group at zero workers asks every queue every interval, since
+// nothing else would wake it.
 func (q *queue) due(now time.Time) bool {
 	g := q.grp
 	switch {
 	case g.idleMax <= g.interval, q.idleSince.IsZero(), q.failing, !q.everGood, !q.metaKnown,
-		now.Before(g.expectUntil):
+		now.Before(g.expectUntil), g.fleet != nil && g.fleet.atZero:
 		return true
 	}
 	// Half an interval early rather than a whole interval late.
