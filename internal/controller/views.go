@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/queuechecker/queue-checker/internal/measure"
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
 )
@@ -128,6 +129,34 @@ func (r *ring) since(window time.Duration) []Point {
 	return out
 }
 
+// FleetMinute is one good minute of the group's fleet measurement, for the
+// status page's chart of throughput against workers (docs/measuring.md).
+type FleetMinute struct {
+	Workers     float64 `json:"workers"`                // mean workers in service
+	Completions float64 `json:"completions_per_second"` // messages deleted, msg/s
+	// Saturated: a visible backlog throughout and every slot busy, so the
+	// completions are what these workers can do.
+	Saturated bool `json:"saturated"`
+}
+
+// fleetMinutesOf copies the good minutes with a worker count, oldest first.
+func fleetMinutesOf(st *policy.State) []FleetMinute {
+	var buf [24]measure.GoodMinute // the most the measurement keeps
+	mins := st.FleetMinutes(buf[:0])
+	if len(mins) == 0 {
+		return nil
+	}
+	out := make([]FleetMinute, 0, len(mins))
+	for _, m := range mins {
+		if isFinite(m.Workers) && isFinite(m.Deleted) { // a NaN would fail the whole JSON document
+			out = append(out, FleetMinute{Workers: m.Workers, Completions: m.Deleted, Saturated: m.Saturated})
+		}
+	}
+	return out
+}
+
+func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
 // GroupView is everything known about one group, for the status page and
 // its JSON endpoint. It is a copy: the caller may keep it.
 type GroupView struct {
@@ -139,6 +168,9 @@ type GroupView struct {
 	ActionError string
 	History     []Point
 	Changes     []Change // most recent last
+	// FleetMinutes are the recent good minutes of the fleet's
+	// measurement, oldest first; none while it measures nothing.
+	FleetMinutes []FleetMinute
 	// Lease is the group's lease when several checkers share the groups;
 	// nil when this checker runs alone.
 	Lease *LeaseStatus
@@ -180,6 +212,13 @@ func (c *Controller) viewOf(g policy.Settings) GroupView {
 		v.ActionError = st.actionErr
 		v.History = st.points.since(c.history)
 		v.Changes = slices.Clone(st.changes)
+		if !st.elsewhere {
+			// The policy's state is Decide's between cycles: read it
+			// under the same lock (Decide never takes c.mu).
+			st.deciding.Lock()
+			v.FleetMinutes = fleetMinutesOf(&st.policy)
+			st.deciding.Unlock()
+		}
 	}
 	return v
 }

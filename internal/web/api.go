@@ -36,6 +36,9 @@ type groupDoc struct {
 	ActionError string               `json:"action_error"`
 	History     []controller.Point   `json:"history"`
 	Changes     []controller.Change  `json:"changes"` // most recent last
+	// FleetMinutes are the recent good minutes of the fleet's
+	// measurement, oldest first (the chart of throughput against workers).
+	FleetMinutes []controller.FleetMinute `json:"fleet_minutes"`
 	// ForecastNote says what the forecast does for the fleet now (see
 	// forecastNote); BacklogTrend which way the backlog is going (see
 	// backlogTrend). Empty when there is nothing to say.
@@ -181,16 +184,17 @@ func fleetOf(f model.Fleet) fleetDoc {
 // groupOf turns a controller view into its JSON document.
 func groupOf(v controller.GroupView) groupDoc {
 	g := groupDoc{
-		Name:        v.Settings.Group,
-		Settings:    settingsOf(v.Settings),
-		Decision:    v.Decision,
-		Queues:      queuesOf(v.Sample),
-		Fleet:       fleetOf(v.Fleet),
-		Failures:    v.Sample.Failures,
-		LastAction:  v.LastAction,
-		ActionError: v.ActionError,
-		History:     v.History,
-		Changes:     v.Changes,
+		Name:         v.Settings.Group,
+		Settings:     settingsOf(v.Settings),
+		Decision:     v.Decision,
+		Queues:       queuesOf(v.Sample),
+		Fleet:        fleetOf(v.Fleet),
+		Failures:     v.Sample.Failures,
+		LastAction:   v.LastAction,
+		ActionError:  v.ActionError,
+		History:      v.History,
+		Changes:      v.Changes,
+		FleetMinutes: v.FleetMinutes,
 
 		ForecastNote: forecastNote(v.Settings, v.Decision),
 		BacklogTrend: backlogTrend(v.Decision, v.History),
@@ -206,6 +210,9 @@ func groupOf(v controller.GroupView) groupDoc {
 	}
 	if g.Changes == nil {
 		g.Changes = []controller.Change{}
+	}
+	if g.FleetMinutes == nil {
+		g.FleetMinutes = []controller.FleetMinute{}
 	}
 	for i, c := range g.Changes {
 		if c.Reasons == nil {

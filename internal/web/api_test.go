@@ -95,7 +95,7 @@ func TestGroupsAPI(t *testing.T) {
 // checkGroupJSON holds one group of the endpoint to the controller's view.
 func checkGroupJSON(t *testing.T, g map[string]any, v controller.GroupView) {
 	t.Helper()
-	wantKeys := []string{"action_error", "backlog_trend", "changes", "decision", "failures", "fleet", "forecast_note",
+	wantKeys := []string{"action_error", "backlog_trend", "changes", "decision", "failures", "fleet", "fleet_minutes", "forecast_note",
 		"history", "last_action", "name", "queues", "settings", "switches"}
 	if got := keysOf(g); !slices.Equal(got, wantKeys) {
 		t.Errorf("group keys %v, want %v", got, wantKeys)
@@ -163,7 +163,7 @@ func checkGroupJSON(t *testing.T, g map[string]any, v controller.GroupView) {
 
 	// Lists are arrays, never null, and equal to the view's.
 	for key, want := range map[string]any{
-		"failures": v.Sample.Failures, "history": v.History, "changes": v.Changes,
+		"failures": v.Sample.Failures, "history": v.History, "changes": v.Changes, "fleet_minutes": v.FleetMinutes,
 	} {
 		got, ok := g[key].([]any)
 		if !ok {

@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"syscall"
@@ -22,6 +24,8 @@ import (
 	"github.com/chromedp/cdproto/network"
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/queuechecker/queue-checker/internal/controller"
 )
 
 // The browser test: the checker's demo in headless Chromium, as an on-call
@@ -58,6 +62,9 @@ func TestBrowser(t *testing.T) {
 	})
 	t.Run("formatting in the page matches the server's", func(t *testing.T) {
 		testFormatParity(t, ctx)
+	})
+	t.Run("the knee chart's arithmetic matches the server's", func(t *testing.T) {
+		testKneeParity(t, ctx)
 	})
 	t.Run("status page without JavaScript", func(t *testing.T) {
 		testNoScript(t, ctx, base)
@@ -342,6 +349,18 @@ type pageSnapshot struct {
 		RefY             string
 		RefLabel         string
 	} `json:"charts"`
+	Knees []struct {
+		Group, Chart     string
+		Dots             []string // "class cx,cy r"
+		YLabels, XLabels []string
+		Desc             string
+		CeilingHidden    bool
+		CeilingX         string
+		LabelX, Anchor   string
+		Label            string
+		NoData           bool
+		KeyHidden        bool
+	} `json:"knees"`
 	Lists []struct {
 		Group, List string
 		Rows        []string
@@ -353,7 +372,7 @@ type pageSnapshot struct {
 // lists, with the document the page's script rendered them from.
 const snapshotJS = `(() => {
   const groupOf = (e) => e.closest("[data-group]")?.getAttribute("data-group") ?? null;
-  const out = { applied: window.checker ? window.checker.applied : 0, fields: [], docFields: [], charts: [], lists: [],
+  const out = { applied: window.checker ? window.checker.applied : 0, fields: [], docFields: [], charts: [], knees: [], lists: [],
     last: window.checker && window.checker.last ? window.checker.last : null };
   document.querySelectorAll("[data-group] [data-field]").forEach((e) => out.fields.push({
     Group: groupOf(e), Field: e.getAttribute("data-field"), Fmt: e.getAttribute("data-fmt"),
@@ -370,6 +389,19 @@ const snapshotJS = `(() => {
       Desc: f.querySelector("[data-desc]").textContent,
       RefHidden: ref.hasAttribute("hidden"), RefY: ref.getAttribute("y1"),
       RefLabel: f.querySelector("[data-ref-label]").textContent });
+  });
+  document.querySelectorAll("[data-group] [data-knee]").forEach((f) => {
+    const line = f.querySelector("[data-ceiling]"), label = f.querySelector("[data-ceiling-label]");
+    out.knees.push({ Group: groupOf(f), Chart: f.getAttribute("data-knee"),
+      Dots: [...f.querySelectorAll("[data-points] circle")].map((c) =>
+        c.getAttribute("class") + " " + c.getAttribute("cx") + "," + c.getAttribute("cy") + " " + c.getAttribute("r")),
+      YLabels: [...f.querySelectorAll("[data-ylabel]")].map((x) => x.textContent),
+      XLabels: [...f.querySelectorAll("[data-xlabel]")].map((x) => x.textContent),
+      Desc: f.querySelector("[data-desc]").textContent,
+      CeilingHidden: line.hasAttribute("hidden"), CeilingX: line.getAttribute("x1"),
+      LabelX: label.getAttribute("x"), Anchor: label.getAttribute("text-anchor"), Label: label.textContent,
+      NoData: !f.querySelector("[data-nodata]").hasAttribute("hidden"),
+      KeyHidden: f.querySelector("[data-ceiling-key]").hasAttribute("hidden") });
   });
   document.querySelectorAll("[data-group] [data-list]").forEach((l) => out.lists.push({
     Group: groupOf(l), List: l.getAttribute("data-list"),
@@ -469,8 +501,8 @@ func testStatusPage(t *testing.T, ctx context.Context, base string) {
 		if err := json.Unmarshal(raw, &snap); err != nil {
 			t.Fatalf("decode the page snapshot: %v", err)
 		}
-		if len(snap.Fields) == 0 || len(snap.Charts) == 0 {
-			t.Fatalf("the page has %d fields and %d charts", len(snap.Fields), len(snap.Charts))
+		if len(snap.Fields) == 0 || len(snap.Charts) == 0 || len(snap.Knees) != len(snap.Charts)/len(charts) {
+			t.Fatalf("the page has %d fields, %d charts and %d knee charts", len(snap.Fields), len(snap.Charts), len(snap.Knees))
 		}
 		rendered, err := parseDoc(snap.Last)
 		if err != nil {
@@ -489,6 +521,11 @@ func testStatusPage(t *testing.T, ctx context.Context, base string) {
 		case len(a) == 0 || len(b) == 0:
 			matched = true
 			t.Logf("the %d numbers on the page match /api/v1/groups (attempt %d)", len(snap.Fields), attempt+1)
+			dots := 0
+			for _, k := range snap.Knees {
+				dots += len(k.Dots)
+			}
+			t.Logf("the knee charts show %d good minutes", dots)
 		default:
 			lastProblems = b
 		}
@@ -542,6 +579,45 @@ func checkAgainstRendered(t *testing.T, snap pageSnapshot, doc apiDoc) {
 		}
 		if c.RefHidden != (want.Ref == nil) || (want.Ref != nil && (c.RefLabel != want.Ref.Label || c.RefY != fmt.Sprint(want.RefY))) {
 			t.Errorf("%s chart %s: reference line hidden=%v at %s %q, want %+v at %v", c.Group, c.Chart, c.RefHidden, c.RefY, c.RefLabel, want.Ref, want.RefY)
+		}
+	}
+	for _, k := range snap.Knees {
+		g, typed, ok := doc.group(k.Group)
+		if !ok || k.Chart != knee.ID {
+			t.Errorf("knee chart %q of unknown group %q", k.Chart, k.Group)
+			continue
+		}
+		want := renderKnee(knee, g, typed.FleetMinutes)
+		var dots []string
+		for _, p := range want.Points {
+			class := "dot"
+			if p.Saturated {
+				class += " sat"
+			}
+			dots = append(dots, fmt.Sprintf("%s %s,%s %d", class, p.X, p.Y, knee.Radius))
+		}
+		if strings.Join(k.Dots, "|") != strings.Join(dots, "|") {
+			t.Errorf("%s knee chart: the script drew the dots\n%q\nthe server draws\n%q", k.Group, k.Dots, dots)
+		}
+		if strings.Join(k.YLabels, "|") != strings.Join(want.YLabels[:], "|") ||
+			strings.Join(k.XLabels, "|") != strings.Join(want.XLabels[:], "|") {
+			t.Errorf("%s knee chart: axis labels %v %v, want %v %v", k.Group, k.YLabels, k.XLabels, want.YLabels, want.XLabels)
+		}
+		if k.Desc != want.Desc {
+			t.Errorf("%s knee chart: text alternative %q, want %q", k.Group, k.Desc, want.Desc)
+		}
+		wantLabel := ""
+		if want.Ceiling != nil {
+			wantLabel = want.Ceiling.Label
+		}
+		if k.CeilingHidden != (want.Ceiling == nil) || k.KeyHidden != (want.Ceiling == nil) || k.CeilingX != want.CeilingX || k.LabelX != want.CeilingLabelX ||
+			k.Anchor != want.CeilingAnchor || k.Label != wantLabel {
+			t.Errorf("%s knee chart: ceiling hidden=%v at %s, label %q at %s %s; want %+v at %s, label at %s %s",
+				k.Group, k.CeilingHidden, k.CeilingX, k.Label, k.LabelX, k.Anchor, want.Ceiling, want.CeilingX,
+				want.CeilingLabelX, want.CeilingAnchor)
+		}
+		if k.NoData != want.Empty {
+			t.Errorf("%s knee chart: \"No data yet\" shown %v, want %v", k.Group, k.NoData, want.Empty)
 		}
 	}
 	for _, l := range snap.Lists {
@@ -606,6 +682,85 @@ func testFormatParity(t *testing.T, ctx context.Context) {
 			t.Errorf("time %s: the script reads %d ms, the server %d", s, ms[i], at.UnixMilli())
 		}
 	}
+}
+
+// testKneeParity holds the script's knee chart to the server's on groups
+// of known minutes, with and without a ceiling: the demo's fleets have no
+// downstream limit, and they have no good minute in the test's first
+// seconds.
+func testKneeParity(t *testing.T, ctx context.Context) {
+	var many []controller.FleetMinute
+	for i := range 30 {
+		many = append(many, controller.FleetMinute{Workers: 1.5 + float64(i)*0.37, Completions: 3 * math.Sqrt(float64(i)),
+			Saturated: i%3 == 0})
+	}
+	cases := []struct {
+		minutes []controller.FleetMinute
+		ceiling any
+	}{
+		{minutes: nil, ceiling: nil},
+		{minutes: many[:1], ceiling: nil},
+		{minutes: many[:7], ceiling: 3.0},
+		{minutes: many, ceiling: 9.0},
+		{minutes: many, ceiling: 40.0},
+		{minutes: []controller.FleetMinute{{Workers: 12.345, Completions: 0.0625}, {Workers: -1, Completions: 2}}, ceiling: 0.0},
+	}
+	type drawn struct {
+		YLabels, XLabels []string
+		Points           []struct {
+			X, Y string
+			Sat  bool
+		}
+		Empty         bool
+		Ceiling       *string
+		CeilingX      string
+		CeilingLabelX string
+		CeilingAnchor string
+		Desc          string
+	}
+	var groups []map[string]any
+	for _, c := range cases {
+		g := map[string]any{"fleet_minutes": c.minutes,
+			"decision": map[string]any{"measured": map[string]any{"ceiling_workers": c.ceiling}}}
+		if c.minutes == nil {
+			g["fleet_minutes"] = []controller.FleetMinute{}
+		}
+		groups = append(groups, g)
+	}
+	got := within(t, ctx, 10*time.Second, chromedp.Evaluate[[]drawn](
+		`(`+mustJSON(t, groups)+`).map((g) => window.checker.renderKnee(JSON.parse(document.getElementById("checker-config").textContent).knee, g))`))
+	for i, g := range groups {
+		generic := asGeneric(t, g)
+		want := renderKnee(knee, generic, cases[i].minutes)
+		w := drawn{YLabels: want.YLabels[:], XLabels: want.XLabels[:], Empty: want.Empty, CeilingX: want.CeilingX,
+			CeilingLabelX: want.CeilingLabelX, CeilingAnchor: want.CeilingAnchor, Desc: want.Desc}
+		for _, p := range want.Points {
+			w.Points = append(w.Points, struct {
+				X, Y string
+				Sat  bool
+			}{p.X, p.Y, p.Saturated})
+		}
+		if want.Ceiling != nil {
+			w.Ceiling = &want.Ceiling.Label
+		}
+		if len(w.Points) == 0 && len(got[i].Points) == 0 {
+			got[i].Points = nil
+		}
+		if !reflect.DeepEqual(got[i], w) {
+			t.Errorf("case %d: the script draws\n%+v\nthe server\n%+v", i, got[i], w)
+		}
+	}
+}
+
+// asGeneric is v through encoding/json and back, as the page's script and
+// the server's renderers read a group.
+func asGeneric(t *testing.T, v any) map[string]any {
+	t.Helper()
+	var out map[string]any
+	if err := json.Unmarshal([]byte(mustJSON(t, v)), &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func mustJSON(t *testing.T, v any) string {

@@ -88,14 +88,30 @@ type chartView struct {
 	Ref     *refView
 	RefY    float64 // where the reference line is, or the plot's top when none
 	Empty   bool
+	chartFrame
+}
 
-	// Fixed places of the grid and labels.
+// chartFrame is the fixed places of a chart's grid and labels.
+type chartFrame struct {
 	GridY            [3]int // the value axis at 0, half and the top
-	GridX            [3]int // the time axis at the start, the middle and the end
+	GridX            [3]int // the other axis at the start, the middle and the end
 	Anchors          [3]string
 	PlotRight        int
 	YLabelX, XLabelY int
 	MidX, MidY       int
+}
+
+func frameOf(geo chartGeometry) chartFrame {
+	return chartFrame{
+		GridY:     [3]int{geo.Top + geo.plotH(), geo.Top + geo.plotH()/2, geo.Top},
+		GridX:     [3]int{geo.Left, geo.Left + geo.plotW()/2, geo.Width - geo.Right},
+		Anchors:   [3]string{"start", "middle", "end"},
+		PlotRight: geo.Width - geo.Right,
+		YLabelX:   geo.Left - 6,
+		XLabelY:   geo.Height - 6,
+		MidX:      geo.Left + geo.plotW()/2,
+		MidY:      geo.Top + geo.plotH()/2,
+	}
 }
 
 type pathView struct {
@@ -239,17 +255,7 @@ func renderChart(spec chartSpec, g map[string]any, history []controller.Point, g
 	endMs := generated.UnixMilli()
 	windowMs := chartWindow(history, endMs, geo)
 	startMs := endMs - windowMs
-	v := chartView{Spec: spec, Geo: geo,
-		GridY:     [3]int{geo.Top + geo.plotH(), geo.Top + geo.plotH()/2, geo.Top},
-		GridX:     [3]int{geo.Left, geo.Left + geo.plotW()/2, geo.Width - geo.Right},
-		Anchors:   [3]string{"start", "middle", "end"},
-		PlotRight: geo.Width - geo.Right,
-		YLabelX:   geo.Left - 6,
-		XLabelY:   geo.Height - 6,
-		MidX:      geo.Left + geo.plotW()/2,
-		MidY:      geo.Top + geo.plotH()/2,
-		RefY:      float64(geo.Top),
-	}
+	v := chartView{Spec: spec, Geo: geo, chartFrame: frameOf(geo), RefY: float64(geo.Top)}
 
 	series := make([][]sample, len(spec.Series))
 	maxV := 0.0

@@ -157,8 +157,8 @@ func TestStatusPage(t *testing.T) {
 	t.Run("charts are drawn on the server", func(t *testing.T) {
 		t.Parallel()
 		panel := section(t, body, groupBusy)
-		if n := strings.Count(panel, `<svg viewBox=`); n != len(charts) {
-			t.Errorf("%d charts, want %d", n, len(charts))
+		if n := strings.Count(panel, `<svg viewBox=`); n != len(charts)+1 {
+			t.Errorf("%d charts, want %d and the knee", n, len(charts))
 		}
 		for _, key := range []string{"backlog", "current_workers", "desired_workers", "recommended_workers", "oldest_age_seconds"} {
 			re := regexp.MustCompile(`data-series="` + key + `" d="M[0-9.]+,[0-9.]+[LHV]`)
@@ -205,7 +205,7 @@ func TestStatusPage(t *testing.T) {
 		if err := json.Unmarshal([]byte(m[1]), &cfg); err != nil {
 			t.Fatalf("the configuration is not JSON: %v\n%s", err, m[1])
 		}
-		if cfg.RefreshMs != 5000 || len(cfg.Charts) != len(charts) || cfg.Diagnoses["stuck"].Advice == "" {
+		if cfg.RefreshMs != 5000 || len(cfg.Charts) != len(charts) || cfg.Diagnoses["stuck"].Advice == "" || cfg.Knee != knee {
 			t.Errorf("configuration %+v", cfg)
 		}
 	})

@@ -25,6 +25,7 @@ type statusGroup struct {
 	G       map[string]any // the group's JSON object
 	Diag    diagnosis
 	Charts  []chartView
+	Knee    kneeView
 	Changes []changeRow // most recent first
 }
 
@@ -43,6 +44,7 @@ type pageConfig struct {
 	Group     string               `json:"group,omitempty"`
 	Diagnoses map[string]diagnosis `json:"diagnoses"`
 	Charts    []chartSpec          `json:"charts"`
+	Knee      kneeSpec             `json:"knee"`
 	Geometry  chartGeometry        `json:"geometry"`
 }
 
@@ -58,6 +60,7 @@ func newStatusPage(o Options, doc groupsDoc) (statusPage, error) {
 			RefreshMs: refreshEvery(o.refreshInterval()).Milliseconds(),
 			Diagnoses: diagnoses,
 			Charts:    charts,
+			Knee:      knee,
 			Geometry:  geometry,
 		},
 	}
@@ -71,6 +74,8 @@ func newStatusPage(o Options, doc groupsDoc) (statusPage, error) {
 			c.ID = fmt.Sprintf("g%d-%s", i, spec.ID)
 			sg.Charts = append(sg.Charts, c)
 		}
+		sg.Knee = renderKnee(knee, generic[i], g.FleetMinutes)
+		sg.Knee.ID = fmt.Sprintf("g%d-%s", i, knee.ID)
 		for j := len(g.Changes) - 1; j >= 0; j-- {
 			c := g.Changes[j]
 			sg.Changes = append(sg.Changes, changeRow{At: c.At, From: formatNumber(float64(c.From)),

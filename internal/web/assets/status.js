@@ -386,6 +386,109 @@
     if (nodata) { nodata.toggleAttribute("hidden", !c.empty); }
   }
 
+  // ---- The chart of throughput against workers, as knee.go draws it.
+
+  var svgNS = "http://www.w3.org/2000/svg";
+
+  function isFiniteNumber(v) { return typeof v === "number" && isFinite(v); }
+
+  function rangeText(lo, hi) {
+    var a = formatNumber(lo), b = formatNumber(hi);
+    return a !== b ? a + " to " + b : b;
+  }
+
+  function minutesText(n) { return n === 1 ? "1 good minute" : n + " good minutes"; }
+
+  function renderKnee(spec, g) {
+    var pts = [];
+    (g.fleet_minutes || []).forEach(function (m) {
+      if (isFiniteNumber(m.workers) && isFiniteNumber(m.completions_per_second) &&
+          m.workers >= 0 && m.completions_per_second >= 0) { pts.push(m); }
+    });
+    if (pts.length > spec.max_points) { pts = pts.slice(pts.length - spec.max_points); }
+    var maxW = 0, maxY = 0, minW = Infinity, minY = Infinity, saturated = 0;
+    pts.forEach(function (m) {
+      maxW = Math.max(maxW, m.workers); maxY = Math.max(maxY, m.completions_per_second);
+      minW = Math.min(minW, m.workers); minY = Math.min(minY, m.completions_per_second);
+      if (m.saturated === true) { saturated++; }
+    });
+    var ceiling = 0;
+    var c = lookup(g, spec.ceiling);
+    if (typeof c === "number" && c > 0) { ceiling = c; }
+    var xMax = niceMax(Math.max(maxW, ceiling)), yMax = niceMax(maxY);
+    function xOf(w) { return geo.left + w / xMax * plotW; }
+    function yOf(v) { return geo.top + plotH - v / yMax * plotH; }
+    var midX = geo.left + Math.floor(plotW / 2);
+    var out = {
+      yLabels: [formatNumber(0), formatNumber(yMax / 2), formatNumber(yMax)],
+      xLabels: [formatNumber(0), formatNumber(xMax / 2), formatNumber(xMax) + (xMax === 1 ? " worker" : " workers")],
+      points: pts.map(function (m) {
+        return { x: coord(xOf(m.workers)), y: coord(yOf(m.completions_per_second)), sat: m.saturated === true };
+      }),
+      empty: pts.length === 0, ceiling: null,
+      ceilingX: coord(geo.left), ceilingLabelX: coord(geo.left + spec.label_gap), ceilingAnchor: "start"
+    };
+    var desc;
+    if (out.empty) {
+      desc = "No good minute of the fleet measured yet.";
+    } else {
+      var last = pts[pts.length - 1];
+      desc = "Last " + minutesText(pts.length) + ": " + rangeText(minW, maxW) +
+        " workers in service completed " + rangeText(minY, maxY) + " msg/s; " +
+        saturated + " saturated (filled dots); newest " + formatNumber(last.workers) +
+        " workers at " + formatNumber(last.completions_per_second) + " msg/s.";
+    }
+    if (ceiling > 0) {
+      out.ceiling = spec.ceiling_label + " " + formatNumber(ceiling);
+      var x = xOf(ceiling);
+      out.ceilingX = coord(x);
+      if (x > midX) {
+        out.ceilingLabelX = coord(x - spec.label_gap); out.ceilingAnchor = "end";
+      } else {
+        out.ceilingLabelX = coord(x + spec.label_gap);
+      }
+      desc += " Downstream ceiling near " + formatNumber(ceiling) + " workers (dashed line).";
+    } else if (!out.empty) {
+      desc += " No downstream ceiling found.";
+    }
+    out.desc = desc;
+    return out;
+  }
+
+  function drawKnee(fig, spec, g) {
+    var c = renderKnee(spec, g);
+    fig.querySelectorAll("[data-ylabel]").forEach(function (t) { t.textContent = c.yLabels[+t.getAttribute("data-ylabel")]; });
+    fig.querySelectorAll("[data-xlabel]").forEach(function (t) { t.textContent = c.xLabels[+t.getAttribute("data-xlabel")]; });
+    var desc = fig.querySelector("[data-desc]");
+    if (desc) { desc.textContent = c.desc; }
+    var group = fig.querySelector("[data-points]");
+    if (group) {
+      var dots = c.points.map(function (p) {
+        var e = document.createElementNS(svgNS, "circle");
+        e.setAttribute("class", p.sat ? "dot sat" : "dot");
+        e.setAttribute("cx", p.x);
+        e.setAttribute("cy", p.y);
+        e.setAttribute("r", String(spec.radius));
+        return e;
+      });
+      group.replaceChildren.apply(group, dots);
+    }
+    var line = fig.querySelector("[data-ceiling]"), label = fig.querySelector("[data-ceiling-label]");
+    if (line && label) {
+      line.setAttribute("x1", c.ceilingX);
+      line.setAttribute("x2", c.ceilingX);
+      label.setAttribute("x", c.ceilingLabelX);
+      label.setAttribute("text-anchor", c.ceilingAnchor);
+      label.textContent = c.ceiling || "";
+      line.toggleAttribute("hidden", c.ceiling === null);
+      label.toggleAttribute("hidden", c.ceiling === null);
+    }
+    var key = fig.querySelector("[data-ceiling-key]");
+    if (key) { key.toggleAttribute("hidden", c.ceiling === null); }
+    var nodata = fig.querySelector("[data-nodata]");
+    if (nodata) { nodata.toggleAttribute("hidden", !c.empty); }
+  }
+
   // ---- Lists.
 
   function el(tag, text, attrs) {
@@ -473,6 +576,9 @@
         if (cfg.charts[i].id === id) { drawChart(fig, cfg.charts[i], g, generatedMs); }
       }
     });
+    root.querySelectorAll("[data-knee]").forEach(function (fig) {
+      if (cfg.knee && fig.getAttribute("data-knee") === cfg.knee.id) { drawKnee(fig, cfg.knee, g); }
+    });
   }
 
   function sameGroups(doc) {
@@ -552,7 +658,8 @@
       number: formatNumber, seconds: formatSeconds, percent: formatPercent,
       field: formatField, fixed: fixed, general: general, parseMs: parseMs
     },
-    renderChart: renderChart
+    renderChart: renderChart,
+    renderKnee: renderKnee
   };
   window.checker = api;
   setLive("Refreshes every " + formatSeconds(cfg.refresh_ms / 1000) + ".", false);
