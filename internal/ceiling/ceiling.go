@@ -46,12 +46,12 @@ const (
 	// saturated, whose capacity is estimated from its service time and is
 	// good to some 15 % only.
 	MinGrowthEstimated = 0.5
-	// Ineffective: a scale-up that added less than this share of the
-	// throughput its workers would add at the lower size's rate per worker
-	// found a ceiling.
+	// Ineffective is the share of the throughput a scale-up's workers
+	// promised (at the lower size's capacity per worker) below which the
+	// scale-up found a ceiling.
 	Ineffective = 0.5
-	// Effective: a scale-up past the ceiling that added at least this share
-	// of the throughput its workers promised drops the ceiling.
+	// Effective is the share of the promised throughput at or above which a
+	// scale-up past the ceiling drops it.
 	Effective = 0.8
 	// ProbeEvery is how often a ceiling the fleet is held at is raised by
 	// one step.
@@ -60,8 +60,7 @@ const (
 	// worker): above MinGrowth, so that the probe is compared with the
 	// ceiling's size.
 	ProbeStep = 0.2
-	// Forget: a ceiling no saturated minute has confirmed for this long is
-	// dropped.
+	// Forget is how long a ceiling lasts without a saturated minute.
 	Forget = 30 * time.Minute
 )
 

@@ -335,7 +335,7 @@ func (e *Estimator) Sample(at time.Time, visible, inFlight float64, inService in
 			e.cover(k, 0, off)
 		}
 	}
-	if b := e.bucketFor(k); b != nil && !(valid && complete) {
+	if b := e.bucketFor(k); b != nil && (!valid || !complete) {
 		b.tainted = true
 	}
 	if !e.hasPrev {

@@ -92,8 +92,8 @@ func TestLearningNeedsTheDeletedCount(t *testing.T) {
 	t.Parallel()
 	s := Settings{Group: "g", ServiceTime: 200 * time.Millisecond, Latency: 10 * time.Second, Min: 1, Max: 100}
 	h := newHarness(t, s, asg(5, 5, 0))
-	d := h.step(0, q(0, 3))
-	d = h.step(tick, q(0, 3))
+	h.step(0, q(0, 3))
+	d := h.step(tick, q(0, 3))
 	if d.Measured.ServiceTimeSeconds != nil || d.Measured.SizingWith != "configured" {
 		t.Fatalf("measured %+v without a deleted count", d.Measured)
 	}
