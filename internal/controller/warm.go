@@ -22,13 +22,7 @@ import (
 // backlog_per_worker policy) and groups no longer configured are skipped;
 // groups with no entry in h keep learning online.
 func (c *Controller) Preload(h map[string]model.MinuteHistory) map[string]int {
-	c.mu.RLock()
-	groups := c.groups
-	states := make([]*groupState, len(groups))
-	for i, g := range groups {
-		states[i] = c.states[g.Group]
-	}
-	c.mu.RUnlock()
+	groups, states := c.groupStates()
 
 	loaded := make(map[string]int, len(h))
 	for i, g := range groups {
@@ -74,13 +68,7 @@ func (c *Controller) Preload(h map[string]model.MinuteHistory) map[string]int {
 // that read CloudWatch) keep learning online. It only feeds the
 // measurements: no decision is made and no count changes here.
 func (c *Controller) PreloadFleet(h map[string]model.FleetHistory) map[string]int {
-	c.mu.RLock()
-	groups := c.groups
-	states := make([]*groupState, len(groups))
-	for i, g := range groups {
-		states[i] = c.states[g.Group]
-	}
-	c.mu.RUnlock()
+	groups, states := c.groupStates()
 
 	loaded := make(map[string]int, len(h))
 	for i, g := range groups {
@@ -109,4 +97,16 @@ func (c *Controller) PreloadFleet(h map[string]model.FleetHistory) map[string]in
 		log.Info("fleet history loaded into the measurement", fields...)
 	}
 	return loaded
+}
+
+// groupStates returns the configured groups and their states, in the same
+// order, as they are now: a preload then works on them without the lock.
+func (c *Controller) groupStates() ([]policy.Settings, []*groupState) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	states := make([]*groupState, len(c.groups))
+	for i, g := range c.groups {
+		states[i] = c.states[g.Group]
+	}
+	return c.groups, states
 }
