@@ -17,9 +17,31 @@ import (
 
 // leaseGate lets the controller act on the groups whose leases this
 // checker holds.
-type leaseGate struct{ *lease.Manager }
+type leaseGate struct {
+	*lease.Manager
+	// taken, when set, is told the groups each Sync took, but for the
+	// first Sync's: the warm start at start covers those.
+	taken *func([]string)
+	syncs *int
+}
 
 var _ controller.Gate = leaseGate{}
+
+// Sync syncs the leases and passes on the groups it took.
+func (g leaseGate) Sync(ctx context.Context) error {
+	err := g.Manager.Sync(ctx)
+	taken := g.Taken()
+	if g.syncs != nil {
+		*g.syncs++
+		if *g.syncs == 1 {
+			return err
+		}
+	}
+	if len(taken) > 0 && g.taken != nil && *g.taken != nil {
+		(*g.taken)(taken)
+	}
+	return err
+}
 
 func (g leaseGate) Lease(group string) controller.LeaseStatus {
 	s := g.Status(group)

@@ -80,8 +80,9 @@ func cmdRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 		return err
 	}
 	var gate controller.Gate
+	var onTaken func([]string) // set once the warmer exists
 	if leases != nil {
-		gate = leaseGate{leases}
+		gate = leaseGate{Manager: leases, taken: &onTaken, syncs: new(int)}
 		log.Info("sharing the groups through a lease table", zap.String("table", cfg.Coordination.DynamoDB.Table),
 			zap.String("identity", leases.Identity()), zap.Duration("lease_duration", cfg.Coordination.LeaseDuration))
 	}
@@ -102,6 +103,9 @@ func cmdRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 	// for the history.
 	warm := newWarmer(gctx, ctrl, log.Named("warm_start"))
 	warm.start(asm.history, asm.groups)
+	// A group taken from another checker warms up as well, beside the
+	// loop: its history since this checker started is not in its state.
+	onTaken = warm.takeover
 	g.Go(func() error {
 		return ctrl.Run(gctx, controller.RunOptions{Interval: cfg.Interval})
 	})

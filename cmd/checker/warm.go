@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -128,6 +129,9 @@ type warmer struct {
 	mu     sync.Mutex
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// src and groups are those of the last start, for takeovers.
+	src    arrivalHistory
+	groups []policy.Settings
 }
 
 func newWarmer(ctx context.Context, to preloader, log *zap.Logger) *warmer {
@@ -146,10 +150,42 @@ func (w *warmer) start(src arrivalHistory, groups []policy.Settings) {
 	}
 	ctx, cancel := context.WithTimeout(w.ctx, w.timeout)
 	w.cancel = cancel
+	w.src, w.groups = src, groups
 	w.mu.Unlock()
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
+		defer cancel()
+		warmStart(ctx, src, w.to, groups, w.now(), w.log)
+	}()
+}
+
+// takeover warm-starts the named groups, taken from another checker, in
+// one read beside the loop and beside any warm start in progress: their
+// forecasts and fleet measurements get the minutes since this checker
+// started, which its own samples do not cover (it did not poll them).
+// The takeover's scale-in hold protects their first decisions meanwhile.
+func (w *warmer) takeover(names []string) {
+	w.mu.Lock()
+	src, all := w.src, w.groups
+	w.mu.Unlock()
+	if src == nil {
+		return
+	}
+	var groups []policy.Settings
+	for _, g := range all {
+		if slices.Contains(names, g.Group) {
+			groups = append(groups, g)
+		}
+	}
+	if len(groups) == 0 {
+		return
+	}
+	w.log.Info("warming up the groups taken over", zap.Strings("groups", names))
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		ctx, cancel := context.WithTimeout(w.ctx, w.timeout)
 		defer cancel()
 		warmStart(ctx, src, w.to, groups, w.now(), w.log)
 	}()

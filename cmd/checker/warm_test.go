@@ -314,3 +314,48 @@ func TestE2EWarmStartMeasuresTheFleet(t *testing.T) {
 		}
 	}
 }
+
+// A group taken over from another checker is warmed up on its own, beside
+// the warm start at start, which it does not cancel: one read for the
+// groups taken, with the groups of the last start's configuration; names
+// no longer configured are skipped.
+func TestWarmerTakeover(t *testing.T) {
+	t.Parallel()
+	block := make(chan struct{})
+	var mu sync.Mutex
+	var ended []error // each read's context when it ended
+	src := &fakeHistory{read: func(ctx context.Context) (poller.History, error) {
+		select {
+		case <-block:
+		case <-ctx.Done():
+		}
+		mu.Lock()
+		ended = append(ended, ctx.Err())
+		mu.Unlock()
+		return poller.History{}, nil
+	}}
+	w := newWarmer(context.Background(), &fakePreloader{}, zap.NewNop())
+	w.start(src, []policy.Settings{{Group: "a"}, {Group: "b"}, {Group: "c"}}) // the warm start at start, still reading
+	w.takeover([]string{"c", "gone"})
+	w.takeover([]string{"gone"}) // nothing configured: no read
+	close(block)
+	w.wait()
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	if len(src.reqs) != 2 {
+		t.Fatalf("%d reads, want the start's and the takeover's", len(src.reqs))
+	}
+	var fleets [][]string
+	for _, r := range src.reqs {
+		fleets = append(fleets, r.Fleet)
+	}
+	if !slices.ContainsFunc(fleets, func(f []string) bool { return slices.Equal(f, []string{"c"}) }) ||
+		!slices.ContainsFunc(fleets, func(f []string) bool { return slices.Equal(f, []string{"a", "b", "c"}) }) {
+		t.Errorf("reads for %v, want one for every group and one for the taken group c alone", fleets)
+	}
+	for _, err := range ended {
+		if err != nil {
+			t.Errorf("a read was cancelled (%v): the takeover must not end the warm start at start", err)
+		}
+	}
+}

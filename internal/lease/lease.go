@@ -136,6 +136,9 @@ type Manager struct {
 	lastErr   error
 	started   time.Time
 	syncs     int
+	// taken are the groups whose lease this checker took since Taken last
+	// returned them.
+	taken []string
 }
 
 // New checks the options and makes a Manager. It makes no call.
@@ -675,6 +678,7 @@ func (m *Manager) take(ctx context.Context, group string, seen int64, from time.
 	}
 	m.mu.Lock()
 	m.held[group] = &held{counter: n, since: sent, from: from, until: sent.Add(m.duration)}
+	m.taken = append(m.taken, group)
 	delete(m.freeSince, group)
 	prev := m.owners[group].owner
 	m.mu.Unlock()
@@ -892,4 +896,15 @@ func clean(id string) string {
 		b = b[len(b)-128:]
 	}
 	return string(b)
+}
+
+// Taken returns the groups whose lease this checker took since the last
+// call, in the order taken, and forgets them: a checker warms up what it
+// took from CloudWatch, whose history its own samples do not cover.
+func (m *Manager) Taken() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t := m.taken
+	m.taken = nil
+	return t
 }

@@ -268,6 +268,10 @@ func TestExpiryTakeover(t *testing.T) {
 	sync1(t, clk, a, b)
 	sync1(t, clk, a, b)
 	lastRenewal := clk.Now()
+	firstTaken := b.Taken() // b's first two, free
+	if len(firstTaken) != 2 || len(b.Taken()) != 0 {
+		t.Fatalf("b took %v, and %v on asking again; want its two groups once", firstTaken, b.Taken())
+	}
 	// a stops. b syncs every interval; a's leases last until lastRenewal+duration.
 	for clk.Now().Add(interval).Before(lastRenewal.Add(duration)) {
 		sync1(t, clk, b)
@@ -278,6 +282,10 @@ func TestExpiryTakeover(t *testing.T) {
 	sync1(t, clk, b) // now past a's expiry
 	if got := owners(readTable(t, c, tbl)); got["b"] != 4 {
 		t.Fatalf("owners one sync after a's leases expired = %v, want b:4", got)
+	}
+	// The two taken over are told, to be warmed up, and only they.
+	if got := b.Taken(); len(got) != 2 || slices.ContainsFunc(got, func(g string) bool { return slices.Contains(firstTaken, g) }) {
+		t.Errorf("b took over %v, want a's two groups (b had %v)", got, firstTaken)
 	}
 	if got := len(permitted(b, groups)); got != 4 {
 		t.Errorf("b may act on %d groups right after taking expired leases, want 4", got)
