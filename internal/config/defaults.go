@@ -20,7 +20,7 @@ const (
 	// requests in us-east-1, beyond the free tier (aws.amazon.com/sqs/pricing).
 	DefaultSQSPricePerMillion   = 0.40
 	DefaultIdleSampleInterval   = 30 * time.Second
-	DefaultPerQueue             = PerQueueAll
+	DefaultPerQueue             = PerQueueAuto
 	DefaultConcurrency          = policy.DefaultConcurrency
 	DefaultPolicy               = policy.PolicyModel
 	DefaultDrainTime            = policy.DefaultDrainTime

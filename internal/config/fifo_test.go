@@ -28,3 +28,24 @@ func TestGroupIsFIFOWhenEveryQueueIs(t *testing.T) {
 		})
 	}
 }
+
+func TestPerQueueAuto(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in     PerQueue
+		queues int
+		want   PerQueue
+	}{
+		{PerQueueAuto, 1, PerQueueAll},
+		{PerQueueAuto, PerQueueAutoLimit, PerQueueAll},
+		{PerQueueAuto, PerQueueAutoLimit + 1, PerQueueFailedOnly},
+		{PerQueueAuto, 10000, PerQueueFailedOnly},
+		{PerQueueAll, 10000, PerQueueAll},
+		{PerQueueOff, 1, PerQueueOff},
+	}
+	for _, tt := range tests {
+		if got := tt.in.Resolve(tt.queues); got != tt.want {
+			t.Errorf("%s at %d queues: %s, want %s", tt.in, tt.queues, got, tt.want)
+		}
+	}
+}

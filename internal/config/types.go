@@ -20,12 +20,15 @@ type Config struct {
 // Metrics chooses which Prometheus series the checker exports.
 type Metrics struct {
 	// PerQueue is true (every queue's series), false (none: group series
-	// only) or failed_only (only the series of queues whose last sample
-	// failed); default true, which suits up to about 1,000 queues.
+	// only), failed_only (only the series of queues whose last sample
+	// failed) or auto (the default: true up to PerQueueAutoLimit queues,
+	// failed_only beyond, where every queue's series cost more CPU per
+	// scrape and memory than the rest of the checker).
 	PerQueue PerQueue `yaml:"per_queue"`
 }
 
-// PerQueue is the metrics.per_queue switch: "true", "false" or "failed_only".
+// PerQueue is the metrics.per_queue switch: "true", "false", "failed_only"
+// or "auto".
 type PerQueue string
 
 // The values of metrics.per_queue.
@@ -33,7 +36,24 @@ const (
 	PerQueueAll        PerQueue = "true"
 	PerQueueOff        PerQueue = "false"
 	PerQueueFailedOnly PerQueue = "failed_only"
+	PerQueueAuto       PerQueue = "auto"
 )
+
+// PerQueueAutoLimit is the most queues for which metrics.per_queue auto
+// keeps every queue's series.
+const PerQueueAutoLimit = 1000
+
+// Resolve is the switch in force for a configuration of queues queues:
+// auto is true up to PerQueueAutoLimit, failed_only beyond.
+func (p PerQueue) Resolve(queues int) PerQueue {
+	if p != PerQueueAuto {
+		return p
+	}
+	if queues <= PerQueueAutoLimit {
+		return PerQueueAll
+	}
+	return PerQueueFailedOnly
+}
 
 // Log chooses the logger's level (debug, info, warn, error) and format (json, console).
 type Log struct {

@@ -21,7 +21,7 @@ var (
 	cloudWatchProtocols = []string{"default", "json", "query"} // as internal/awsclient names them
 	policies            = []string{policy.PolicyModel, policy.PolicyBacklogPerWorker}
 	learnModes          = []string{policy.LearnAct, policy.LearnReport, policy.LearnOff}
-	perQueueValues      = []string{string(PerQueueAll), string(PerQueueOff), string(PerQueueFailedOnly)}
+	perQueueValues      = []string{string(PerQueueAuto), string(PerQueueAll), string(PerQueueOff), string(PerQueueFailedOnly)}
 )
 
 const (

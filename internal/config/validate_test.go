@@ -61,7 +61,7 @@ func TestValidateRules(t *testing.T) {
 		{"per_queue false", func(c *Config, _ *Group) { c.Metrics.PerQueue = PerQueueOff }, nil},
 		{"per_queue failed_only", func(c *Config, _ *Group) { c.Metrics.PerQueue = PerQueueFailedOnly }, nil},
 		{"per_queue yes", func(c *Config, _ *Group) { c.Metrics.PerQueue = "yes" },
-			[]string{`metrics.per_queue: must be one of true, false, failed_only; got "yes"`}},
+			[]string{`metrics.per_queue: must be one of auto, true, false, failed_only; got "yes"`}},
 		{"free requests", func(c *Config, _ *Group) { c.AWS.SQSPricePerMillionRequests = 0 }, nil},
 		{"negative price", func(c *Config, _ *Group) { c.AWS.SQSPricePerMillionRequests = -0.4 },
 			[]string{`aws.sqs_price_per_million_requests: must be a number >= 0 (dollars per million requests), got -0.4`}},
@@ -304,7 +304,7 @@ func TestDefaults(t *testing.T) {
 	check(t, "log", c.Log, Log{Level: "info", Format: "json"})
 	check(t, "aws", c.AWS, AWS{CloudWatchProtocol: "default", MaxAttempts: 3, ConcurrencyPerRegion: 128,
 		SQSPricePerMillionRequests: 0.40})
-	check(t, "metrics", c.Metrics, Metrics{PerQueue: "true"})
+	check(t, "metrics", c.Metrics, Metrics{PerQueue: "auto"})
 	check(t, "dry_run", c.DryRun, false)
 	if c.Groups != nil {
 		t.Errorf("groups = %v, want none", c.Groups)

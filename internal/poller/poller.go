@@ -140,7 +140,11 @@ func New(cfg config.Config, clients *awsclient.Factory, reg prometheus.Registere
 }
 
 func newPoller(cfg config.Config, clients clientSource, reg prometheus.Registerer, log *zap.Logger) (*Poller, error) {
-	m, err := newMetrics(reg, cfg.Metrics.PerQueue)
+	queues := 0
+	for _, g := range cfg.Groups {
+		queues += len(g.Queues)
+	}
+	m, err := newMetrics(reg, cfg.Metrics.PerQueue.Resolve(queues))
 	if err != nil {
 		return nil, err
 	}
