@@ -109,9 +109,20 @@ type held struct {
 // item is one item of the table as scanned.
 type item struct {
 	owner, session string
-	counter        int64
+	counter        int64 // counterMalformed when the item has no numeric counter
 	expires        time.Time
 }
+
+// counterMalformed is the counter of an item with no numeric counter (an
+// item written by hand, or by something else): it is taken over on
+// condition that it still has none (see write).
+const counterMalformed = -2
+
+// maxClockSkew bounds how far ahead of this checker's clock a peer's clock
+// may be: an expiry beyond the lease duration and this is no lease a live
+// checker holds (a checker with a clock years ahead, or a hand-written
+// item) and counts as expired.
+const maxClockSkew = 5 * time.Minute
 
 // Manager holds this checker's leases.
 type Manager struct {
@@ -139,6 +150,8 @@ type Manager struct {
 	// taken are the groups whose lease this checker took since Taken last
 	// returned them.
 	taken []string
+	// bad holds the keys of the items vet found bad, and why.
+	bad map[string]string
 }
 
 // New checks the options and makes a Manager. It makes no call.
@@ -264,6 +277,7 @@ func (m *Manager) Sync(ctx context.Context) error {
 // scan reads every item of the table with strongly consistent reads.
 func (m *Manager) scan(ctx context.Context) (map[string]item, error) {
 	items := map[string]item{}
+	now := m.now()
 	var start map[string]types.AttributeValue
 	for {
 		out, err := m.api.Scan(ctx, &dynamodb.ScanInput{
@@ -275,10 +289,11 @@ func (m *Manager) scan(ctx context.Context) (map[string]item, error) {
 		for _, av := range out.Items {
 			k, it, ok := parseItem(av)
 			if ok {
-				items[k] = it
+				items[k] = m.vet(k, it, now)
 			}
 		}
 		if len(out.LastEvaluatedKey) == 0 {
+			m.reportBad(items)
 			return items, nil
 		}
 		start = out.LastEvaluatedKey
@@ -305,8 +320,14 @@ func parseItem(av map[string]types.AttributeValue) (string, item, bool) {
 	if k == "" {
 		return "", item{}, false
 	}
-	return k, item{owner: str(attrOwner), session: str(attrSession), counter: num(attrCounter),
-		expires: time.UnixMilli(num(attrExpires))}, true
+	it := item{owner: str(attrOwner), session: str(attrSession), counter: num(attrCounter),
+		expires: time.UnixMilli(num(attrExpires))}
+	if v, ok := av[attrCounter].(*types.AttributeValueMemberN); !ok {
+		it.counter = counterMalformed
+	} else if _, err := strconv.ParseInt(v.Value, 10, 64); err != nil {
+		it.counter = counterMalformed
+	}
+	return k, it, true
 }
 
 func millis(t time.Time) types.AttributeValue {
@@ -361,16 +382,25 @@ func (m *Manager) write(ctx context.Context, group, owner, session string, seen 
 	names := map[string]string{
 		"#o": attrOwner, "#s": attrSession, "#e": attrExpires, "#t": attrTTL, "#c": attrCounter,
 	}
-	if seen < 0 {
+	update := "SET #o = :o, #s = :s, #e = :e, #t = :t ADD #c :one"
+	switch {
+	case seen == counterMalformed:
+		// An item with no numeric counter: taken on condition it still has
+		// none, and given one.
+		cond = "attribute_exists(#k) AND NOT attribute_type(#c, :n)"
+		names["#k"] = attrKey
+		values[":n"] = str("N")
+		update = "SET #o = :o, #s = :s, #e = :e, #t = :t, #c = :one"
+	case seen < 0:
 		cond = "attribute_not_exists(#k)"
 		names["#k"] = attrKey
-	} else {
+	default:
 		values[":seen"] = number(seen)
 	}
 	out, err := m.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(m.table),
 		Key:                       keyOf(groupPrefix + group),
-		UpdateExpression:          aws.String("SET #o = :o, #s = :s, #e = :e, #t = :t ADD #c :one"),
+		UpdateExpression:          aws.String(update),
 		ConditionExpression:       aws.String(cond),
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: values,
@@ -840,6 +870,7 @@ func (m *Manager) Healthy() error {
 type metrics struct {
 	held    prometheus.Gauge
 	changes *prometheus.CounterVec
+	bad     prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -851,11 +882,15 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "checker_lease_changes_total",
 			Help: "Changes of this checker's leases, by reason: acquired (free or expired), stolen (from a checker above its share), lost, released.",
 		}, []string{"reason"}),
+		bad: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "checker_lease_bad_items",
+			Help: "Items of the lease table, at the last scan, that no checker writes so: no numeric counter, or an expiry beyond the lease and five minutes of clock skew; they are taken over as free.",
+		}),
 	}
 	for _, r := range []string{ReasonAcquired, ReasonStolen, ReasonLost, ReasonReleased} {
 		m.changes.WithLabelValues(r)
 	}
-	for _, c := range []prometheus.Collector{m.held, m.changes} {
+	for _, c := range []prometheus.Collector{m.held, m.changes, m.bad} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register lease metrics: %w", err)
 		}
@@ -907,4 +942,49 @@ func (m *Manager) Taken() []string {
 	t := m.taken
 	m.taken = nil
 	return t
+}
+
+// vet makes an item that no live checker can hold harmless: an expiry
+// beyond the lease duration and maxClockSkew counts as expired, so the
+// lease is free to take and its owner not counted live for it. Such items
+// and those with no numeric counter are warned of once each, by key, and
+// counted at each scan (reportBad).
+func (m *Manager) vet(key string, it item, now time.Time) item {
+	why := ""
+	switch {
+	case it.counter == counterMalformed:
+		why = "no numeric counter"
+	case it.expires.After(now.Add(m.duration + maxClockSkew)):
+		why = fmt.Sprintf("expires at %s, beyond the lease duration and the clock-skew bound", it.expires.UTC().Format(time.RFC3339))
+		it.expires = time.Time{}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if why == "" {
+		delete(m.bad, key)
+		return it
+	}
+	if m.bad == nil {
+		m.bad = map[string]string{}
+	}
+	if m.bad[key] != why {
+		m.log.Warn("lease item not as a checker writes it: taken over as free", zap.String("key", key), zap.String("problem", why))
+	}
+	m.bad[key] = why
+	return it
+}
+
+// reportBad sets the count of bad items the last scan found, and forgets
+// the keys no longer in the table.
+func (m *Manager) reportBad(items map[string]item) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k := range m.bad {
+		if _, ok := items[k]; !ok {
+			delete(m.bad, k)
+		}
+	}
+	if m.metrics != nil {
+		m.metrics.bad.Set(float64(len(m.bad)))
+	}
 }
