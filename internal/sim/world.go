@@ -682,9 +682,6 @@ func (w *World) sample() model.GroupSample {
 		}
 		return s
 	}
-	if w.cfg.NoDeleted {
-		w.completions = fifo{}
-	}
 	if w.t > 0 && !w.cfg.NoDeleted {
 		// Completions older than the window leave it even when no new one
 		// comes: a queue gone quiet reads 0.
