@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/queuechecker/queue-checker/internal/policy"
+	"github.com/queuechecker/queue-checker/internal/sqsurl"
 )
 
 // PolicySettings maps the group to the policy's plain settings. interval is
@@ -68,10 +69,12 @@ func orOff[T time.Duration | float64](v T) T {
 }
 
 // allFIFO reports whether every queue of the group is a FIFO queue: its
-// name, the URL's last element, ends in .fifo.
+// name, the URL's last element, ends in .fifo (as SQS requires of FIFO
+// queues' names).
 func (g Group) allFIFO() bool {
 	for _, q := range g.Queues {
-		if !strings.HasSuffix(q.URL, ".fifo") {
+		name, _, err := sqsurl.Parse(q.URL)
+		if err != nil || !strings.HasSuffix(name, ".fifo") {
 			return false
 		}
 	}
