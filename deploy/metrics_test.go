@@ -27,6 +27,7 @@ import (
 	"github.com/queuechecker/queue-checker/internal/awsclient"
 	"github.com/queuechecker/queue-checker/internal/config"
 	"github.com/queuechecker/queue-checker/internal/controller"
+	"github.com/queuechecker/queue-checker/internal/lease"
 	qmodel "github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
 	"github.com/queuechecker/queue-checker/internal/poller"
@@ -190,6 +191,11 @@ func exportedMetrics(t *testing.T) (map[string]bool, map[string]dto.MetricType) 
 			OldestAge: config.OldestAge{CloudWatch: true},
 			Fleet:     config.Fleet{AutoScalingGroup: &config.AutoScalingGroup{Name: "thumbnails-workers"}, Min: 1, Max: 50},
 		}},
+	}
+	// The lease manager's series, which exist with coordination only.
+	if _, err := lease.New(factory.DynamoDB("us-east-1"), lease.Options{Table: "leases", Identity: "checker-a",
+		Duration: 15 * time.Second, Interval: 5 * time.Second, Registerer: rec}); err != nil {
+		t.Fatal(err)
 	}
 	p, err := poller.New(cfg, factory, rec, zap.NewNop())
 	if err != nil {

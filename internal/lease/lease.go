@@ -94,7 +94,8 @@ type Options struct {
 	// Registerer receives checker_leases_held and
 	// checker_lease_changes_total; nil exports none.
 	Registerer prometheus.Registerer
-	// Now is the wall clock; nil means time.Now.
+	// Now is the wall clock; nil means time.Now without its monotonic
+	// reading (see wallClock).
 	Now func() time.Time
 }
 
@@ -124,6 +125,14 @@ const counterMalformed = -2
 // item) and counts as expired.
 const maxClockSkew = 5 * time.Minute
 
+// wallClock is the time with no monotonic reading, so that every
+// comparison a lease takes part in is on the wall clock. The peers judge a
+// lease by the wall-clock expiry written in the table; Go's monotonic clock
+// stops while a virtual machine is paused, and a checker judging its own
+// lease by it would go on acting after a long pause, beyond the expiry its
+// peers see.
+func wallClock() time.Time { return time.Now().Round(0) }
+
 // Manager holds this checker's leases.
 type Manager struct {
 	api      dynamoAPI
@@ -144,6 +153,7 @@ type Manager struct {
 	peers     map[string]time.Time
 	freeSince map[string]time.Time
 	lastOK    time.Time // last Sync that reached the table
+	lastScan  time.Time // time of the last scan that observe saw
 	lastErr   error
 	started   time.Time
 	syncs     int
@@ -152,6 +162,9 @@ type Manager struct {
 	taken []string
 	// bad holds the keys of the items vet found bad, and why.
 	bad map[string]string
+	// failedTakes counts each group's takes that failed in a row; the
+	// episode is warned of once (see take).
+	failedTakes map[string]int
 }
 
 // New checks the options and makes a Manager. It makes no call.
@@ -185,14 +198,14 @@ func New(api dynamoAPI, o Options) (*Manager, error) {
 		duration: o.Duration, interval: o.Interval, deadline: o.ActionDeadline,
 		groups: slices.Clone(o.Groups), log: o.Logger, now: o.Now,
 		held: map[string]*held{}, owners: map[string]item{}, peers: map[string]time.Time{},
-		freeSince: map[string]time.Time{},
+		freeSince: map[string]time.Time{}, failedTakes: map[string]int{},
 	}
 	slices.Sort(m.groups)
 	if m.log == nil {
 		m.log = zap.NewNop()
 	}
 	if m.now == nil {
-		m.now = time.Now
+		m.now = wallClock
 	}
 	if o.Registerer != nil {
 		mt, err := newMetrics(o.Registerer)
@@ -249,6 +262,9 @@ func (m *Manager) Sync(ctx context.Context) error {
 	}
 	if scanErr == nil {
 		m.observe(items, now)
+		m.mu.Lock()
+		m.lastScan = now
+		m.mu.Unlock()
 		if !first { // the first Sync only learns who else is there
 			m.acquire(ctx, groups, items)
 			m.balance(ctx, groups, items)
@@ -267,9 +283,11 @@ func (m *Manager) Sync(ctx context.Context) error {
 		m.lastOK = now
 	}
 	n := len(m.held)
+	un := len(m.unowned(m.lastScan))
 	m.mu.Unlock()
 	if m.metrics != nil {
 		m.metrics.held.Set(float64(n))
+		m.metrics.unowned.Set(float64(un))
 	}
 	return err
 }
@@ -552,6 +570,9 @@ func (m *Manager) observe(items map[string]item, now time.Time) {
 		free := !ok || it.owner == "" || !it.expires.After(now)
 		if _, mine := m.held[g]; mine || !free {
 			delete(m.freeSince, g)
+			if !free && m.failedTakes[g] > 0 {
+				delete(m.failedTakes, g)
+			}
 			continue
 		}
 		if _, seen := m.freeSince[g]; !seen {
@@ -701,12 +722,27 @@ func (m *Manager) take(ctx context.Context, group string, seen int64, from time.
 	sent := m.now()
 	n, failed, err := m.write(ctx, group, m.id, m.session, seen, sent.Add(m.duration))
 	if err != nil || failed {
-		if err != nil {
-			m.log.Debug("lease not taken", zap.String("group", group), zap.Error(err))
+		m.mu.Lock()
+		m.failedTakes[group]++
+		tries := m.failedTakes[group]
+		m.mu.Unlock()
+		// One lost race is how checkers share a free lease; an error, or
+		// a condition that fails again on a lease still free, is not. The
+		// episode is warned of once, and ends when the group has an owner.
+		switch {
+		case err != nil && tries == 1, err == nil && tries == 2:
+			m.log.Warn("lease not taken; the group stays without an owner while this goes on",
+				zap.String("group", group), zap.Int("attempts", tries), zap.Bool("condition_failed", failed), zap.Error(err))
+		default:
+			m.log.Debug("lease not taken", zap.String("group", group), zap.Int("attempts", tries), zap.Error(err))
 		}
 		return
 	}
 	m.mu.Lock()
+	if tries := m.failedTakes[group]; tries > 1 {
+		m.log.Info("lease taken after failed attempts", zap.String("group", group), zap.Int("failed_attempts", tries))
+	}
+	delete(m.failedTakes, group)
 	m.held[group] = &held{counter: n, since: sent, from: from, until: sent.Add(m.duration)}
 	m.taken = append(m.taken, group)
 	delete(m.freeSince, group)
@@ -842,9 +878,33 @@ func (m *Manager) Peers() []Peer {
 	return out
 }
 
+// Unowned returns the groups this checker serves that no live checker has
+// held for longer than a lease duration, as seen at the last Sync, sorted.
+// Free leases are taken within an interval or two, so such a group is one
+// that something keeps every checker from taking: every checker serving it
+// reports it, since its owner's metrics, which would fire its alerts, do
+// not exist.
+func (m *Manager) Unowned() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.unowned(m.lastScan)
+}
+
+func (m *Manager) unowned(now time.Time) []string {
+	var out []string
+	for g, since := range m.freeSince {
+		if now.Sub(since) > m.duration && slices.Contains(m.groups, g) {
+			out = append(out, g)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // Healthy returns nil while the table has answered within a lease
-// duration (counting from the first Sync), and an error saying since when
-// it has not otherwise.
+// duration (counting from the first Sync) and every group served has had
+// an owner within a lease duration (see Unowned), and an error saying what
+// is wrong otherwise.
 func (m *Manager) Healthy() error {
 	now := m.now()
 	m.mu.Lock()
@@ -863,6 +923,18 @@ func (m *Manager) Healthy() error {
 		}
 		return err
 	}
+	if un := m.unowned(m.lastScan); len(un) > 0 {
+		shown := un
+		if len(shown) > 10 {
+			shown = shown[:10]
+		}
+		more := ""
+		if len(un) > len(shown) {
+			more = fmt.Sprintf(" and %d more", len(un)-len(shown))
+		}
+		return fmt.Errorf("lease table %s: %d group(s) with no owner for more than a lease duration (%s): %s%s",
+			m.table, len(un), m.duration, strings.Join(shown, ", "), more)
+	}
 	return nil
 }
 
@@ -871,6 +943,7 @@ type metrics struct {
 	held    prometheus.Gauge
 	changes *prometheus.CounterVec
 	bad     prometheus.Gauge
+	unowned prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -886,11 +959,15 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "checker_lease_bad_items",
 			Help: "Items of the lease table, at the last scan, that no checker writes so: no numeric counter, or an expiry beyond the lease and five minutes of clock skew; they are taken over as free.",
 		}),
+		unowned: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "checker_groups_unowned",
+			Help: "Groups this checker serves that no live checker has held for more than a lease duration, at the last scan of the lease table: nobody acts on them. Every checker serving them reports them.",
+		}),
 	}
 	for _, r := range []string{ReasonAcquired, ReasonStolen, ReasonLost, ReasonReleased} {
 		m.changes.WithLabelValues(r)
 	}
-	for _, c := range []prometheus.Collector{m.held, m.changes, m.bad} {
+	for _, c := range []prometheus.Collector{m.held, m.changes, m.bad, m.unowned} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register lease metrics: %w", err)
 		}
