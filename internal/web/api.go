@@ -21,6 +21,16 @@ type groupsDoc struct {
 	// Coordination lists the checkers sharing the groups; absent when this
 	// checker runs alone.
 	Coordination *controller.Coordination `json:"coordination,omitempty"`
+	// Health is what /healthz answers, when it is not ok: starting, or
+	// unhealthy and why (a restart needed, groups without owner, no good
+	// cycle). Absent when ok.
+	Health *healthDoc `json:"health,omitempty"`
+}
+
+// healthDoc is the checker's health when it is not ok.
+type healthDoc struct {
+	State  string `json:"state"`
+	Detail string `json:"detail"`
 }
 
 // groupDoc is one group: its settings, its last decision and what the
@@ -257,6 +267,9 @@ func groupsOf(o Options) groupsDoc {
 		GeneratedAt:    o.Now(),
 		RefreshSeconds: refreshEvery(o.refreshInterval()).Seconds(),
 		Coordination:   o.Controller.Coordination(),
+	}
+	if h := o.Controller.Health(o.Now(), o.Started, 3*o.Interval); h.State != controller.HealthOK {
+		doc.Health = &healthDoc{State: h.State, Detail: h.Detail}
 	}
 	for _, v := range views {
 		doc.Groups = append(doc.Groups, groupOf(v))

@@ -600,6 +600,15 @@
     doc.groups.forEach(function (g) {
       roots.forEach(function (r) { if (r.getAttribute("data-group") === g.name) { applyGroup(r, g, generatedMs); } });
     });
+    var health = document.querySelector("[data-health]");
+    if (health) {
+      var h = doc.health;
+      health.hidden = !h;
+      health.classList.toggle("info", !!h && h.state === "starting");
+      health.classList.toggle("bad", !h || h.state !== "starting");
+      var ht = health.querySelector("[data-health-text]");
+      if (ht) { ht.textContent = h ? h.state + ": " + h.detail : ""; }
+    }
     document.querySelectorAll("[data-doc-field]").forEach(function (e) {
       var v = doc[e.getAttribute("data-doc-field")];
       e.textContent = clockOf(parseMs(v));
