@@ -12,10 +12,13 @@ import (
 // "FILE: ok (N groups)" on stdout, with any notes on stderr. Invalid: exit 2
 // and one line per problem on stderr, "FILE:LINE: PATH: MESSAGE" (without
 // LINE when the key is absent from the file). A file that cannot be read or
-// parsed is exit 2 as well.
+// parsed is exit 2 as well. With --check-aws a valid configuration is also
+// read against AWS (see checkAWS): each thing that does not answer is a
+// line "FILE: aws: PATH: MESSAGE", and exit 1.
 func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("validate", stderr)
 	flagValue := fs.String("config", "", configHelp)
+	online := fs.Bool("check-aws", false, "also read what the configuration names in AWS, changing nothing: the lease table, every queue and every fleet")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -48,6 +51,22 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if _, err := fmt.Fprintf(stderr, "%s: note: %v\n", *path, n); err != nil {
 			return err
 		}
+	}
+	if *online {
+		problems, err := checkAWS(ctx, cfg)
+		if err != nil {
+			return fmt.Errorf("%s: check against AWS: %w", *path, err)
+		}
+		for _, p := range problems {
+			if _, werr := fmt.Fprintf(stderr, "%s: aws: %v\n", *path, p); werr != nil {
+				return werr
+			}
+		}
+		if len(problems) > 0 {
+			return &exitError{code: 1, err: fmt.Errorf("%s: valid, but %s in AWS", *path, count(len(problems), "problem"))}
+		}
+		_, err = fmt.Fprintf(stdout, "%s: ok (%s; checked against AWS)\n", *path, count(len(cfg.Groups), "group"))
+		return err
 	}
 	_, err = fmt.Fprintf(stdout, "%s: ok (%s)\n", *path, count(len(cfg.Groups), "group"))
 	return err
