@@ -29,7 +29,7 @@ var _ controller.Gate = leaseGate{}
 
 // Sync syncs the leases and passes on the groups it took.
 func (g leaseGate) Sync(ctx context.Context) error {
-	err := g.Manager.Sync(ctx)
+	err := g.Manager.Sync(ctx, time.Now())
 	taken := g.Taken()
 	if g.syncs != nil {
 		*g.syncs++

@@ -30,7 +30,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -51,23 +51,6 @@ type dynamoAPI interface {
 }
 
 var _ dynamoAPI = (*dynamodb.Client)(nil)
-
-// Item attribute names and key prefixes of the table.
-const (
-	attrKey     = "key"
-	attrOwner   = "owner"
-	attrSession = "session"
-	attrCounter = "counter"
-	attrExpires = "expires"
-	attrTTL     = "ttl"
-
-	groupPrefix   = "group/"
-	checkerPrefix = "checker/"
-
-	// ttlAfterExpiry is how long an item outlives its lease before
-	// DynamoDB's time to live may delete it.
-	ttlAfterExpiry = time.Hour
-)
 
 // Reasons of checker_lease_changes_total.
 const (
@@ -106,24 +89,6 @@ type held struct {
 	from    time.Time // when it may act: after the previous owner's lease ran out
 	until   time.Time // end of the lease as last written; zero after a failed renewal
 }
-
-// item is one item of the table as scanned.
-type item struct {
-	owner, session string
-	counter        int64 // counterMalformed when the item has no numeric counter
-	expires        time.Time
-}
-
-// counterMalformed is the counter of an item with no numeric counter (an
-// item written by hand, or by something else): it is taken over on
-// condition that it still has none (see write).
-const counterMalformed = -2
-
-// maxClockSkew bounds how far ahead of this checker's clock a peer's clock
-// may be: an expiry beyond the lease duration and this is no lease a live
-// checker holds (a checker with a clock years ahead, or a hand-written
-// item) and counts as expired.
-const maxClockSkew = 5 * time.Minute
 
 // wallClock is the time with no monotonic reading, so that every
 // comparison a lease takes part in is on the wall clock. The peers judge a
@@ -236,9 +201,11 @@ func (m *Manager) SetGroups(groups []string) {
 // lease held at the end, and one write that may fail (a lease lost in a
 // race). A failed renewal stops the lease's actions at once; the lease is
 // kept, and renewed at the next Sync if no one else has taken it. The error
-// says what failed; Sync does what it can regardless.
-func (m *Manager) Sync(ctx context.Context) error {
-	now := m.now()
+// says what failed; Sync does what it can regardless. now is the wall-clock
+// time of the cycle: every expiry the Sync writes and judges counts from
+// it.
+func (m *Manager) Sync(ctx context.Context, now time.Time) error {
+	now = now.Round(0) // the wall clock: see wallClock
 	m.mu.Lock()
 	if m.started.IsZero() {
 		m.started = now
@@ -249,14 +216,14 @@ func (m *Manager) Sync(ctx context.Context) error {
 	m.mu.Unlock()
 
 	var errs []error
-	items, scanErr := m.scan(ctx)
+	items, scanErr := m.scan(ctx, now)
 	if scanErr != nil {
 		errs = append(errs, scanErr)
 	}
 	if err := m.heartbeat(ctx, now); err != nil {
 		errs = append(errs, err)
 	}
-	renewed := m.renewAll(ctx, groups, items, scanErr == nil)
+	renewed := m.renewAll(ctx, groups, items, scanErr == nil, now)
 	if renewed != nil {
 		errs = append(errs, renewed)
 	}
@@ -266,8 +233,8 @@ func (m *Manager) Sync(ctx context.Context) error {
 		m.lastScan = now
 		m.mu.Unlock()
 		if !first { // the first Sync only learns who else is there
-			m.acquire(ctx, groups, items)
-			m.balance(ctx, groups, items)
+			m.acquire(ctx, groups, items, now)
+			m.balance(ctx, groups, items, now)
 		}
 	}
 	err := errors.Join(errs...)
@@ -293,9 +260,8 @@ func (m *Manager) Sync(ctx context.Context) error {
 }
 
 // scan reads every item of the table with strongly consistent reads.
-func (m *Manager) scan(ctx context.Context) (map[string]item, error) {
+func (m *Manager) scan(ctx context.Context, now time.Time) (map[string]item, error) {
 	items := map[string]item{}
-	now := m.now()
 	var start map[string]types.AttributeValue
 	for {
 		out, err := m.api.Scan(ctx, &dynamodb.ScanInput{
@@ -316,54 +282,6 @@ func (m *Manager) scan(ctx context.Context) (map[string]item, error) {
 		}
 		start = out.LastEvaluatedKey
 	}
-}
-
-func parseItem(av map[string]types.AttributeValue) (string, item, bool) {
-	str := func(name string) string {
-		if v, ok := av[name].(*types.AttributeValueMemberS); ok {
-			return v.Value
-		}
-		return ""
-	}
-	num := func(name string) int64 {
-		if v, ok := av[name].(*types.AttributeValueMemberN); ok {
-			n, err := strconv.ParseInt(v.Value, 10, 64)
-			if err == nil {
-				return n
-			}
-		}
-		return 0
-	}
-	k := str(attrKey)
-	if k == "" {
-		return "", item{}, false
-	}
-	it := item{owner: str(attrOwner), session: str(attrSession), counter: num(attrCounter),
-		expires: time.UnixMilli(num(attrExpires))}
-	if v, ok := av[attrCounter].(*types.AttributeValueMemberN); !ok {
-		it.counter = counterMalformed
-	} else if _, err := strconv.ParseInt(v.Value, 10, 64); err != nil {
-		it.counter = counterMalformed
-	}
-	return k, it, true
-}
-
-func millis(t time.Time) types.AttributeValue {
-	return &types.AttributeValueMemberN{Value: strconv.FormatInt(t.UnixMilli(), 10)}
-}
-
-func seconds(t time.Time) types.AttributeValue {
-	return &types.AttributeValueMemberN{Value: strconv.FormatInt(t.Unix(), 10)}
-}
-
-func number(n int64) types.AttributeValue {
-	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
-}
-
-func str(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
-
-func keyOf(k string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{attrKey: str(k)}
 }
 
 // heartbeat says this checker is alive for one more lease duration, so that
@@ -442,7 +360,7 @@ func (m *Manager) write(ctx context.Context, group, owner, session string, seen 
 // of groups no longer served. A lease whose renewal fails on its condition
 // is lost; one whose renewal fails otherwise stops acting until a renewal
 // succeeds.
-func (m *Manager) renewAll(ctx context.Context, groups []string, items map[string]item, scanned bool) error {
+func (m *Manager) renewAll(ctx context.Context, groups []string, items map[string]item, scanned bool, now time.Time) error {
 	m.mu.Lock()
 	if scanned {
 		// A lease written with this session but not held here is one whose
@@ -451,7 +369,6 @@ func (m *Manager) renewAll(ctx context.Context, groups []string, items map[strin
 		for k, it := range items {
 			g, ok := strings.CutPrefix(k, groupPrefix)
 			if ok && it.owner == m.id && it.session == m.session && m.held[g] == nil && slices.Contains(groups, g) {
-				now := m.now()
 				m.held[g] = &held{counter: it.counter, since: now, from: now}
 			}
 		}
@@ -472,7 +389,7 @@ func (m *Manager) renewAll(ctx context.Context, groups []string, items map[strin
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			if err := m.renew(ctx, g, groups, items, scanned); err != nil {
+			if err := m.renew(ctx, g, groups, items, scanned, now); err != nil {
 				emu.Lock()
 				errs = append(errs, err)
 				emu.Unlock()
@@ -488,13 +405,13 @@ func (m *Manager) renewAll(ctx context.Context, groups []string, items map[strin
 const maxWritesInFlight = 16
 
 // renew renews one lease held.
-func (m *Manager) renew(ctx context.Context, g string, groups []string, items map[string]item, scanned bool) error {
+func (m *Manager) renew(ctx context.Context, g string, groups []string, items map[string]item, scanned bool, now time.Time) error {
 	m.mu.Lock()
 	h := m.held[g]
 	counter := h.counter
 	m.mu.Unlock()
 	if !slices.Contains(groups, g) {
-		m.releaseOne(ctx, g, counter)
+		m.releaseOne(ctx, g, counter, now)
 		return nil
 	}
 	if scanned {
@@ -510,7 +427,7 @@ func (m *Manager) renew(ctx context.Context, g string, groups []string, items ma
 			return nil
 		}
 	}
-	sent := m.now()
+	sent := now
 	n, failed, err := m.write(ctx, g, m.id, m.session, counter, sent.Add(m.duration))
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -581,146 +498,44 @@ func (m *Manager) observe(items map[string]item, now time.Time) {
 	}
 }
 
-// counts returns the number of live leases of each live checker, this one
-// included, among the groups served.
-func (m *Manager) counts(groups []string, items map[string]item, now time.Time) map[string]int {
-	counts := map[string]int{}
-	for p := range m.peers {
-		counts[p] = 0
+// view snapshots what the manager knows, for assign and steal.
+func (m *Manager) view(groups []string, items map[string]item, now time.Time) view {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v := view{self: m.id, groups: groups, items: items, interval: m.interval, now: now,
+		held: make(map[string]bool, len(m.held)), peers: maps.Clone(m.peers), freeSince: maps.Clone(m.freeSince)}
+	for g := range m.held {
+		v.held[g] = true
 	}
-	for _, g := range groups {
-		if _, mine := m.held[g]; mine {
-			counts[m.id]++
-			continue
-		}
-		it, ok := items[groupPrefix+g]
-		if !ok || it.owner == "" || !it.expires.After(now) {
-			continue
-		}
-		if _, live := counts[it.owner]; live {
-			counts[it.owner]++
-		}
-	}
-	return counts
+	return v
 }
 
-// acquire takes free and expired leases. Every checker assigns the free
-// leases the same way from the same table, each in turn to the checker
-// holding fewest, so that they rarely race for one; a lease its assignee
-// has left free for more than an interval goes to whoever is below its
-// share.
-func (m *Manager) acquire(ctx context.Context, groups []string, items map[string]item) {
-	now := m.now()
-	m.mu.Lock()
-	counts := m.counts(groups, items, now)
-	peers := make([]string, 0, len(counts))
-	for p := range counts {
-		peers = append(peers, p)
-	}
-	slices.Sort(peers)
-	var mine []string
-	for _, g := range groups {
-		if _, ok := m.held[g]; ok {
-			continue
-		}
-		it, ok := items[groupPrefix+g]
-		if ok && it.owner != "" && it.expires.After(now) {
-			continue
-		}
-		to := peers[0]
-		for _, p := range peers[1:] {
-			if counts[p] < counts[to] {
-				to = p
-			}
-		}
-		counts[to]++
-		share := int(math.Ceil(float64(len(groups)) / float64(len(peers))))
-		overdue := now.Sub(m.freeSince[g]) > m.interval && counts[m.id] < share
-		if to == m.id || overdue {
-			mine = append(mine, g)
-			if to != m.id {
-				counts[to]--
-				counts[m.id]++
-			}
-		}
-	}
-	m.mu.Unlock()
+// acquire takes the free and expired leases assign gives this checker.
+func (m *Manager) acquire(ctx context.Context, groups []string, items map[string]item, now time.Time) {
+	claims := assign(m.view(groups, items, now))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, maxWritesInFlight)
-	for _, g := range mine {
-		it, ok := items[groupPrefix+g]
-		seen := int64(-1)
-		if ok {
-			seen = it.counter
-		}
-		from := now
-		if ok && it.owner != "" && it.expires.After(from) {
-			from = it.expires
-		}
+	for _, c := range claims {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			m.take(ctx, g, seen, from, ReasonAcquired)
+			m.take(ctx, c, now)
 		})
 	}
 	wg.Wait()
 }
 
-// balance takes one lease from the checker holding most, when it holds at
-// least two more than this one and this one is below its share. A taken
-// lease narrows the gap by two, so the two never take leases back and forth.
-func (m *Manager) balance(ctx context.Context, groups []string, items map[string]item) {
-	now := m.now()
-	m.mu.Lock()
-	counts := m.counts(groups, items, now)
-	share := int(math.Ceil(float64(len(groups)) / float64(len(counts))))
-	mineN := counts[m.id]
-	victim := ""
-	for p, n := range counts {
-		if p != m.id && n >= mineN+2 && (victim == "" || n > counts[victim] || (n == counts[victim] && p < victim)) {
-			victim = p
-		}
+// balance takes the lease steal picks, if any.
+func (m *Manager) balance(ctx context.Context, groups []string, items map[string]item, now time.Time) {
+	if c, ok := steal(m.view(groups, items, now)); ok {
+		m.take(ctx, c, now)
 	}
-	m.mu.Unlock()
-	if victim == "" || mineN >= share {
-		return
-	}
-	// The victim's lease that sorts last after this checker's identity: a
-	// spread choice that two stealers rarely share.
-	var pick string
-	var pickRank string
-	for _, g := range groups {
-		it, ok := items[groupPrefix+g]
-		if !ok || it.owner != victim || !it.expires.After(now) {
-			continue
-		}
-		r := rank(m.id, g)
-		if pick == "" || r > pickRank {
-			pick, pickRank = g, r
-		}
-	}
-	if pick == "" {
-		return
-	}
-	it := items[groupPrefix+pick]
-	m.take(ctx, pick, it.counter, it.expires, ReasonStolen)
 }
 
-// rank orders groups differently for each checker.
-func rank(id, group string) string {
-	var h uint64 = 14695981039346656037
-	for _, b := range []byte(id + "\x00" + group) {
-		h ^= uint64(b)
-		h *= 1099511628211
-	}
-	return strconv.FormatUint(h, 16)
-}
-
-// take writes this checker into a lease seen with counter seen (-1: no
-// item). It may act from `from`: the end of the previous owner's lease.
-func (m *Manager) take(ctx context.Context, group string, seen int64, from time.Time, reason string) {
-	sent := m.now()
-	n, failed, err := m.write(ctx, group, m.id, m.session, seen, sent.Add(m.duration))
+// take writes this checker into the lease of a claim, sent at now.
+func (m *Manager) take(ctx context.Context, c claim, now time.Time) {
+	group, from, reason, sent := c.group, c.from, c.reason, now
+	n, failed, err := m.write(ctx, group, m.id, m.session, c.seen, sent.Add(m.duration))
 	if err != nil || failed {
 		m.mu.Lock()
 		m.failedTakes[group]++
@@ -762,11 +577,11 @@ func (m *Manager) take(ctx context.Context, group string, seen int64, from time.
 }
 
 // releaseOne frees a lease held with the given counter.
-func (m *Manager) releaseOne(ctx context.Context, group string, counter int64) {
+func (m *Manager) releaseOne(ctx context.Context, group string, counter int64, now time.Time) {
 	m.mu.Lock()
 	delete(m.held, group)
 	m.mu.Unlock()
-	_, failed, err := m.write(ctx, group, "", "", counter, m.now())
+	_, failed, err := m.write(ctx, group, "", "", counter, now)
 	if err != nil || failed {
 		m.log.Warn("lease not released; it will expire", zap.String("group", group), zap.Bool("taken", failed), zap.Error(err))
 		return
@@ -787,10 +602,10 @@ func (m *Manager) Release(ctx context.Context) error {
 		hs[g] = h.counter
 	}
 	m.mu.Unlock()
-	for g, c := range hs {
-		m.releaseOne(ctx, g, c)
-	}
 	now := m.now()
+	for g, c := range hs {
+		m.releaseOne(ctx, g, c, now)
+	}
 	_, err := m.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                aws.String(m.table),
 		Key:                      keyOf(checkerPrefix + m.id),

@@ -142,7 +142,7 @@ func owners(rows map[string]row) map[string]int {
 func syncNow(m *Manager) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return m.Sync(ctx)
+	return m.Sync(ctx, m.now())
 }
 
 // syncFailing runs one Sync that is expected to fail, under the cycle's
@@ -151,7 +151,7 @@ func syncNow(m *Manager) error {
 func syncFailing(m *Manager) error {
 	ctx, cancel := context.WithTimeout(context.Background(), interval*9/10)
 	defer cancel()
-	return m.Sync(ctx)
+	return m.Sync(ctx, m.now())
 }
 
 // sync1 runs one Sync of each manager, in order, after moving the clock by
@@ -393,7 +393,7 @@ func TestFencing(t *testing.T) {
 	// made to fail), fails on its condition.
 	a.api = scanFails{a.api}
 	clk.Add(interval)
-	_ = a.Sync(context.Background())
+	_ = a.Sync(context.Background(), a.now())
 	if _, ok := a.Permit("g"); ok {
 		t.Errorf("a may act on g after its renewal failed on the counter")
 	}

@@ -1,0 +1,94 @@
+// The table's items: their attribute names, and how an item is read from
+// and written to its attribute values.
+
+package lease
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Item attribute names and key prefixes of the table.
+const (
+	attrKey     = "key"
+	attrOwner   = "owner"
+	attrSession = "session"
+	attrCounter = "counter"
+	attrExpires = "expires"
+	attrTTL     = "ttl"
+
+	groupPrefix   = "group/"
+	checkerPrefix = "checker/"
+
+	// ttlAfterExpiry is how long an item outlives its lease before
+	// DynamoDB's time to live may delete it.
+	ttlAfterExpiry = time.Hour
+)
+
+// item is one item of the table as scanned.
+type item struct {
+	owner, session string
+	counter        int64 // counterMalformed when the item has no numeric counter
+	expires        time.Time
+}
+
+// counterMalformed is the counter of an item with no numeric counter (an
+// item written by hand, or by something else): it is taken over on
+// condition that it still has none (see write).
+const counterMalformed = -2
+
+// maxClockSkew bounds how far ahead of this checker's clock a peer's clock
+// may be: an expiry beyond the lease duration and this is no lease a live
+// checker holds (a checker with a clock years ahead, or a hand-written
+// item) and counts as expired.
+const maxClockSkew = 5 * time.Minute
+
+func parseItem(av map[string]types.AttributeValue) (string, item, bool) {
+	str := func(name string) string {
+		if v, ok := av[name].(*types.AttributeValueMemberS); ok {
+			return v.Value
+		}
+		return ""
+	}
+	num := func(name string) int64 {
+		if v, ok := av[name].(*types.AttributeValueMemberN); ok {
+			n, err := strconv.ParseInt(v.Value, 10, 64)
+			if err == nil {
+				return n
+			}
+		}
+		return 0
+	}
+	k := str(attrKey)
+	if k == "" {
+		return "", item{}, false
+	}
+	it := item{owner: str(attrOwner), session: str(attrSession), counter: num(attrCounter),
+		expires: time.UnixMilli(num(attrExpires))}
+	if v, ok := av[attrCounter].(*types.AttributeValueMemberN); !ok {
+		it.counter = counterMalformed
+	} else if _, err := strconv.ParseInt(v.Value, 10, 64); err != nil {
+		it.counter = counterMalformed
+	}
+	return k, it, true
+}
+
+func millis(t time.Time) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(t.UnixMilli(), 10)}
+}
+
+func seconds(t time.Time) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(t.Unix(), 10)}
+}
+
+func number(n int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+}
+
+func str(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
+
+func keyOf(k string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{attrKey: str(k)}
+}
