@@ -7,7 +7,7 @@ import (
 	"github.com/queuechecker/queue-checker/internal/model"
 )
 
-// diagnose reads depth against in-flight after seed 000, in this order:
+// diagnose reads depth and age against in-flight, in this order:
 //
 //   - unknown: no usable counts;
 //   - not_consuming: messages visible, workers in service, in-flight near

@@ -17,7 +17,7 @@ import (
 // throughput)), nothing else.
 //
 // model (default): the largest of
-//   - the drain floor of seed 001, c = ceil((λ_eff + Q_start/T) ÷ μ_eff), where
+//   - the drain floor (docs/model.md, sections 3 and 6), c = ceil((λ_eff + Q_start/T) ÷ μ_eff), where
 //     Q_start is the backlog left when workers added now start taking
 //     messages, StartDelay later, after the in-service workers (and the
 //     pending ones as they start) have worked on it while messages arrive

@@ -433,10 +433,10 @@ func tail(vs []float64, n int, ok func(float64) bool) bool {
 	return true
 }
 
-// StepScaling models seed 003's simple/step scaling on the queue depth the
+// StepScaling models simple/step scaling on CloudWatch alarms on the queue depth the
 // checker publishes (ApproximateNumberOfMessagesVisible, sampled every
 // interval, so each 1-minute datapoint is the average of several samples,
-// as the seed recommends): alarms on each 1-minute datapoint add one
+// as the usual recipe for faster alarms has it): alarms on each 1-minute datapoint add one
 // worker at 1,000 messages, two at 1,500, and remove one below 100 (the
 // seed's three alarms); after a scaling activity no other starts until the
 // cooldown (EC2 Auto Scaling's default, 300 s) has passed. An alarm that
@@ -456,7 +456,7 @@ type StepScaling struct {
 	lastScal time.Time
 }
 
-// NewStepScaling makes the seed 003 step-scaling peer for w.
+// NewStepScaling makes the step-scaling peer for w.
 func NewStepScaling(w *World, pp PeerParams) *StepScaling {
 	return &StepScaling{w: w, Period: pp.StepPeriod, Cooldown: pp.StepCooldown, Low: 1000, High: 1500, Safe: 100}
 }
