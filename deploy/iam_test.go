@@ -274,6 +274,8 @@ func TestPolicyScopes(t *testing.T) {
 		"autoscaling:SetDesiredCapacity":        "arn:aws:autoscaling:",
 		"ecs:DescribeServices":                  "arn:aws:ecs:",
 		"ecs:UpdateService":                     "arn:aws:ecs:",
+		"ecs:ListTasks":                         "*", // scoped by the ecs:cluster condition
+		"ecs:DescribeTasks":                     "*",
 		"cloudwatch:GetMetricData":              "*", // takes no resource
 		"cloudwatch:PutMetricData":              "*", // scoped by the namespace condition
 		"autoscaling:DescribeAutoScalingGroups": "*", // describe actions take no resource
@@ -318,6 +320,9 @@ func TestPolicyScopes(t *testing.T) {
 			}
 			if a == "cloudwatch:PutMetricData" && st.Condition["StringEquals"]["cloudwatch:namespace"] == "" {
 				t.Errorf("statement %s: PutMetricData without a cloudwatch:namespace condition", st.Sid)
+			}
+			if (a == "ecs:ListTasks" || a == "ecs:DescribeTasks") && !strings.Contains(st.Condition["ArnEquals"]["ecs:cluster"], ":cluster/") {
+				t.Errorf("statement %s: %s without an ecs:cluster condition naming the workers' cluster", st.Sid, a)
 			}
 		}
 	}

@@ -35,6 +35,8 @@ func awsOptions(cfg config.Config, reg prometheus.Registerer) awsclient.Options 
 		Region:             cfg.AWS.Region,
 		EndpointURL:        cfg.AWS.EndpointURL,
 		CloudWatchProtocol: cfg.AWS.CloudWatchProtocol,
+		SQSClient:          cfg.AWS.SQSClient,
+		Version:            version,
 		MaxAttempts:        cfg.AWS.MaxAttempts,
 		MaxConnsPerHost:    cfg.AWS.ConcurrencyPerRegion,
 		Registerer:         reg,
@@ -57,7 +59,9 @@ func assemble(ctx context.Context, cfg config.Config, log *zap.Logger) (*assembl
 	}
 	groups := make([]policy.Settings, 0, len(cfg.Groups))
 	for _, g := range cfg.Groups {
-		groups = append(groups, g.PolicySettings(cfg.Interval))
+		s := g.PolicySettings(cfg.Interval)
+		s.WorkerCostPerHour = cfg.WorkerCostPerHour(g)
+		groups = append(groups, s)
 	}
 	return &assembly{groups: groups, observer: p, actuator: pub, registry: reg, history: p}, nil
 }

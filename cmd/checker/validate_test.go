@@ -29,6 +29,7 @@ func TestValidateCommandOK(t *testing.T) {
 		configTestdata + "/anchors.ok.yaml":       2,
 		configTestdata + "/emulator.ok.yaml":      1,
 		configTestdata + "/forecast.ok.yaml":      4,
+		configTestdata + "/prices.ok.yaml":        3,
 	}
 	files, err := filepath.Glob(configTestdata + "/*.ok.yaml")
 	if err != nil || len(files) == 0 {

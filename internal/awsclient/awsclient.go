@@ -4,6 +4,7 @@
 package awsclient
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
@@ -36,12 +38,26 @@ const (
 	ProtocolQuery   = "query"
 )
 
+// SQS clients of GetQueueAttributes, the call repeated for every queue.
+const (
+	// SQSClientDirect is the direct caller (QueueAttributes), the default.
+	SQSClientDirect = "direct"
+	// SQSClientSDK is the SDK's SQS client, with its full middleware stack.
+	SQSClientSDK = "sdk"
+)
+
 // Options are the settings shared by every client.
 type Options struct {
 	Region             string // default region; empty means the SDK's (AWS_REGION, profile)
 	EndpointURL        string // one endpoint for every service; empty means the SDK's resolution
 	CloudWatchProtocol string // ProtocolDefault, ProtocolJSON or ProtocolQuery
-	MaxAttempts        int    // retryer attempts per call, the first included; 0 means 3
+	// SQSClient chooses the GetQueueAttributes caller: SQSClientDirect
+	// (also when empty) or SQSClientSDK.
+	SQSClient string
+	// Version is the checker's version, sent in every request's
+	// User-Agent as queue-checker/<version>; empty means "dev".
+	Version     string
+	MaxAttempts int // retryer attempts per call, the first included; 0 means 3
 	// MaxConnsPerHost is the idle connections kept per endpoint, and per
 	// region for SQS, whose clients each have their own connection pool:
 	// at least the calls in flight per region, so that a round of calls
@@ -55,11 +71,13 @@ type Options struct {
 
 // Factory hands out one client per service and region.
 type Factory struct {
-	base     aws.Config
-	endpoint string
-	protocol string
-	conns    int
-	metrics  *requestMetrics // nil without a registry
+	base      aws.Config
+	endpoint  string
+	protocol  string
+	sqsClient string
+	version   string
+	conns     int
+	metrics   *requestMetrics // nil without a registry
 
 	mu    sync.Mutex
 	attrs map[string]*QueueAttributes
@@ -78,6 +96,12 @@ func New(ctx context.Context, o Options) (*Factory, error) {
 	default:
 		return nil, fmt.Errorf("unknown CloudWatch protocol %q (want default, json or query)", o.CloudWatchProtocol)
 	}
+	switch o.SQSClient {
+	case "", SQSClientDirect, SQSClientSDK:
+	default:
+		return nil, fmt.Errorf("unknown SQS client %q (want direct or sdk)", o.SQSClient)
+	}
+	version := userAgentToken(cmp.Or(o.Version, "dev"))
 	attempts := o.MaxAttempts
 	if attempts <= 0 {
 		attempts = 3
@@ -110,30 +134,35 @@ func New(ctx context.Context, o Options) (*Factory, error) {
 	if o.Region != "" {
 		opts = append(opts, awsconfig.WithRegion(o.Region))
 	}
+	// Every SDK client's User-Agent names the checker and its version too.
+	apiOptions := []func(*middleware.Stack) error{awsmiddleware.AddUserAgentKeyValue(productName, version)}
 	var m *requestMetrics
 	if o.Registerer != nil {
 		var err error
 		if m, err = newRequestMetrics(o.Registerer); err != nil {
 			return nil, err
 		}
-		opts = append(opts, awsconfig.WithAPIOptions([]func(*middleware.Stack) error{m.addTo}))
+		apiOptions = append(apiOptions, m.addTo)
 	}
+	opts = append(opts, awsconfig.WithAPIOptions(apiOptions))
 	base, err := awsconfig.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("load AWS configuration: %w", err)
 	}
 	return &Factory{
-		base:     base,
-		endpoint: o.EndpointURL,
-		protocol: o.CloudWatchProtocol,
-		conns:    conns,
-		metrics:  m,
-		attrs:    map[string]*QueueAttributes{},
-		sqs:      map[string]*sqs.Client{},
-		cw:       map[string]*cloudwatch.Client{},
-		asg:      map[string]*autoscaling.Client{},
-		ecs:      map[string]*ecs.Client{},
-		ddb:      map[string]*dynamodb.Client{},
+		base:      base,
+		endpoint:  o.EndpointURL,
+		protocol:  o.CloudWatchProtocol,
+		sqsClient: o.SQSClient,
+		version:   version,
+		conns:     conns,
+		metrics:   m,
+		attrs:     map[string]*QueueAttributes{},
+		sqs:       map[string]*sqs.Client{},
+		cw:        map[string]*cloudwatch.Client{},
+		asg:       map[string]*autoscaling.Client{},
+		ecs:       map[string]*ecs.Client{},
+		ddb:       map[string]*dynamodb.Client{},
 	}, nil
 }
 

@@ -61,7 +61,7 @@ func BenchmarkGetQueueAttributesCall(b *testing.B) {
 		get  func(context.Context, *sqs.GetQueueAttributesInput, ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
 	}{
 		{"sdk", sqs.New(opts).GetQueueAttributes},
-		{"direct", newQueueAttributes(opts, f.metrics).GetQueueAttributes},
+		{"direct", newQueueAttributes(opts, f.metrics, "bench").GetQueueAttributes},
 	}
 	ctx := context.Background()
 	for _, c := range callers {

@@ -12,8 +12,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -42,10 +44,23 @@ import (
 // smithy.APIError), so Classify and errors.As see them as they see the
 // SDK's. Each call, retries included, is one observation in the request
 // metrics.
+//
+// Like the SDK's client it corrects for a host clock that is off: when
+// SQS refuses a signature as expired or not yet current, the server's
+// time is taken from the answer's Date header, the offset is kept for
+// every later request of the region and the call is retried at once,
+// signed at the corrected time.
 type QueueAttributes struct {
-	opts    sqs.Options // the region's SQS client's: region, credentials, HTTP client, retryer, endpoint
-	signer  *v4.Signer
-	metrics *requestMetrics // nil without a registry
+	opts      sqs.Options // the region's SQS client's: region, credentials, HTTP client, retryer, endpoint
+	signer    *v4.Signer
+	metrics   *requestMetrics // nil without a registry
+	userAgent string
+
+	// now is the clock requests are signed by; skew, in nanoseconds, is
+	// added to it: the server's clock minus now, as last measured on a
+	// refused signature.
+	now  func() time.Time
+	skew atomic.Int64
 
 	once        sync.Once
 	endpoint    string
@@ -56,7 +71,16 @@ const (
 	sqsSigningName = "sqs"
 	sqsTarget      = "AmazonSQS.GetQueueAttributes"
 	sqsContentType = "application/x-amz-json-1.0"
-	userAgent      = "queue-checker"
+	// productName opens the User-Agent.
+	productName = "queue-checker"
+	// skewThreshold: a refused signature whose signing time was more than
+	// this from the server's clock is taken for a clock that is off. SQS
+	// refuses signatures more than 5 minutes off; the SDK's clients use
+	// the same 4 minutes.
+	skewThreshold = 4 * time.Minute
+	// maxTrustedRoundTrip bounds the round trip whose Date header is
+	// trusted as the server's time.
+	maxTrustedRoundTrip = time.Minute
 	// errorBodyLimit bounds how much of an error answer is read.
 	errorBodyLimit = 64 << 10
 	// answerLimit bounds how much of a GetQueueAttributes answer is read:
@@ -64,20 +88,104 @@ const (
 	answerLimit = 1 << 20
 )
 
-// SQSAttributes returns the GetQueueAttributes caller of a region, made
-// from the region's SQS client on first use and kept.
+// SQSAttributes returns the direct GetQueueAttributes caller of a region,
+// made from the region's SQS client on first use and kept.
 func (f *Factory) SQSAttributes(region string) *QueueAttributes {
 	client := f.SQS(region) // before cached, which holds the factory's lock
 	return cached(f, f.attrs, region, func(string) *QueueAttributes {
-		return newQueueAttributes(client.Options(), f.metrics)
+		return newQueueAttributes(client.Options(), f.metrics, f.version)
 	})
 }
 
-func newQueueAttributes(o sqs.Options, m *requestMetrics) *QueueAttributes {
+// QueueAttributesAPI is GetQueueAttributes, as both the SDK's SQS client
+// and the direct caller serve it.
+type QueueAttributesAPI interface {
+	GetQueueAttributes(context.Context, *sqs.GetQueueAttributesInput, ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
+}
+
+var (
+	_ QueueAttributesAPI = (*sqs.Client)(nil)
+	_ QueueAttributesAPI = (*QueueAttributes)(nil)
+)
+
+// QueueAttributesClient returns the GetQueueAttributes caller of a region
+// that Options.SQSClient chose: the direct caller (SQSClientDirect, the
+// default) or the SDK's client (SQSClientSDK).
+func (f *Factory) QueueAttributesClient(region string) QueueAttributesAPI {
+	if f.sqsClient == SQSClientSDK {
+		return f.SQS(region)
+	}
+	return f.SQSAttributes(region)
+}
+
+func newQueueAttributes(o sqs.Options, m *requestMetrics, version string) *QueueAttributes {
 	if o.Retryer == nil {
 		o.Retryer = aws.NopRetryer{}
 	}
-	return &QueueAttributes{opts: o, signer: v4.NewSigner(), metrics: m}
+	return &QueueAttributes{opts: o, signer: v4.NewSigner(), metrics: m, userAgent: directUserAgent(version, sdkUserAgent(o)), now: time.Now}
+}
+
+// directUserAgent is the direct caller's User-Agent: the checker and its
+// version, then the parts sdkAgent, the User-Agent of the region's SQS
+// client, has (SDK version, user-agent format, OS, Go version,
+// architecture, the SQS module's version), less its per-call feature
+// list (m/...). Without sdkAgent the parts the binary knows stand in.
+func directUserAgent(version, sdkAgent string) string {
+	parts := []string{productName + "/" + userAgentToken(cmp.Or(version, "dev"))}
+	for _, p := range strings.Fields(sdkAgent) {
+		if !strings.HasPrefix(p, "m/") && !strings.HasPrefix(p, productName+"/") {
+			parts = append(parts, p)
+		}
+	}
+	if len(parts) == 1 {
+		parts = append(parts, aws.SDKName+"/"+aws.SDKVersion, "ua/2.1",
+			"lang/go#"+userAgentToken(strings.TrimPrefix(runtime.Version(), "go")),
+			"md/GOOS#"+runtime.GOOS, "md/GOARCH#"+runtime.GOARCH)
+	}
+	return strings.Join(parts, " ")
+}
+
+// sdkUserAgent is the User-Agent the SQS client of o sends, read by taking
+// one GetQueueAttributes through its middleware up to the HTTP client,
+// which sends nothing: signed with a made-up key, unretried and
+// unrecorded. "" when the stack stops before (an endpoint that does not
+// resolve).
+func sdkUserAgent(o sqs.Options) string {
+	var agent string
+	capture := captureClient(func(r *http.Request) { agent = r.Header.Get("User-Agent") })
+	_, _ = sqs.New(o).GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: aws.String("https://sqs.invalid/0/user-agent")},
+		func(o *sqs.Options) {
+			o.HTTPClient = capture
+			o.Credentials = aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+				return aws.Credentials{AccessKeyID: "user-agent", SecretAccessKey: "user-agent"}, nil
+			})
+			o.Retryer = aws.NopRetryer{}
+			o.APIOptions = nil // the request metrics, and the checker's own part
+		})
+	return agent
+}
+
+// captureClient is an HTTP client that shows each request to the function
+// and sends none.
+type captureClient func(*http.Request)
+
+var errNotSent = errors.New("not sent")
+
+func (c captureClient) Do(r *http.Request) (*http.Response, error) {
+	c(r)
+	return nil, errNotSent
+}
+
+// userAgentToken makes s fit in a User-Agent part: every character
+// outside letters, digits and !#$%&'*+-.^_`|~ becomes '-'.
+func userAgentToken(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= '0' && r <= '9', r >= 'A' && r <= 'Z', r >= 'a' && r <= 'z', strings.ContainsRune("!#$%&'*+-.^_`|~", r):
+			return r
+		}
+		return '-'
+	}, s)
 }
 
 // resolveEndpoint asks the SQS client's endpoint resolver once, with the
@@ -107,10 +215,18 @@ func (c *QueueAttributes) resolveEndpoint(ctx context.Context) (string, error) {
 	return c.endpoint, c.endpointErr
 }
 
+// errPerCallOptions refuses per-call option functions, which the direct
+// caller cannot apply.
+var errPerCallOptions = errors.New("per-call options are not supported by the direct GetQueueAttributes caller (aws.sqs_client: sdk takes them)")
+
 // GetQueueAttributes asks for the named attributes of one queue. It has
-// the SDK client's signature so that either can serve the poller; the
-// per-call option functions are not applied (the poller passes none).
-func (c *QueueAttributes) GetQueueAttributes(ctx context.Context, in *sqs.GetQueueAttributesInput, _ ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error) {
+// the SDK client's signature so that either can serve the poller; it
+// refuses per-call option functions, which it cannot apply, with an
+// error and without a request.
+func (c *QueueAttributes) GetQueueAttributes(ctx context.Context, in *sqs.GetQueueAttributesInput, optFns ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error) {
+	if len(optFns) > 0 {
+		return nil, &smithy.OperationError{ServiceID: "SQS", OperationName: "GetQueueAttributes", Err: errPerCallOptions}
+	}
 	start := time.Now()
 	out, err := c.call(ctx, in)
 	if c.metrics != nil {
@@ -135,8 +251,17 @@ func (c *QueueAttributes) call(ctx context.Context, in *sqs.GetQueueAttributesIn
 	sum := sha256.Sum256(body)
 	payloadHash := hex.EncodeToString(sum[:])
 	maxAttempts := max(c.opts.Retryer.MaxAttempts(), 1)
+	skewRetried := false
 	for attempt := 1; ; attempt++ {
 		out, err := c.attempt(ctx, endpoint, body, payloadHash)
+		// A signature refused for a clock that is off is signed again at
+		// the server's time and sent at once, once per call; that retry
+		// is not one of the retryer's attempts.
+		if !skewRetried && err != nil && ctx.Err() == nil && c.correctSkew(err) {
+			skewRetried = true
+			attempt--
+			continue
+		}
 		if err == nil || attempt >= maxAttempts || ctx.Err() != nil || !c.opts.Retryer.IsErrorRetryable(err) {
 			return out, err
 		}
@@ -164,15 +289,17 @@ func (c *QueueAttributes) attempt(ctx context.Context, endpoint string, body []b
 		"Content-Type":      {sqsContentType},
 		"X-Amz-Target":      {sqsTarget},
 		"X-Amzn-Query-Mode": {"true"},
-		"User-Agent":        {userAgent},
+		"User-Agent":        {c.userAgent},
 	}
 	creds, err := c.opts.Credentials.Retrieve(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("retrieve credentials: %w", err)
 	}
-	if err := c.signer.SignHTTP(ctx, creds, req, payloadHash, sqsSigningName, c.opts.Region, time.Now()); err != nil {
+	skew := time.Duration(c.skew.Load())
+	if err := c.signer.SignHTTP(ctx, creds, req, payloadHash, sqsSigningName, c.opts.Region, c.now().Add(skew)); err != nil {
 		return nil, fmt.Errorf("sign the request: %w", err)
 	}
+	sent := c.now()
 	resp, err := c.opts.HTTPClient.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -195,7 +322,13 @@ func (c *QueueAttributes) attempt(ctx context.Context, endpoint string, body []b
 		if rerr != nil {
 			return nil, readError(ctx, rerr)
 		}
-		return nil, wrap(decodeError(resp.Header, resp.StatusCode, raw))
+		err := decodeError(resp.Header, resp.StatusCode, raw)
+		if apiErr, ok := err.(smithy.APIError); ok && skewCodes[apiErr.ErrorCode()] {
+			if server, ok := serverOffset(resp.Header, sent, c.now()); ok && (server-skew).Abs() > skewThreshold {
+				err = &clockSkewError{APIError: apiErr, offset: server}
+			}
+		}
+		return nil, wrap(err)
 	}
 	buf := answerBuffers.Get().(*bytes.Buffer)
 	defer answerBuffers.Put(buf)
@@ -210,6 +343,56 @@ func (c *QueueAttributes) attempt(ctx context.Context, endpoint string, body []b
 		return nil, wrap(&smithy.DeserializationError{Err: fmt.Errorf("decode the GetQueueAttributes answer: %w", err)})
 	}
 	return &sqs.GetQueueAttributesOutput{Attributes: answer.Attributes}, nil
+}
+
+// clockSkewError is a signature SQS refused because the signing time was
+// more than skewThreshold from the server's; offset is the server's clock
+// minus the caller's, as the answer's Date header gave it.
+type clockSkewError struct {
+	smithy.APIError
+	offset time.Duration
+}
+
+func (e *clockSkewError) Unwrap() error { return e.APIError }
+
+// correctSkew keeps the offset of a refusal for a clock that is off and
+// reports whether err was one.
+func (c *QueueAttributes) correctSkew(err error) bool {
+	var skewErr *clockSkewError
+	if !errors.As(err, &skewErr) {
+		return false
+	}
+	c.skew.Store(int64(skewErr.offset))
+	return true
+}
+
+// skewCodes are the error codes of a signature refused, which a clock that
+// is off explains when the answer's Date is far from the signing time.
+// They are also the codes of a wrong secret or a malformed request, so
+// the code alone does not tell.
+var skewCodes = map[string]bool{
+	"SignatureDoesNotMatch":     true,
+	"InvalidSignatureException": true,
+	"RequestExpired":            true,
+	"RequestTimeTooSkewed":      true,
+	"RequestInTheFuture":        true,
+	"AuthFailure":               true,
+}
+
+// serverOffset is the server's clock minus the caller's: the answer's Date
+// against the time it arrived. It is unknown without a Date, for an answer
+// from a cache (an Age header) and when the round trip took too long for
+// the Date to be trusted.
+func serverOffset(h http.Header, sent, received time.Time) (time.Duration, bool) {
+	date := h.Get("Date")
+	if date == "" || h.Get("Age") != "" || received.Sub(sent) > maxTrustedRoundTrip {
+		return 0, false
+	}
+	server, err := http.ParseTime(date)
+	if err != nil {
+		return 0, false
+	}
+	return server.Sub(received), true
 }
 
 // answerBuffers hold answers while they are decoded: one read of the

@@ -8,7 +8,9 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -100,11 +102,11 @@ func TestQueueAttributesMatchTheSDK(t *testing.T) {
 	}
 }
 
-// TestQueueAttributesSignature runs a moto server that checks every
-// request's Signature Version 4 with botocore's signer and the caller's
-// IAM permissions: the direct caller's requests are accepted with the
-// right secret and refused with a wrong one.
-func TestQueueAttributesSignature(t *testing.T) {
+// signingMoto starts a moto server that checks every request's Signature
+// Version 4 with botocore's signer and the caller's IAM permissions, and
+// returns it with the access key of a user allowed sqs:*.
+func signingMoto(t *testing.T) (moto *awstest.Moto, keyID, secret string) {
+	t.Helper()
 	awstest.Shared(t) // fails or skips as every integration test does when moto is missing
 	ctx := context.Background()
 	// CreateUser, CreateAccessKey and PutUserPolicy are the unchecked
@@ -151,19 +153,31 @@ func TestQueueAttributesSignature(t *testing.T) {
 	}
 	policy, _ := json.Marshal(map[string]any{"Version": "2012-10-17", "Statement": []map[string]string{{"Effect": "Allow", "Action": "sqs:*", "Resource": "*"}}})
 	iam(url.Values{"Action": {"PutUserPolicy"}, "UserName": {user}, "PolicyName": {"sqs"}, "PolicyDocument": {string(policy)}})
+	return moto, key.ID, key.Secret
+}
 
-	factory := func(secret string) *Factory {
-		t.Helper()
-		t.Setenv("AWS_ACCESS_KEY_ID", key.ID)
-		t.Setenv("AWS_SECRET_ACCESS_KEY", secret)
-		t.Setenv("AWS_SESSION_TOKEN", "")
-		f, err := New(ctx, Options{Region: "eu-central-1", EndpointURL: moto.URL, MaxAttempts: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return f
+// signedFactory is a factory for endpoint signing with the given key, one
+// attempt per call.
+func signedFactory(t *testing.T, endpoint, keyID, secret string) *Factory {
+	t.Helper()
+	t.Setenv("AWS_ACCESS_KEY_ID", keyID)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", secret)
+	t.Setenv("AWS_SESSION_TOKEN", "")
+	f, err := New(context.Background(), Options{Region: "eu-central-1", EndpointURL: endpoint, MaxAttempts: 1})
+	if err != nil {
+		t.Fatal(err)
 	}
-	good := factory(key.Secret)
+	return f
+}
+
+// TestQueueAttributesSignature runs a moto server that checks every
+// request's Signature Version 4 with botocore's signer and the caller's
+// IAM permissions: the direct caller's requests are accepted with the
+// right secret and refused with a wrong one.
+func TestQueueAttributesSignature(t *testing.T) {
+	moto, keyID, secret := signingMoto(t)
+	ctx := context.Background()
+	good := signedFactory(t, moto.URL, keyID, secret)
 	created, err := good.SQS("eu-central-1").CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("signed")})
 	if err != nil {
 		t.Fatalf("the SDK's own signed request was refused: %v", err)
@@ -179,7 +193,7 @@ func TestQueueAttributesSignature(t *testing.T) {
 		t.Errorf("attributes %v", out.Attributes)
 	}
 
-	bad := factory(key.Secret + "x")
+	bad := signedFactory(t, moto.URL, keyID, secret+"x")
 	_, err = bad.SQSAttributes("eu-central-1").GetQueueAttributes(callCtx, in)
 	var apiErr smithy.APIError
 	if !errors.As(err, &apiErr) || apiErr.ErrorCode() != "SignatureDoesNotMatch" {
@@ -187,6 +201,179 @@ func TestQueueAttributesSignature(t *testing.T) {
 	}
 	if got := Classify(err); got != model.ErrClassClient {
 		t.Errorf("Classify = %q, want %q", got, model.ErrClassClient)
+	}
+}
+
+// TestQueueAttributesClockSkew signs with a clock 10 minutes off, behind
+// and ahead, through a proxy that refuses signing times more than 5
+// minutes from its clock as SQS does (moto checks a signature against the
+// time the request names, not against its clock) in front of moto
+// checking every signature. The first call is refused once, retried at
+// once with the server's time and succeeds, with one attempt allowed by
+// the retryer; the later calls succeed at their first request. A refused
+// signature whose answer shows no skew (a wrong secret) is not retried.
+func TestQueueAttributesClockSkew(t *testing.T) {
+	moto, keyID, secret := signingMoto(t)
+	ctx := context.Background()
+	setup := signedFactory(t, moto.URL, keyID, secret)
+	created, err := setup.SQS("eu-central-1").CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("skewed")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &sqs.GetQueueAttributesInput{QueueUrl: created.QueueUrl, AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages}}
+	proxy := awstest.NewProxy(t, moto.URL)
+	proxy.Inject(awstest.MatchSignatureSkewed(), awstest.Fault{Kind: awstest.FaultSignatureExpired})
+
+	for _, off := range []time.Duration{-10 * time.Minute, 10 * time.Minute} {
+		t.Run(off.String(), func(t *testing.T) {
+			proxy.ResetCounts()
+			qa := signedFactory(t, proxy.URL, keyID, secret).SQSAttributes("eu-central-1")
+			qa.now = func() time.Time { return time.Now().Add(off) }
+			for call := range 4 {
+				before := proxy.Calls("GetQueueAttributes")
+				callCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+				out, err := qa.GetQueueAttributes(callCtx, in)
+				cancel()
+				if err != nil {
+					t.Fatalf("call %d: %v", call, err)
+				}
+				if out.Attributes["ApproximateNumberOfMessages"] != "0" {
+					t.Errorf("call %d: attributes %v", call, out.Attributes)
+				}
+				want := 1
+				if call == 0 {
+					want = 2 // refused, then retried
+				}
+				if got := proxy.Calls("GetQueueAttributes") - before; got != want {
+					t.Errorf("call %d: %d requests, want %d", call, got, want)
+				}
+			}
+			if got := proxy.Injected(awstest.FaultSignatureExpired); got != 1 {
+				t.Errorf("%d signatures refused for their time, want 1", got)
+			}
+			// The offset kept is the clock's error, to the Date header's second.
+			if got := time.Duration(qa.skew.Load()); (got + off).Abs() > 3*time.Second {
+				t.Errorf("offset kept %s, want about %s", got, -off)
+			}
+		})
+	}
+
+	t.Run("wrong secret", func(t *testing.T) {
+		proxy.ResetCounts()
+		qa := signedFactory(t, proxy.URL, keyID, secret+"x").SQSAttributes("eu-central-1")
+		_, err := qa.GetQueueAttributes(ctx, in)
+		var apiErr smithy.APIError
+		if !errors.As(err, &apiErr) || apiErr.ErrorCode() != "SignatureDoesNotMatch" {
+			t.Fatalf("signed with a wrong secret: %v, want SignatureDoesNotMatch", err)
+		}
+		if got := proxy.Calls("GetQueueAttributes"); got != 1 {
+			t.Errorf("%d requests, want 1: no clock was off", got)
+		}
+		if got := qa.skew.Load(); got != 0 {
+			t.Errorf("offset %s kept without a clock off", time.Duration(got))
+		}
+	})
+}
+
+// TestQueueAttributesRefusesOptions: a per-call option function, which the
+// direct caller cannot apply, is refused with an error and no request.
+func TestQueueAttributesRefusesOptions(t *testing.T) {
+	moto := awstest.Shared(t)
+	proxy := awstest.NewProxy(t, moto.URL)
+	f, err := New(context.Background(), Options{Region: "us-west-2", EndpointURL: proxy.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &sqs.GetQueueAttributesInput{QueueUrl: aws.String(moto.URL + "/123456789012/any")}
+	_, err = f.SQSAttributes("us-west-2").GetQueueAttributes(context.Background(), in, func(o *sqs.Options) { o.Region = "eu-west-1" })
+	if !errors.Is(err, errPerCallOptions) {
+		t.Errorf("with an option function: %v, want %v", err, errPerCallOptions)
+	}
+	if n := proxy.Calls(""); n != 0 {
+		t.Errorf("%d requests sent", n)
+	}
+}
+
+// TestUserAgent compares the User-Agent headers the direct caller and the
+// SDK's client send: the direct caller's opens with queue-checker/<version>
+// and has the SDK's parts (SDK, OS, Go, architecture, SQS module
+// versions) as the SDK's client sends them; the SDK's names the checker's
+// version too.
+func TestUserAgent(t *testing.T) {
+	moto := awstest.Shared(t)
+	proxy := awstest.NewProxy(t, moto.URL)
+	var mu sync.Mutex
+	agents := map[string]string{} // by "direct" or "sdk"
+	proxy.Observe(func(r *awstest.Request, _ time.Time) {
+		if r.Operation() != "GetQueueAttributes" {
+			return
+		}
+		ua := r.Header.Get("User-Agent")
+		mu.Lock()
+		defer mu.Unlock()
+		if strings.HasPrefix(ua, "queue-checker/") {
+			agents["direct"] = ua
+		} else {
+			agents["sdk"] = ua
+		}
+	})
+	ctx := context.Background()
+	f, err := New(ctx, Options{Region: "us-west-2", EndpointURL: proxy.URL, Version: "1.2.3 (rc)", MaxAttempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &sqs.GetQueueAttributesInput{QueueUrl: aws.String(moto.URL + "/123456789012/no-such-queue")}
+	_, _ = f.SQSAttributes("us-west-2").GetQueueAttributes(ctx, in)
+	_, _ = f.SQS("us-west-2").GetQueueAttributes(ctx, in)
+	mu.Lock()
+	defer mu.Unlock()
+	direct, sdk := agents["direct"], agents["sdk"]
+	if want := "queue-checker/1.2.3--rc- aws-sdk-go-v2/" + aws.SDKVersion + " "; !strings.HasPrefix(direct, want) {
+		t.Errorf("direct User-Agent %q, want it to open with %q", direct, want)
+	}
+	if !strings.Contains(sdk, "queue-checker/1.2.3--rc-") {
+		t.Errorf("SDK User-Agent %q does not name the checker's version", sdk)
+	}
+	parts := strings.Fields(direct)
+	for _, prefix := range []string{"aws-sdk-go-v2/", "ua/", "os/", "lang/go#", "md/GOOS#", "md/GOARCH#", "api/sqs#"} {
+		var sdkPart string
+		for _, p := range strings.Fields(sdk) {
+			if strings.HasPrefix(p, prefix) {
+				sdkPart = p
+			}
+		}
+		if sdkPart == "" {
+			t.Errorf("the SDK's User-Agent %q has no %s part", sdk, prefix)
+			continue
+		}
+		if !slices.Contains(parts, sdkPart) {
+			t.Errorf("direct User-Agent %q lacks the SDK's %s", direct, sdkPart)
+		}
+	}
+}
+
+// TestQueueAttributesClient: Options.SQSClient chooses the caller, the
+// direct one by default; an unknown value is refused.
+func TestQueueAttributesClient(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		client string
+		direct bool
+	}{{"", true}, {SQSClientDirect, true}, {SQSClientSDK, false}} {
+		f, err := New(ctx, Options{Region: "us-west-2", SQSClient: tc.client})
+		if err != nil {
+			t.Fatalf("%q: %v", tc.client, err)
+		}
+		got := f.QueueAttributesClient("us-west-2")
+		if _, isDirect := got.(*QueueAttributes); isDirect != tc.direct {
+			t.Errorf("%q: %T", tc.client, got)
+		}
+		if _, isSDK := got.(*sqs.Client); isSDK == tc.direct {
+			t.Errorf("%q: %T", tc.client, got)
+		}
+	}
+	if _, err := New(ctx, Options{Region: "us-west-2", SQSClient: "fast"}); err == nil || !strings.Contains(err.Error(), `"fast"`) {
+		t.Errorf("SQSClient fast: %v, want an error naming it", err)
 	}
 }
 

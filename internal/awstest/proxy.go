@@ -39,6 +39,15 @@ const (
 	FaultMalformed
 	// FaultReset closes the connection without answering.
 	FaultReset
+	// FaultSignatureExpired refuses the request's signature for its time,
+	// as AWS does when the signing time (X-Amz-Date) is more than 5
+	// minutes from its clock: HTTP 400 with the proxy's time in the Date
+	// header and, in AWS JSON, the InvalidSignatureException shape with
+	// a "Signature expired" or "Signature not yet current" message (in the
+	// query protocol, SignatureDoesNotMatch). Select the requests with
+	// MatchSignatureSkewed: moto checks a signature against the time the
+	// request itself names, never against its clock.
+	FaultSignatureExpired
 )
 
 // String names the fault kind.
@@ -54,6 +63,8 @@ func (k FaultKind) String() string {
 		return "malformed"
 	case FaultReset:
 		return "reset"
+	case FaultSignatureExpired:
+		return "signature_expired"
 	}
 	return fmt.Sprintf("FaultKind(%d)", int(k))
 }
@@ -146,6 +157,21 @@ func MatchQueue(queueURL string) Match {
 			bytes.Contains(r.Body, []byte(form))
 	}
 }
+
+// signatureTimeLimit is how far AWS lets a signing time be from its clock.
+const signatureTimeLimit = 5 * time.Minute
+
+// MatchSignatureSkewed selects the requests signed at a time (X-Amz-Date)
+// more than 5 minutes from the proxy's clock, as AWS refuses them, and
+// those without a readable X-Amz-Date.
+func MatchSignatureSkewed() Match {
+	return func(r *Request) bool {
+		signed, err := time.Parse(amzDateFormat, r.Header.Get("X-Amz-Date"))
+		return err != nil || time.Since(signed).Abs() > signatureTimeLimit
+	}
+}
+
+const amzDateFormat = "20060102T150405Z"
 
 // And selects the requests every one of ms selects.
 func And(ms ...Match) Match {
@@ -367,6 +393,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, req, http.StatusInternalServerError, f.Code, "injected internal failure", false)
 	case FaultMalformed:
 		writeMalformed(w, req, f.Body)
+	case FaultSignatureExpired:
+		writeSignatureExpired(w, req, at)
 	case FaultReset:
 		hj, ok := w.(http.Hijacker)
 		if !ok {
@@ -418,6 +446,31 @@ func writeError(w http.ResponseWriter, req *Request, status int, code, message s
 			`<ErrorResponse><Error><Type>%s</Type><Code>%s</Code><Message>%s</Message></Error>`+
 			`<RequestId>injected-fault</RequestId></ErrorResponse>`, fault, typ, message)
 	}
+}
+
+// writeSignatureExpired refuses the request's signing time against now.
+func writeSignatureExpired(w http.ResponseWriter, req *Request, now time.Time) {
+	now = now.UTC()
+	signed := req.Header.Get("X-Amz-Date")
+	msg := fmt.Sprintf("Signature expired: %s is now earlier than %s (%s - 5 min.)",
+		signed, now.Add(-signatureTimeLimit).Format(amzDateFormat), now.Format(amzDateFormat))
+	if t, err := time.Parse(amzDateFormat, signed); err == nil && t.After(now) {
+		msg = fmt.Sprintf("Signature not yet current: %s is still later than %s (%s + 5 min.)",
+			signed, now.Add(signatureTimeLimit).Format(amzDateFormat), now.Format(amzDateFormat))
+	}
+	w.Header().Set("Date", now.Format(http.TimeFormat))
+	if req.Protocol() == "json" {
+		w.Header().Set("Content-Type", jsonContentType(req))
+		w.WriteHeader(http.StatusBadRequest)
+		body, _ := json.Marshal(map[string]string{"__type": "com.amazon.coral.service#InvalidSignatureException", "message": msg})
+		_, _ = w.Write(body)
+		return
+	}
+	w.Header().Set("Content-Type", "text/xml")
+	w.WriteHeader(http.StatusBadRequest)
+	_, _ = fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?>`+
+		`<ErrorResponse><Error><Type>Sender</Type><Code>SignatureDoesNotMatch</Code><Message>%s</Message></Error>`+
+		`<RequestId>injected-fault</RequestId></ErrorResponse>`, msg)
 }
 
 // writeMalformed answers 200 with body, or with a body cut off in the

@@ -14,25 +14,33 @@ const (
 	DefaultLogLevel             = "info"
 	DefaultLogFormat            = "json"
 	DefaultCloudWatchProtocol   = "default"
+	DefaultSQSClient            = "direct"
 	DefaultMaxAttempts          = 3
 	DefaultConcurrencyPerRegion = 128
 	// DefaultSQSPricePerMillion is SQS's public price of a million standard
 	// requests in us-east-1, beyond the free tier (aws.amazon.com/sqs/pricing).
-	DefaultSQSPricePerMillion   = 0.40
-	DefaultIdleSampleInterval   = 30 * time.Second
-	DefaultPerQueue             = PerQueueAuto
-	DefaultConcurrency          = policy.DefaultConcurrency
-	DefaultPolicy               = policy.PolicyModel
-	DefaultDrainTime            = policy.DefaultDrainTime
-	DefaultUtilization          = policy.DefaultUtilization
-	DefaultDeadband             = policy.DefaultDeadband
-	DefaultArrivalSmoothing     = policy.DefaultArrivalSmoothing
-	DefaultScaleInStabilization = policy.DefaultScaleInStabilization
-	DefaultLatencyQuantile      = policy.DefaultLatencyQuantile
-	DefaultForecastMode         = ForecastAct
-	DefaultForecastHistory      = Duration(policy.DefaultForecastHistory)
-	DefaultMetricStaleAfter     = policy.DefaultMetricStaleAfter
-	DefaultActivation           = policy.DefaultActivation
+	DefaultSQSPricePerMillion = 0.40
+	// DefaultCloudWatchPricePerThousandMetrics, DefaultPutMetricDataPrice-
+	// PerThousand and the DynamoDB on-demand prices are us-east-1 list
+	// prices too (docs/cost.md says when they were read).
+	DefaultCloudWatchPricePerThousandMetrics = 0.01
+	DefaultPutMetricDataPricePerThousand     = 0.01
+	DefaultDynamoDBPricePerMillionWrites     = 0.625
+	DefaultDynamoDBPricePerMillionReads      = 0.125
+	DefaultIdleSampleInterval                = 30 * time.Second
+	DefaultPerQueue                          = PerQueueAuto
+	DefaultConcurrency                       = policy.DefaultConcurrency
+	DefaultPolicy                            = policy.PolicyModel
+	DefaultDrainTime                         = policy.DefaultDrainTime
+	DefaultUtilization                       = policy.DefaultUtilization
+	DefaultDeadband                          = policy.DefaultDeadband
+	DefaultArrivalSmoothing                  = policy.DefaultArrivalSmoothing
+	DefaultScaleInStabilization              = policy.DefaultScaleInStabilization
+	DefaultLatencyQuantile                   = policy.DefaultLatencyQuantile
+	DefaultForecastMode                      = ForecastAct
+	DefaultForecastHistory                   = Duration(policy.DefaultForecastHistory)
+	DefaultMetricStaleAfter                  = policy.DefaultMetricStaleAfter
+	DefaultActivation                        = policy.DefaultActivation
 	// DefaultStaleAfterIntervals is target.stale_after, in intervals, when
 	// the key is absent or 0.
 	DefaultStaleAfterIntervals = 3
@@ -50,10 +58,16 @@ func Default() Config {
 		Log:      Log{Level: DefaultLogLevel, Format: DefaultLogFormat},
 		AWS: AWS{
 			CloudWatchProtocol:   DefaultCloudWatchProtocol,
+			SQSClient:            DefaultSQSClient,
 			MaxAttempts:          DefaultMaxAttempts,
 			ConcurrencyPerRegion: DefaultConcurrencyPerRegion,
 
 			SQSPricePerMillionRequests: DefaultSQSPricePerMillion,
+
+			CloudWatchPricePerThousandMetrics:     DefaultCloudWatchPricePerThousandMetrics,
+			PutMetricDataPricePerThousandRequests: DefaultPutMetricDataPricePerThousand,
+			DynamoDBPricePerMillionWrites:         DefaultDynamoDBPricePerMillionWrites,
+			DynamoDBPricePerMillionReads:          DefaultDynamoDBPricePerMillionReads,
 		},
 		Metrics: Metrics{PerQueue: DefaultPerQueue},
 	}
@@ -104,4 +118,14 @@ func (c Config) CallTimeout() time.Duration {
 		return c.AWS.CallTimeout
 	}
 	return c.Interval * 4 / 5
+}
+
+// WorkerCostPerHour is group g's price of a worker-hour, dollars:
+// fleet.worker_cost_per_hour when set, else aws.worker_cost_per_hour; 0
+// means no price.
+func (c Config) WorkerCostPerHour(g Group) float64 {
+	if g.Fleet.WorkerCostPerHour != nil {
+		return *g.Fleet.WorkerCostPerHour
+	}
+	return c.AWS.WorkerCostPerHour
 }

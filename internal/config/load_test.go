@@ -93,6 +93,7 @@ func TestLoadOK(t *testing.T) {
 			g := c.Groups[0]
 			check(t, "interval", c.Interval, time.Second)
 			check(t, "aws.cloudwatch_protocol", c.AWS.CloudWatchProtocol, "json")
+			check(t, "aws.sqs_client", c.AWS.SQSClient, "sdk")
 			check(t, "aws.max_attempts", c.AWS.MaxAttempts, 1)
 			check(t, "CallTimeout()", c.CallTimeout(), 900*time.Millisecond)
 			check(t, "queues[0].region (from aws.region)", g.Queues[0].Region, "us-west-2")
@@ -100,6 +101,13 @@ func TestLoadOK(t *testing.T) {
 			check(t, "target.stale_after", g.Target.StaleAfter, time.Second)
 			if g.Fleet.ECSService == nil || g.Fleet.ECSService.Service != "workers" {
 				t.Errorf("fleet.ecs_service = %+v, want service workers", g.Fleet.ECSService)
+			}
+		},
+		"prices": func(t *testing.T, c Config) {
+			check(t, "aws.worker_cost_per_hour", c.AWS.WorkerCostPerHour, 0.0416)
+			check(t, "aws.dynamodb_price_per_million_writes (default)", c.AWS.DynamoDBPricePerMillionWrites, 0.625)
+			if c.Groups[0].Fleet.WorkerCostPerHour != nil || c.Groups[2].Fleet.WorkerCostPerHour == nil {
+				t.Errorf("fleet.worker_cost_per_hour absent must stay nil, an explicit 0 must not")
 			}
 		},
 	}

@@ -48,7 +48,18 @@ func (g Group) PolicySettings(interval time.Duration) policy.Settings {
 		Pinned:     g.Fleet.Pin != nil,
 		Pin:        pin(g.Fleet.Pin),
 		Activation: g.Fleet.Activation,
+
+		// The group's own price; Config.WorkerCostPerHour adds the default
+		// of aws.worker_cost_per_hour.
+		WorkerCostPerHour: pinFloat(g.Fleet.WorkerCostPerHour),
 	}
+}
+
+func pinFloat(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 func pin(p *int) int {

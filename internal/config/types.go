@@ -71,6 +71,10 @@ type AWS struct {
 	EndpointURL string `yaml:"endpoint_url"`
 	// CloudWatchProtocol is default | json | query; emulators such as moto need json.
 	CloudWatchProtocol string `yaml:"cloudwatch_protocol"`
+	// SQSClient is the GetQueueAttributes caller: direct (default), the
+	// checker's own, without the SDK's per-call middleware, or sdk, the
+	// SDK's SQS client.
+	SQSClient string `yaml:"sqs_client"`
 	// MaxAttempts is the SDK retryer's attempts per call, the first included.
 	MaxAttempts int `yaml:"max_attempts"`
 	// CallTimeout bounds one AWS call, retries included; 0 means 80 % of interval.
@@ -82,6 +86,22 @@ type AWS struct {
 	// SQSPricePerMillionRequests is the price of a million SQS requests, in
 	// dollars, for the estimated monthly cost of sampling; default 0.40.
 	SQSPricePerMillionRequests float64 `yaml:"sqs_price_per_million_requests"`
+	// CloudWatchPricePerThousandMetrics is what GetMetricData costs per
+	// 1,000 metrics requested, dollars; default 0.01.
+	CloudWatchPricePerThousandMetrics float64 `yaml:"cloudwatch_price_per_thousand_metrics"`
+	// PutMetricDataPricePerThousandRequests is what PutMetricData costs per
+	// 1,000 requests, dollars; default 0.01.
+	PutMetricDataPricePerThousandRequests float64 `yaml:"put_metric_data_price_per_thousand_requests"`
+	// DynamoDBPricePerMillionWrites and DynamoDBPricePerMillionReads are
+	// DynamoDB on-demand's prices of a million write and read request
+	// units, dollars, for the lease table (coordination); defaults 0.625
+	// and 0.125.
+	DynamoDBPricePerMillionWrites float64 `yaml:"dynamodb_price_per_million_writes"`
+	DynamoDBPricePerMillionReads  float64 `yaml:"dynamodb_price_per_million_reads"`
+	// WorkerCostPerHour is what one worker costs an hour, dollars, for the
+	// groups that set no fleet.worker_cost_per_hour; 0 (the default) is no
+	// price: the checker then counts workers, not dollars.
+	WorkerCostPerHour float64 `yaml:"worker_cost_per_hour"`
 }
 
 // Group is one worker fleet and the queues it drains.
@@ -198,6 +218,10 @@ type Fleet struct {
 	// Activation is the backlog of visible and delayed messages that wakes
 	// a group at zero workers (min 0); default 1.
 	Activation int `yaml:"activation"`
+	// WorkerCostPerHour is what one worker of this fleet costs an hour,
+	// dollars (an instance's or a task's price); absent means
+	// aws.worker_cost_per_hour, 0 means no price for this group.
+	WorkerCostPerHour *float64 `yaml:"worker_cost_per_hour"`
 }
 
 // AutoScalingGroup names an EC2 Auto Scaling group.

@@ -19,6 +19,7 @@ var (
 	logLevels           = []string{"debug", "info", "warn", "error"}
 	logFormats          = []string{"json", "console"}
 	cloudWatchProtocols = []string{"default", "json", "query"} // as internal/awsclient names them
+	sqsClients          = []string{"direct", "sdk"}            // as internal/awsclient names them
 	policies            = []string{policy.PolicyModel, policy.PolicyBacklogPerWorker}
 	learnModes          = []string{policy.LearnAct, policy.LearnReport, policy.LearnOff}
 	perQueueValues      = []string{string(PerQueueAuto), string(PerQueueAll), string(PerQueueOff), string(PerQueueFailedOnly)}
@@ -99,6 +100,7 @@ func (a AWS) validate(p *problems, interval time.Duration) {
 		}
 	}
 	oneOf(p, "aws.cloudwatch_protocol", a.CloudWatchProtocol, cloudWatchProtocols)
+	oneOf(p, "aws.sqs_client", a.SQSClient, sqsClients)
 	if a.MaxAttempts < 1 {
 		p.add("aws.max_attempts", "must be at least 1 (the first attempt counts), got %d", a.MaxAttempts)
 	}
@@ -114,6 +116,20 @@ func (a AWS) validate(p *problems, interval time.Duration) {
 	if !(a.SQSPricePerMillionRequests >= 0 && finite(a.SQSPricePerMillionRequests)) {
 		p.add("aws.sqs_price_per_million_requests", "must be a number >= 0 (dollars per million requests), got %v", a.SQSPricePerMillionRequests)
 	}
+	for _, price := range []struct {
+		key, unit string
+		v         float64
+	}{
+		{"cloudwatch_price_per_thousand_metrics", "dollars per 1,000 metrics requested", a.CloudWatchPricePerThousandMetrics},
+		{"put_metric_data_price_per_thousand_requests", "dollars per 1,000 requests", a.PutMetricDataPricePerThousandRequests},
+		{"dynamodb_price_per_million_writes", "dollars per million write request units", a.DynamoDBPricePerMillionWrites},
+		{"dynamodb_price_per_million_reads", "dollars per million read request units", a.DynamoDBPricePerMillionReads},
+	} {
+		if !(price.v >= 0 && finite(price.v)) {
+			p.add("aws."+price.key, "must be a number >= 0 (%s), got %v", price.unit, price.v)
+		}
+	}
+	validateWorkerCost(p, "aws.worker_cost_per_hour", a.WorkerCostPerHour)
 }
 
 func (g Group) validate(p *problems, path string, c Config) {
@@ -261,7 +277,19 @@ func (o OldestAge) validate(p *problems, path string) {
 	}
 }
 
+// maxWorkerCost bounds a worker's price, dollars an hour.
+const maxWorkerCost = 1e6
+
+func validateWorkerCost(p *problems, path string, v float64) {
+	if !(v >= 0 && v <= maxWorkerCost) {
+		p.add(path, "must be a number of dollars an hour from 0 (no price) to %g, got %v", float64(maxWorkerCost), v)
+	}
+}
+
 func (f Fleet) validate(p *problems, path string) {
+	if f.WorkerCostPerHour != nil {
+		validateWorkerCost(p, joinPath(path, "worker_cost_per_hour"), *f.WorkerCostPerHour)
+	}
 	if f.AutoScalingGroup != nil && f.ECSService != nil {
 		p.add(path, "set autoscaling_group or ecs_service, not both")
 	}

@@ -58,6 +58,11 @@ func TestValidateRules(t *testing.T) {
 			[]string{`aws.endpoint_url: must be an http or https URL such as http://127.0.0.1:5000, got "http://"`}},
 		{"endpoint https", func(c *Config, _ *Group) { c.AWS.EndpointURL = "https://vpce.example.com" }, nil},
 		{"protocol query", func(c *Config, _ *Group) { c.AWS.CloudWatchProtocol = "query" }, nil},
+		{"sqs client sdk", func(c *Config, _ *Group) { c.AWS.SQSClient = "sdk" }, nil},
+		{"sqs client unknown", func(c *Config, _ *Group) { c.AWS.SQSClient = "fast" },
+			[]string{`aws.sqs_client: must be one of direct, sdk; got "fast"`}},
+		{"sqs client empty", func(c *Config, _ *Group) { c.AWS.SQSClient = "" },
+			[]string{`aws.sqs_client: must be one of direct, sdk; got ""`}},
 		{"per_queue false", func(c *Config, _ *Group) { c.Metrics.PerQueue = PerQueueOff }, nil},
 		{"per_queue failed_only", func(c *Config, _ *Group) { c.Metrics.PerQueue = PerQueueFailedOnly }, nil},
 		{"per_queue yes", func(c *Config, _ *Group) { c.Metrics.PerQueue = "yes" },
@@ -302,8 +307,9 @@ func TestDefaults(t *testing.T) {
 	check(t, "interval", c.Interval, 5*time.Second)
 	check(t, "listen", c.Listen, "127.0.0.1:9102")
 	check(t, "log", c.Log, Log{Level: "info", Format: "json"})
-	check(t, "aws", c.AWS, AWS{CloudWatchProtocol: "default", MaxAttempts: 3, ConcurrencyPerRegion: 128,
-		SQSPricePerMillionRequests: 0.40})
+	check(t, "aws", c.AWS, AWS{CloudWatchProtocol: "default", SQSClient: "direct", MaxAttempts: 3, ConcurrencyPerRegion: 128,
+		SQSPricePerMillionRequests: 0.40, CloudWatchPricePerThousandMetrics: 0.01, PutMetricDataPricePerThousandRequests: 0.01,
+		DynamoDBPricePerMillionWrites: 0.625, DynamoDBPricePerMillionReads: 0.125})
 	check(t, "metrics", c.Metrics, Metrics{PerQueue: "auto"})
 	check(t, "dry_run", c.DryRun, false)
 	if c.Groups != nil {
@@ -346,6 +352,15 @@ func TestCloudWatchProtocolsMatchAWSClient(t *testing.T) {
 	check(t, "default", DefaultCloudWatchProtocol, awsclient.ProtocolDefault)
 }
 
+func TestSQSClientsMatchAWSClient(t *testing.T) {
+	t.Parallel()
+	want := []string{awsclient.SQSClientDirect, awsclient.SQSClientSDK}
+	if !reflect.DeepEqual(sqsClients, want) {
+		t.Errorf("accepted SQS clients %q, the client knows %q", sqsClients, want)
+	}
+	check(t, "default", DefaultSQSClient, awsclient.SQSClientDirect)
+}
+
 func TestPolicySettings(t *testing.T) {
 	t.Parallel()
 	g := Group{
@@ -361,7 +376,8 @@ func TestPolicySettings(t *testing.T) {
 		},
 		Forecast: Forecast{Mode: ForecastReport, History: Duration(36 * time.Hour)},
 		Fleet: Fleet{Min: 1, Max: 60, Cap: 40, StartDelay: 90 * time.Second, ScaleInStabilization: 7 * time.Minute,
-			Paused: true, ScaleIn: false, Pin: func() *int { n := 5; return &n }(), Activation: 4},
+			Paused: true, ScaleIn: false, Pin: func() *int { n := 5; return &n }(), Activation: 4,
+			WorkerCostPerHour: ptr(0.17)},
 	}
 	want := policy.Settings{
 		Group: "jobs", Policy: "backlog_per_worker",
@@ -374,6 +390,7 @@ func TestPolicySettings(t *testing.T) {
 		LatencyQuantile: 0.95, MetricStaleAfter: 3 * time.Minute,
 		Forecast: policy.ForecastSettings{ReportOnly: true, History: 36 * time.Hour},
 		Paused:   true, ScaleInOff: true, Pinned: true, Pin: 5, Activation: 4,
+		WorkerCostPerHour: 0.17,
 	}
 	got := g.PolicySettings(5 * time.Second)
 	if !reflect.DeepEqual(got, want) {
@@ -531,5 +548,20 @@ groups:
 	d := DefaultGroup()
 	if got := (Group{Target: d.Target, Fleet: d.Fleet}).PolicySettings(cfg.Interval); got.Deadband != DefaultDeadband || got.ScaleInStabilization != DefaultScaleInStabilization {
 		t.Fatalf("defaults map to %v and %v", got.Deadband, got.ScaleInStabilization)
+	}
+}
+
+// A group's worker price: its own, else aws.worker_cost_per_hour; an
+// explicit 0 is no price for that group alone.
+func TestWorkerCostPerHour(t *testing.T) {
+	t.Parallel()
+	c, err := Load("testdata/prices.ok.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []float64{0.0416, 0.17, 0} {
+		if got := c.WorkerCostPerHour(c.Groups[i]); got != want {
+			t.Errorf("%s: %v, want %v", c.Groups[i].Name, got, want)
+		}
 	}
 }

@@ -83,6 +83,11 @@ type Settings struct {
 	// LearnReport only reports it, LearnOff does not measure. Default:
 	// LearnAct for the model policy, LearnReport for backlog_per_worker.
 	Learn string
+
+	// WorkerCostPerHour is what one worker costs an hour, dollars; 0 means
+	// no price. The policy does not read it: it travels with the group to
+	// the controller's bill and the status page.
+	WorkerCostPerHour float64
 }
 
 // What the measured fleet does: Settings.Learn.
@@ -218,7 +223,7 @@ func (s Settings) PerWorker() float64 {
 	return 0
 }
 
-// EffectivePerWorker is μ_eff of seed 001: PerWorker lowered by the overhead
+// EffectivePerWorker is μ_eff (docs/model.md, section 6): PerWorker lowered by the overhead
 // reserve. It is 0 when the reserve takes all of it (100 % or more).
 func (s Settings) EffectivePerWorker() float64 {
 	h := s.OverheadReserve

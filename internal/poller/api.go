@@ -24,6 +24,8 @@ type (
 	}
 	ecsAPI interface {
 		DescribeServices(context.Context, *ecs.DescribeServicesInput, ...func(*ecs.Options)) (*ecs.DescribeServicesOutput, error)
+		ListTasks(context.Context, *ecs.ListTasksInput, ...func(*ecs.Options)) (*ecs.ListTasksOutput, error)
+		DescribeTasks(context.Context, *ecs.DescribeTasksInput, ...func(*ecs.Options)) (*ecs.DescribeTasksOutput, error)
 	}
 )
 
@@ -47,7 +49,7 @@ type clientSource interface {
 // factoryClients is the clientSource of the real SDK clients.
 type factoryClients struct{ f *awsclient.Factory }
 
-func (c factoryClients) sqs(region string) sqsAPI                 { return c.f.SQSAttributes(region) }
+func (c factoryClients) sqs(region string) sqsAPI                 { return c.f.QueueAttributesClient(region) }
 func (c factoryClients) cloudWatch(region string) cloudWatchAPI   { return c.f.CloudWatch(region) }
 func (c factoryClients) autoScaling(region string) autoScalingAPI { return c.f.AutoScaling(region) }
 func (c factoryClients) ecs(region string) ecsAPI                 { return c.f.ECS(region) }

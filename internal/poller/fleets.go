@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -40,6 +41,9 @@ const (
 	asgNamesPerCall = 50
 	// ecsServicesPerCall is DescribeServices' limit of services per call.
 	ecsServicesPerCall = 10
+	// ecsTasksPerCall is ListTasks' page size and DescribeTasks' limit of
+	// tasks per call.
+	ecsTasksPerCall = 100
 )
 
 // errFleetNotFound marks a fleet the API did not return.
@@ -55,9 +59,10 @@ type fleetReader struct {
 	log     *zap.Logger
 
 	// This interval's answer, written by the batch that read it.
-	asg *asgtypes.AutoScalingGroup
-	svc *ecstypes.Service
-	err error
+	asg      *asgtypes.AutoScalingGroup
+	svc      *ecstypes.Service
+	stopping stoppingTasks // ECS: the service's tasks being stopped
+	err      error
 
 	// pendingSince remembers, per Auto Scaling instance ID, when the poller
 	// first saw the instance pending: the API gives no launch time.
@@ -86,7 +91,7 @@ func (f *fleetReader) display() string {
 	return f.name
 }
 
-func (f *fleetReader) reset() { f.asg, f.svc, f.err = nil, nil, nil }
+func (f *fleetReader) reset() { f.asg, f.svc, f.stopping, f.err = nil, nil, stoppingTasks{}, nil }
 
 // settle turns this interval's answer into a model.Fleet and logs when the
 // fleet starts or stops failing.
@@ -198,7 +203,7 @@ func (f *fleetReader) fromASG(fl *model.Fleet, now time.Time) {
 // PendingSince, per pending task, from when the poller first saw it pending
 // (see pendingTasks), sorted.
 func (f *fleetReader) fromECS(fl *model.Fleet, now time.Time) {
-	fromService(fl, f.svc)
+	fromService(fl, f.svc, f.stopping)
 	if f.pendingTasks == nil {
 		f.pendingTasks = pendingTasks{}
 	}
@@ -206,26 +211,38 @@ func (f *fleetReader) fromECS(fl *model.Fleet, now time.Time) {
 	slices.SortFunc(fl.PendingSince, time.Time.Compare)
 }
 
-// fromService fills fl's counts from an ECS service: running tasks are in
-// service, pending ones launching. It leaves PendingSince, which needs the
+// stoppingTasks counts an ECS service's tasks that the service is stopping
+// (desiredStatus STOPPED) and that took work: those still RUNNING, and
+// those DEACTIVATING or STOPPING, which have left every running count
+// but may still be finishing their messages.
+type stoppingTasks struct {
+	running  int
+	stopping int
+}
+
+// fromService fills fl's counts from an ECS service and the tasks it is
+// stopping: running tasks are in service, pending ones launching, and the
+// tasks being stopped draining. It leaves PendingSince, which needs the
 // reads before this one, to fromECS.
 //
-// Draining tasks are estimated from DescribeServices alone: a task the
-// scheduler is stopping (desiredStatus STOPPED) still counts in its
-// deployment's runningCount while its lastStatus is RUNNING, but no longer
-// in the deployment's desiredCount. So each deployment's running tasks
-// above its desired count are draining; they leave InService. Tasks
-// already in STOPPING or later are in no running count and not seen
-// (counting them would take ListTasks and DescribeTasks per service).
-func fromService(fl *model.Fleet, s *ecstypes.Service) {
+// A task the scheduler is stopping still counts in the service's
+// runningCount while its lastStatus is RUNNING; it has left its
+// deployment's desiredCount, so each deployment's running tasks above its
+// desired count are draining too, even before ListTasks lists them. The
+// larger of the two estimates leaves InService. Tasks already DEACTIVATING
+// or STOPPING are in no running count: they are added to Draining only.
+func fromService(fl *model.Fleet, s *ecstypes.Service, t stoppingTasks) {
 	fl.Known = true
 	fl.Desired = int(s.DesiredCount)
 	fl.Pending = int(s.PendingCount)
+	leaving := max(t.running, 0)
+	surplus := 0
 	for _, d := range s.Deployments {
-		fl.Draining += max(int(d.RunningCount-d.DesiredCount), 0)
+		surplus += max(int(d.RunningCount-d.DesiredCount), 0)
 	}
-	fl.Draining = min(fl.Draining, max(int(s.RunningCount), 0))
-	fl.InService = int(s.RunningCount) - fl.Draining
+	leaving = min(max(leaving, surplus), max(int(s.RunningCount), 0))
+	fl.InService = int(s.RunningCount) - leaving
+	fl.Draining = leaving + max(t.stopping, 0)
 }
 
 // pendingTasks remembers, per ECS deployment, when the poller first saw
@@ -325,13 +342,19 @@ func (b *asgBatch) fetch(ctx context.Context) {
 	}
 }
 
-// ecsBatch reads up to ecsServicesPerCall services of one cluster.
+// ecsBatch reads up to ecsServicesPerCall services of one cluster, and
+// the tasks they are stopping.
 type ecsBatch struct {
 	api      ecsAPI
 	region   string
 	cluster  string
 	services []string
 	readers  map[string][]*fleetReader // by configured service name or ARN
+
+	// stopped holds the tasks last seen STOPPED (or no longer described):
+	// ListTasks keeps listing them for an hour or so, and they are not
+	// described again. Only fetch uses it.
+	stopped map[string]bool
 }
 
 // serviceKey is the name part of a service name or ARN.
@@ -360,6 +383,7 @@ func (b *ecsBatch) fetch(ctx context.Context) {
 	for _, f := range out.Failures {
 		failed[serviceKey(aws.ToString(f.Arn))] = strings.TrimSpace(aws.ToString(f.Reason) + " " + aws.ToString(f.Detail))
 	}
+	live := make(map[string]bool, len(b.readers)) // by service name
 	for svc, rs := range b.readers {
 		key := serviceKey(svc)
 		s, ok := found[key]
@@ -378,6 +402,121 @@ func (b *ecsBatch) fetch(ctx context.Context) {
 				r.err = err
 			} else {
 				r.svc = s
+			}
+		}
+		if err == nil {
+			live[key] = true
+		}
+	}
+	b.fetchStopping(ctx, live)
+}
+
+// fetchStopping counts, per live service (by name), the tasks the service
+// is stopping that may still hold messages: ListTasks with desiredStatus
+// STOPPED per service, then DescribeTasks, at most ecsTasksPerCall tasks a
+// call, for the tasks not already known to be STOPPED. A service whose
+// tasks cannot be read fails its fleet read: a stopping task counted as
+// capacity would overstate the fleet.
+func (b *ecsBatch) fetchStopping(ctx context.Context, live map[string]bool) {
+	if len(live) == 0 {
+		return
+	}
+	failed := map[string]error{} // by service name
+	listed := map[string]bool{}  // task ARNs, over every list
+	var toDescribe []string
+	for _, svc := range slices.Sorted(maps.Keys(live)) {
+		in := &ecs.ListTasksInput{
+			Cluster: aws.String(b.cluster), ServiceName: aws.String(svc),
+			DesiredStatus: ecstypes.DesiredStatusStopped, MaxResults: aws.Int32(ecsTasksPerCall),
+		}
+		for {
+			out, err := b.api.ListTasks(ctx, in)
+			if err != nil {
+				failed[svc] = fmt.Errorf("list the stopping tasks of ECS service %s/%s in %s: %w", b.cluster, svc, b.region, err)
+				break
+			}
+			for _, arn := range out.TaskArns {
+				if listed[arn] {
+					continue
+				}
+				listed[arn] = true
+				if !b.stopped[arn] {
+					toDescribe = append(toDescribe, arn)
+				}
+			}
+			if out.NextToken == nil {
+				break
+			}
+			in.NextToken = out.NextToken
+		}
+	}
+	// Forget the stopped tasks ListTasks no longer lists.
+	for arn := range b.stopped {
+		if !listed[arn] {
+			delete(b.stopped, arn)
+		}
+	}
+	if b.stopped == nil {
+		b.stopped = map[string]bool{}
+	}
+	counts := map[string]stoppingTasks{} // by service name
+	for first := 0; first < len(toDescribe); first += ecsTasksPerCall {
+		chunk := toDescribe[first:min(first+ecsTasksPerCall, len(toDescribe))]
+		out, err := b.api.DescribeTasks(ctx, &ecs.DescribeTasksInput{Cluster: aws.String(b.cluster), Tasks: chunk})
+		if err != nil {
+			// Which service a task is of is only known once it is
+			// described: every service of the batch is left unknown.
+			err = fmt.Errorf("describe the stopping tasks of ECS cluster %s in %s: %w", b.cluster, b.region, err)
+			for svc := range live {
+				if failed[svc] == nil {
+					failed[svc] = err
+				}
+			}
+			continue
+		}
+		described := make(map[string]bool, len(out.Tasks))
+		for _, t := range out.Tasks {
+			arn := aws.ToString(t.TaskArn)
+			described[arn] = true
+			status := aws.ToString(t.LastStatus)
+			if status == "STOPPED" || status == "DELETED" {
+				b.stopped[arn] = true
+				continue
+			}
+			// A service's tasks are in the group "service:<name>"; a task
+			// of no service in the batch is not counted.
+			svc, ok := strings.CutPrefix(aws.ToString(t.Group), "service:")
+			if !ok || !live[svc] {
+				continue
+			}
+			c := counts[svc]
+			switch status {
+			case "RUNNING":
+				c.running++
+			case "DEACTIVATING", "STOPPING":
+				if t.StartedAt != nil { // a task stopped before it started took no work
+					c.stopping++
+				}
+			}
+			counts[svc] = c
+		}
+		// A task ECS no longer describes (a failure such as MISSING) is gone.
+		for _, arn := range chunk {
+			if !described[arn] {
+				b.stopped[arn] = true
+			}
+		}
+	}
+	for svc, rs := range b.readers {
+		key := serviceKey(svc)
+		if !live[key] {
+			continue
+		}
+		for _, r := range rs {
+			if err := failed[key]; err != nil {
+				r.err, r.svc = err, nil
+			} else {
+				r.stopping = counts[key]
 			}
 		}
 	}

@@ -123,8 +123,12 @@ type (
 	fakeASG struct {
 		fn func(ctx context.Context, in *autoscaling.DescribeAutoScalingGroupsInput) (*autoscaling.DescribeAutoScalingGroupsOutput, error)
 	}
+	// fakeECS answers DescribeServices with fn, and ListTasks and
+	// DescribeTasks with list and describe: no task when they are nil.
 	fakeECS struct {
-		fn func(ctx context.Context, in *ecs.DescribeServicesInput) (*ecs.DescribeServicesOutput, error)
+		fn       func(ctx context.Context, in *ecs.DescribeServicesInput) (*ecs.DescribeServicesOutput, error)
+		list     func(ctx context.Context, in *ecs.ListTasksInput) (*ecs.ListTasksOutput, error)
+		describe func(ctx context.Context, in *ecs.DescribeTasksInput) (*ecs.DescribeTasksOutput, error)
 	}
 	fakeClients struct {
 		sqsFn  func(region string) sqsAPI
@@ -149,6 +153,20 @@ func (f fakeASG) DescribeAutoScalingGroups(ctx context.Context, in *autoscaling.
 
 func (f fakeECS) DescribeServices(ctx context.Context, in *ecs.DescribeServicesInput, _ ...func(*ecs.Options)) (*ecs.DescribeServicesOutput, error) {
 	return f.fn(ctx, in)
+}
+
+func (f fakeECS) ListTasks(ctx context.Context, in *ecs.ListTasksInput, _ ...func(*ecs.Options)) (*ecs.ListTasksOutput, error) {
+	if f.list == nil {
+		return &ecs.ListTasksOutput{}, nil
+	}
+	return f.list(ctx, in)
+}
+
+func (f fakeECS) DescribeTasks(ctx context.Context, in *ecs.DescribeTasksInput, _ ...func(*ecs.Options)) (*ecs.DescribeTasksOutput, error) {
+	if f.describe == nil {
+		return nil, errors.New("DescribeTasks called with no task to describe")
+	}
+	return f.describe(ctx, in)
 }
 
 func (c fakeClients) sqs(r string) sqsAPI                 { return c.sqsFn(r) }
@@ -559,7 +577,10 @@ func TestDrainingState(t *testing.T) {
 }
 
 // An ECS deployment's running tasks above its desired count are being
-// stopped: draining, and taken out of the running count.
+// stopped: draining, and taken out of the running count. Tasks ListTasks
+// and DescribeTasks found being stopped are draining too: those still
+// RUNNING leave the running count (counted once with the deployments'
+// surplus), those DEACTIVATING or STOPPING are in no count and are added.
 func TestECSDraining(t *testing.T) {
 	t.Parallel()
 	dep := func(desired, running, pending int32) ecstypes.Deployment {
@@ -568,31 +589,42 @@ func TestECSDraining(t *testing.T) {
 	tests := []struct {
 		name                        string
 		svc                         ecstypes.Service
+		tasks                       stoppingTasks
 		inService, pending, drained int
 	}{
-		{"steady", ecstypes.Service{DesiredCount: 4, RunningCount: 4, Deployments: []ecstypes.Deployment{dep(4, 4, 0)}}, 4, 0, 0},
+		{"steady", ecstypes.Service{DesiredCount: 4, RunningCount: 4, Deployments: []ecstypes.Deployment{dep(4, 4, 0)}}, stoppingTasks{}, 4, 0, 0},
 		{"scaled in from 6 to 4, two still running",
-			ecstypes.Service{DesiredCount: 4, RunningCount: 6, Deployments: []ecstypes.Deployment{dep(4, 6, 0)}}, 4, 0, 2},
+			ecstypes.Service{DesiredCount: 4, RunningCount: 6, Deployments: []ecstypes.Deployment{dep(4, 6, 0)}}, stoppingTasks{}, 4, 0, 2},
 		{"rolling deployment, old tasks being replaced",
 			ecstypes.Service{DesiredCount: 4, RunningCount: 6, PendingCount: 1,
-				Deployments: []ecstypes.Deployment{dep(4, 3, 1), dep(1, 3, 0)}}, 4, 1, 2},
+				Deployments: []ecstypes.Deployment{dep(4, 3, 1), dep(1, 3, 0)}}, stoppingTasks{}, 4, 1, 2},
 		{"scaling out", ecstypes.Service{DesiredCount: 6, RunningCount: 4, PendingCount: 2,
-			Deployments: []ecstypes.Deployment{dep(6, 4, 2)}}, 4, 2, 0},
-		{"no deployments (external controller)", ecstypes.Service{DesiredCount: 3, RunningCount: 3}, 3, 0, 0},
+			Deployments: []ecstypes.Deployment{dep(6, 4, 2)}}, stoppingTasks{}, 4, 2, 0},
+		{"no deployments (external controller)", ecstypes.Service{DesiredCount: 3, RunningCount: 3}, stoppingTasks{}, 3, 0, 0},
 		{"deployments disagree with the service's count",
-			ecstypes.Service{DesiredCount: 1, RunningCount: 1, Deployments: []ecstypes.Deployment{dep(0, 3, 0)}}, 0, 0, 1},
+			ecstypes.Service{DesiredCount: 1, RunningCount: 1, Deployments: []ecstypes.Deployment{dep(0, 3, 0)}}, stoppingTasks{}, 0, 0, 1},
+		{"scaled in from 6 to 4: the two running tasks listed are the surplus, counted once",
+			ecstypes.Service{DesiredCount: 4, RunningCount: 6, Deployments: []ecstypes.Deployment{dep(4, 6, 0)}}, stoppingTasks{running: 2}, 4, 0, 2},
+		{"three tasks STOPPING, in no running count",
+			ecstypes.Service{DesiredCount: 4, RunningCount: 4, Deployments: []ecstypes.Deployment{dep(4, 4, 0)}}, stoppingTasks{stopping: 3}, 4, 0, 3},
+		{"a task stopped by hand while its replacement is pending",
+			ecstypes.Service{DesiredCount: 4, RunningCount: 4, PendingCount: 1, Deployments: []ecstypes.Deployment{dep(4, 4, 1)}},
+			stoppingTasks{running: 1, stopping: 1}, 3, 1, 2},
+		{"more listed running than the service counts",
+			ecstypes.Service{DesiredCount: 2, RunningCount: 2, Deployments: []ecstypes.Deployment{dep(2, 2, 0)}}, stoppingTasks{running: 5}, 0, 0, 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			var fl model.Fleet
-			fromService(&fl, &tc.svc)
+			fromService(&fl, &tc.svc, tc.tasks)
 			if fl.InService != tc.inService || fl.Pending != tc.pending || fl.Draining != tc.drained {
 				t.Errorf("in service %d, pending %d, draining %d; want %d, %d, %d",
 					fl.InService, fl.Pending, fl.Draining, tc.inService, tc.pending, tc.drained)
 			}
-			if got := fl.InService + fl.Draining; got != int(tc.svc.RunningCount) {
-				t.Errorf("in service + draining = %d, want the %d running tasks counted once", got, tc.svc.RunningCount)
+			if got := fl.InService + fl.Draining; got != int(tc.svc.RunningCount)+tc.tasks.stopping {
+				t.Errorf("in service + draining = %d, want the %d running tasks counted once and the %d stopping",
+					got, tc.svc.RunningCount, tc.tasks.stopping)
 			}
 		})
 	}
