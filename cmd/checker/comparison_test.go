@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/queuechecker/queue-checker/internal/capacity"
 	"github.com/queuechecker/queue-checker/internal/sim"
 )
 
@@ -273,4 +274,57 @@ func TestComparisonTable(t *testing.T) {
 		b.WriteString("\n")
 	}
 	fmt.Println(b.String())
+	fmt.Println(comparisonBill(runs, policies, comparisonWorkerCost))
+}
+
+// comparisonWorkerCost is the worker price of the README's bill: an
+// on-demand t3.medium in us-east-1, dollars an hour.
+const comparisonWorkerCost = 0.0416
+
+// comparisonBill is the README's bill: each cell the mean over seeds of a
+// policy's worker-hours × the price, and what it pays beyond the oracle
+// (negative: less, for a fleet that breaks the promise).
+func comparisonBill(runs []comparisonRun, policies []string, price float64) string {
+	var b strings.Builder
+	b.WriteString("| scenario | model | backlog per worker (the checker's rule) | KEDA + HPA | target tracking | step alarms | fixed | oracle | oracle-instant |\n")
+	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	for _, sc := range comparisonScenarios {
+		bill := map[string]float64{}
+		n := 0.0
+		for _, r := range runs {
+			if r.scenario != sc {
+				continue
+			}
+			n++
+			for _, p := range policies {
+				bill[p] += sim.WorkerDollars(r.byPolicy[p].WorkerSeconds, price)
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "| %s |", sc)
+		for _, p := range policies {
+			if p == "oracle" {
+				fmt.Fprintf(&b, " %s |", capacity.FormatDollars(bill[p]/n))
+				continue
+			}
+			fmt.Fprintf(&b, " %s (%s) |", capacity.FormatDollars(bill[p]/n), signedDollars((bill[p]-bill["oracle"])/n))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// The bill's arithmetic, by hand: 100 worker-hours at $0.0416 are $4.16,
+// the oracle's 80 are $3.328, so the policy pays $0.832 (+$0.83) more.
+func TestComparisonBill(t *testing.T) {
+	t.Parallel()
+	runs := []comparisonRun{{scenario: comparisonScenarios[0], seed: "1", byPolicy: map[string]simResult{
+		"model": {WorkerSeconds: 100 * 3600}, "oracle": {WorkerSeconds: 80 * 3600},
+	}}}
+	got := comparisonBill(runs, []string{"model", "oracle"}, 0.0416)
+	if want := "| " + comparisonScenarios[0] + " | $4.16 (+$0.83) | $3.33 |"; !strings.Contains(got, want) {
+		t.Errorf("bill:\n%s\nwant a row %q", got, want)
+	}
 }

@@ -32,6 +32,7 @@ var planFlagOf = map[string]string{
 	capacity.FieldCap:             "cap",
 	capacity.FieldLatencyTarget:   "latency-target",
 	capacity.FieldHorizon:         "horizon",
+	capacity.FieldWorkerCost:      "worker-cost",
 }
 
 // planFlags are the flags of `checker plan`.
@@ -64,6 +65,7 @@ func cmdPlan(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&f.in.Cap, "cap", 0, "most workers allowed (connection pool, quota); 0: no cap")
 	fs.DurationVar(&f.latency, "latency-target", 0, "mean queue wait to hold (Erlang C wait floor); 0: none")
 	fs.DurationVar(&f.horizon, "horizon", 0, "burn-down span; 0: start delay + 2 × drain target")
+	fs.Float64Var(&f.in.WorkerCostPerHour, "worker-cost", 0, "dollars one worker costs an hour: prices the target and each latency promise; 0: no price")
 	fs.StringVar(&f.output, "output", string(planreport.FormatTable), "output format: table, json, markdown or csv")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), "usage: checker plan --arrival-rate R (--per-worker M | --service-time S) [flags]\n\n"+

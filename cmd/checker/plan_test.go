@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 )
@@ -319,3 +320,58 @@ func TestPlanHelp(t *testing.T) {
 		t.Errorf("exit %d, help %q", code, errOut)
 	}
 }
+
+// The price contract: seed 001's 10 workers at $0.0416 a worker-hour cost
+// 10 × 0.0416 = $0.416 an hour and 0.416 × 730 = $303.68 a month; each
+// promise row costs its workers × 0.0416 × 730, looser promises never
+// need more workers, and the configured 10 s promise is the one marked.
+func TestPlanWorkerCost(t *testing.T) {
+	t.Parallel()
+	doc := planJSON(t, append(seed001Args, "--worker-cost", "0.0416")...)
+	cost, ok := doc["cost"].(map[string]any)
+	if !ok {
+		t.Fatalf("cost = %v, want an object", doc["cost"])
+	}
+	if h, m := cost["dollars_per_hour"].(float64), cost["dollars_per_month"].(float64); !near(h, 0.416) || !near(m, 303.68) {
+		t.Errorf("cost %v, want $0.416 an hour and $303.68 a month", cost)
+	}
+	if doc := planJSON(t, seed001Args...); doc["cost"] != nil {
+		t.Errorf("cost without --worker-cost = %v, want null", doc["cost"])
+	}
+
+	// 5 msg/s of 20 s messages is 100 busy workers; with no ceiling to
+	// speak of, the promise alone sets the pool.
+	doc = planJSON(t, "--arrival-rate", "5", "--service-time", "20s", "--utilization", "1",
+		"--latency-target", "10s", "--worker-cost", "0.0416")
+	rows, _ := doc["promise_costs"].([]any)
+	if len(rows) != 9 {
+		t.Fatalf("%d promise rows, want 9 (1s … 10m, the 10s target among them)", len(rows))
+	}
+	prev, current := 0.0, 0
+	for i, x := range rows {
+		r := x.(map[string]any)
+		w, l := r["workers"].(float64), r["latency_seconds"].(float64)
+		if d := r["dollars_per_month"].(float64); !near(d, w*0.0416*730) {
+			t.Errorf("row %v: %v dollars a month, want %v × 0.0416 × 730", l, d, w)
+		}
+		if w <= 100 || (i > 0 && w > prev) {
+			t.Errorf("row %v: %v workers (previous %v): want more than 100, never more for a looser promise", l, w, prev)
+		}
+		if r["current"] == true {
+			current++
+			if l != 10 {
+				t.Errorf("row %v marked current, want 10", l)
+			}
+		}
+		prev = w
+	}
+	if current != 1 || rows[0].(map[string]any)["workers"].(float64) <= prev {
+		t.Errorf("current rows %d (want 1); a 1 s promise must cost more than a 10 min one", current)
+	}
+	code, _, errOut := runPlan(t, append(seed001Args, "--worker-cost", "-1")...)
+	if code != 2 || !strings.Contains(errOut, "--worker-cost") {
+		t.Errorf("negative price: exit %d, %q; want 2 naming --worker-cost", code, errOut)
+	}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }

@@ -52,6 +52,7 @@ type simFlags struct {
 	policy        string
 	seed          uint64
 	output        string
+	workerCost    float64
 	chart         string
 	scaleIn       string        // simulate_scalein.go
 	visibility    time.Duration // simulate_scalein.go
@@ -153,6 +154,7 @@ func parseSimFlags(fs *flag.FlagSet, args []string) (simFlags, error) {
 		"step: +1 at 1,000 visible, +2 at 1,500, -1 below 100; oracle: clairvoyant, launching one start delay ahead; oracle-instant: clairvoyant with instant workers")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed; the same seed gives the same run (and the days scenario's noise)")
 	fs.StringVar(&f.output, "output", "table", "output format: table or json")
+	fs.Float64Var(&f.workerCost, "worker-cost", 0, "dollars one worker costs an hour: every policy's bill, and its saving against the oracle's; 0: no price")
 	fs.StringVar(&f.chart, "chart", "", "also draw backlog, oldest age and workers over time to this .svg or .png file")
 	f.scaleInFlags(fs)
 	f.worldFlags(fs)
@@ -256,6 +258,9 @@ func (f simFlags) runConfig(ctx context.Context) (sim.RunConfig, []string, error
 			return usage()
 		}
 		f.applyGroup(cfg, grp)
+		if !f.set["worker-cost"] {
+			f.workerCost = cfg.WorkerCostPerHour(grp)
+		}
 		s := grp.PolicySettings(f.interval)
 		f.overrideSettings(&s)
 		settings = &s
@@ -328,6 +333,9 @@ func (f simFlags) runConfig(ctx context.Context) (sim.RunConfig, []string, error
 	}
 	if f.output != "table" && f.output != "json" {
 		bad("output", "%q: want table or json", f.output)
+	}
+	if !(f.workerCost >= 0 && f.workerCost <= 1e6) {
+		bad("worker-cost", "%v: want dollars an hour, from 0 (no price) to 1e6", f.workerCost)
 	}
 	f.checkScaleIn(bad)
 	changes := f.checkWorld(bad)
@@ -403,11 +411,12 @@ func (f simFlags) runConfig(ctx context.Context) (sim.RunConfig, []string, error
 			Seed:          f.seed,
 			WarmUp:        f.warmUp,
 		},
-		Duration: f.duration,
-		Interval: f.interval,
-		Peers:    f.peers,
-		Settings: settings,
-		Learn:    f.learn,
+		Duration:          f.duration,
+		Interval:          f.interval,
+		WorkerCostPerHour: f.workerCost,
+		Peers:             f.peers,
+		Settings:          settings,
+		Learn:             f.learn,
 	}
 	if err := rc.Estimate(len(policies)).Err(); err != nil {
 		errs = append(errs, fmt.Errorf("refused before running: %s (lower --rate, --duration or the CSV's rates, or raise --interval)",
@@ -616,15 +625,29 @@ func printSimTable(w io.Writer, rc sim.RunConfig, results []sim.Result) error {
 		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\tslo\tmean wait\tp50\tp99\tmax wait\tmax oldest\tworker-hours\t× oracle\tactions\tlaunches\tmessages\t")
+	priced := rc.WorkerCostPerHour > 0
+	head := "policy\tslo\tmean wait\tp50\tp99\tmax wait\tmax oldest\tworker-hours\t× oracle\t"
+	if priced {
+		head += "dollars\tvs oracle\t"
+	}
+	fmt.Fprintln(tw, head+"actions\tlaunches\tmessages\t")
 	for _, r := range results {
 		mult := "-"
 		if oracle > 0 {
 			mult = fmt.Sprintf("%.2f", r.WorkerSeconds/oracle)
 		}
-		fmt.Fprintf(tw, "%s\t%.2f%%\t%.2fs\t%.2fs\t%.2fs\t%.1fs\t%.1fs\t%.1f\t%s\t%d\t%d\t%d\t\n",
+		money := ""
+		if priced && r.Dollars != nil {
+			vs := "-"
+			if oracle > 0 {
+				// What the policy pays beyond the oracle; negative: less.
+				vs = signedDollars(*r.Dollars - sim.WorkerDollars(oracle, rc.WorkerCostPerHour))
+			}
+			money = capacity.FormatDollars(*r.Dollars) + "\t" + vs + "\t"
+		}
+		fmt.Fprintf(tw, "%s\t%.2f%%\t%.2fs\t%.2fs\t%.2fs\t%.1fs\t%.1fs\t%.1f\t%s\t%s%d\t%d\t%d\t\n",
 			r.Policy, 100*r.SLOAttainment, r.MeanWait, r.P50Wait, r.P99Wait, r.MaxWait, r.MaxOldestAge,
-			r.WorkerSeconds/3600, mult, r.ScalingActions, r.Launches, r.Messages)
+			r.WorkerSeconds/3600, mult, money, r.ScalingActions, r.Launches, r.Messages)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -638,6 +661,16 @@ func printSimTable(w io.Writer, rc sim.RunConfig, results []sim.Result) error {
 		}
 	}
 	return nil
+}
+
+// signedDollars writes a difference of dollars with its sign: "+$12.50",
+// "-$3.00", "$0.00".
+func signedDollars(x float64) string {
+	s := capacity.FormatDollars(x)
+	if x > 0 && !strings.HasPrefix(s, "<") {
+		return "+" + s
+	}
+	return s
 }
 
 func serviceDesc(s sim.Service) string {

@@ -16,18 +16,19 @@ import (
 )
 
 type simResult struct {
-	Policy         string  `json:"policy"`
-	SLOAttainment  float64 `json:"slo_attainment"`
-	MeanWait       float64 `json:"mean_wait_seconds"`
-	P50Wait        float64 `json:"p50_wait_seconds"`
-	P99Wait        float64 `json:"p99_wait_seconds"`
-	MaxWait        float64 `json:"max_wait_seconds"`
-	MaxOldestAge   float64 `json:"max_oldest_age_seconds"`
-	WorkerSeconds  float64 `json:"worker_seconds"`
-	ScalingActions int     `json:"scaling_actions"`
-	Launches       int     `json:"launches"`
-	Messages       int64   `json:"messages"`
-	Duplicates     int64   `json:"duplicates"`
+	Policy         string   `json:"policy"`
+	SLOAttainment  float64  `json:"slo_attainment"`
+	MeanWait       float64  `json:"mean_wait_seconds"`
+	P50Wait        float64  `json:"p50_wait_seconds"`
+	P99Wait        float64  `json:"p99_wait_seconds"`
+	MaxWait        float64  `json:"max_wait_seconds"`
+	MaxOldestAge   float64  `json:"max_oldest_age_seconds"`
+	WorkerSeconds  float64  `json:"worker_seconds"`
+	ScalingActions int      `json:"scaling_actions"`
+	Launches       int      `json:"launches"`
+	Messages       int64    `json:"messages"`
+	Duplicates     int64    `json:"duplicates"`
+	Dollars        *float64 `json:"dollars"`
 }
 
 func runSimulate(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -286,5 +287,32 @@ func TestSimulateChart(t *testing.T) {
 				t.Errorf("%s does not start like a %s file", tt.file, tt.magic)
 			}
 		})
+	}
+}
+
+// The simulator in dollars: a fixed fleet of 13 workers for 10 minutes is
+// 13 × 600 = 7,800 worker-seconds, 2.1667 worker-hours, and at $0.0416 a
+// worker-hour 7800 / 3600 × 0.0416 = $0.0901; every policy's dollars are
+// its worker-seconds ÷ 3600 × the price, and none without a price.
+func TestSimulateWorkerCost(t *testing.T) {
+	t.Parallel()
+	fixed := simJSON(t, "--policy", "fixed", "--duration", "10m", "--worker-cost", "0.0416")[0]
+	if math.Abs(fixed.WorkerSeconds-7800) > 1e-6 || fixed.Dollars == nil || math.Abs(*fixed.Dollars-7800.0/3600*0.0416) > 1e-9 {
+		t.Errorf("fixed: %v worker-seconds, dollars %v; want 7800 and %v", fixed.WorkerSeconds, fixed.Dollars, 7800.0/3600*0.0416)
+	}
+	for _, r := range simJSON(t, "--duration", "10m", "--worker-cost", "0.1") {
+		if r.Dollars == nil || math.Abs(*r.Dollars-r.WorkerSeconds/3600*0.1) > 1e-9 {
+			t.Errorf("%s: dollars %v for %v worker-seconds at $0.10", r.Policy, r.Dollars, r.WorkerSeconds)
+		}
+	}
+	if r := simJSON(t, "--policy", "fixed", "--duration", "10m")[0]; r.Dollars != nil {
+		t.Errorf("dollars %v without a price", *r.Dollars)
+	}
+	code, out, errOut := runSimulate(t, "--policy", "fixed", "--duration", "10m", "--worker-cost", "0.0416")
+	if code != 0 || !strings.Contains(out, "dollars") || !strings.Contains(out, "$0.09") {
+		t.Errorf("table: exit %d, %s%s; want a dollars column with $0.09", code, out, errOut)
+	}
+	if code, _, errOut := runSimulate(t, "--worker-cost", "-1"); code != 2 || !strings.Contains(errOut, "worker-cost") {
+		t.Errorf("negative price: exit %d, %q", code, errOut)
 	}
 }

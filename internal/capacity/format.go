@@ -103,3 +103,37 @@ func trimZeros(s string) string {
 	s = strings.TrimRight(s, "0")
 	return strings.TrimSuffix(s, ".")
 }
+
+// FormatDollars writes an amount of money for people, rounded to the cent
+// (the nearest cent of the float64 value, as strconv rounds it: an
+// exact binary tie such as 0.125 goes to the even cent) with thousands grouped: 4342.624 is "$4,342.62",
+// -12.5 is "-$12.50". A non-zero amount that rounds to zero cents is
+// "< $0.01" (or "> -$0.01"), so that a small cost never reads as free.
+func FormatDollars(x float64) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	s := strconv.FormatFloat(x, 'f', 2, 64)
+	sign := ""
+	if s[0] == '-' {
+		sign, s = "-", s[1:]
+	}
+	if s == "0.00" {
+		switch {
+		case x > 0:
+			return "< $0.01"
+		case x < 0:
+			return "> -$0.01"
+		}
+		return "$0.00"
+	}
+	whole, frac, _ := strings.Cut(s, ".")
+	var b strings.Builder
+	for i, r := range whole {
+		if i > 0 && (len(whole)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	return sign + "$" + b.String() + "." + frac
+}

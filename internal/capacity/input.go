@@ -31,6 +31,9 @@ type PlanInput struct {
 	Cap             int     `json:"cap"`                              // 0 means none
 	LatencyTarget   float64 `json:"latency_target_seconds,omitempty"` // mean queue wait; 0 means none
 	Horizon         float64 `json:"horizon_seconds"`                  // burn-down span; 0 means d + 2T
+	// WorkerCostPerHour is what one worker costs an hour, in dollars; 0
+	// means no price: the plan then counts workers, not dollars.
+	WorkerCostPerHour float64 `json:"worker_cost_per_hour,omitempty"`
 }
 
 // Field names of PlanInput, as they appear in FieldError and in JSON, so a
@@ -162,6 +165,8 @@ func (in PlanInput) Validate() error {
 		rangeCheck(FieldLatencyTarget, in.LatencyTarget, math.SmallestNonzeroFloat64, MaxSeconds,
 			"> 0 and at most %g seconds, or 0 for none", float64(MaxSeconds))
 	}
+	rangeCheck(FieldWorkerCost, in.WorkerCostPerHour, 0, MaxWorkerCost,
+		"between 0 (no price) and %g dollars an hour", float64(MaxWorkerCost))
 	if in.Horizon != 0 {
 		rangeCheck(FieldHorizon, in.Horizon, MinHorizon, MaxSeconds,
 			"between %v and %g seconds, or 0 for the default", MinHorizon, float64(MaxSeconds))

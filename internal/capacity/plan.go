@@ -40,6 +40,14 @@ type Plan struct {
 	Checkpoints []Checkpoint     `json:"checkpoints"`
 	ErlangTable []ErlangRow      `json:"erlang_table"`
 	Warnings    []string         `json:"warnings"`
+
+	// Cost is the recommended target in dollars; null without a worker
+	// price. PromiseCosts price each latency promise, UtilizationCosts each
+	// utilisation ceiling (see cost.go): in workers always, in dollars with
+	// a price.
+	Cost             *PlanCost         `json:"cost"`
+	PromiseCosts     []PromiseCost     `json:"promise_costs"`
+	UtilizationCosts []UtilizationCost `json:"utilization_costs"`
 }
 
 // PoolState is a pool of workers against the modeled arrivals.
@@ -214,6 +222,7 @@ func NewPlan(in PlanInput) (Plan, error) {
 	p.PlanPoints = planPoints(m, &p)
 	p.BurnDown = m.burnDown(p.PlannedWorkers)
 	p.Checkpoints = checkpoints(m, &p)
+	m.priceCosts(&p)
 	p.Warnings = append(p.Warnings, warnings(m, &p)...)
 	if p.Warnings == nil {
 		p.Warnings = []string{}

@@ -62,9 +62,9 @@ func TestSections(t *testing.T) {
 		names []string
 	}{
 		{"no warnings", seed001, []string{SectionInputs, SectionSummary, SectionPlanPoints, SectionErlang,
-			SectionSensitivity, SectionBurnDown, SectionCheckpoints}},
+			SectionSensitivity, SectionBurnDown, SectionCheckpoints, SectionPromise, SectionCeilings}},
 		{"capped", seed001Capped, []string{SectionInputs, SectionSummary, SectionPlanPoints, SectionErlang,
-			SectionSensitivity, SectionBurnDown, SectionCheckpoints, SectionWarnings}},
+			SectionSensitivity, SectionBurnDown, SectionCheckpoints, SectionPromise, SectionCeilings, SectionWarnings}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -334,5 +334,52 @@ func TestCSVKeepsTextFromBecomingAFormula(t *testing.T) {
 	}
 	if strings.Contains(b.String(), ",=cmd") || !strings.Contains(b.String(), "'=cmd") {
 		t.Errorf("the queue name reached the CSV as a formula:\n%s", b.String())
+	}
+}
+
+// The price tables in text and CSV: 100 msg/s at 1 msg/s per worker under
+// a 0.7 ceiling is ceil(100 / 0.7) = 143 workers, $5.95 an hour at
+// $0.0416 (143 × 0.0416 = 5.9488) and 5.9488 × 730 = $4,342.62 a month;
+// with a per-worker throughput of 1 msg/s and one server per worker, a
+// 1 s mean-wait promise is far below what the 0.7 ceiling already gives.
+func TestPriceOfThePromise(t *testing.T) {
+	t.Parallel()
+	p := plan(t, capacity.PlanInput{Queue: "priced", ArrivalRate: 100, PerWorker: 1, DrainTarget: 900,
+		Utilization: 0.7, LatencyTarget: 30, WorkerCostPerHour: 0.0416})
+	var b strings.Builder
+	if err := WriteTable(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"Target cost a month", "$4,342.62", "$5.95", "30 s (current)", "70.0 % (current)", "Price of the promise"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	b.Reset()
+	if err := WriteCSV(&b, p, SectionPromise); err != nil {
+		t.Fatal(err)
+	}
+	rows := csvSections(t, b.String())[SectionPromise]
+	found := false
+	for _, r := range rows {
+		// section, latency_seconds, workers, binding, $/h, $/month, current
+		if r[1] == "30" {
+			found = true
+			if r[2] != "143" || r[3] != "utilization" || r[5] != "4342.624" || r[6] != "true" {
+				t.Errorf("30 s row %v, want 143 workers, utilization, 4342.624, current", r)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no 30 s row in %v", rows)
+	}
+	// Without a price the dollars say so.
+	b.Reset()
+	if err := WriteTable(&b, plan(t, seed001)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "no price set") {
+		t.Errorf("a plan without a price does not say so:\n%s", b.String())
 	}
 }

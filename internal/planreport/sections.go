@@ -44,16 +44,19 @@ const (
 	SectionSensitivity = "sensitivity"
 	SectionBurnDown    = "burn_down"
 	SectionCheckpoints = "checkpoints"
+	SectionPromise     = "promise_costs"
+	SectionCeilings    = "utilization_costs"
 	SectionWarnings    = "warnings"
 )
 
 // Sections lays a plan out as tables: inputs, summary, plan points, the
-// Erlang C table, sensitivity, burn-down (every sample), checkpoints and
+// Erlang C table, sensitivity, burn-down (every sample), checkpoints, the
+// price of each latency promise and of each utilisation ceiling, and
 // warnings. The warnings section is left out when there are none.
 func Sections(p capacity.Plan) []Section {
 	out := []Section{
 		inputs(p), summary(p), planPoints(p), erlangTable(p),
-		sensitivity(p), burnDown(p.BurnDown), checkpoints(p),
+		sensitivity(p), burnDown(p.BurnDown), checkpoints(p), promiseCosts(p), ceilingCosts(p),
 	}
 	if len(p.Warnings) > 0 {
 		w := Section{Name: SectionWarnings, Title: "Warnings", Columns: []Column{{Key: "warning", Title: "Warning"}}}
@@ -100,6 +103,14 @@ func inputs(p capacity.Plan) Section {
 	}
 	add(capacity.FieldLatencyTarget, "Latency target (mean queue wait)", lat, "s")
 	add(capacity.FieldHorizon, "Burn-down horizon", secs(in.Horizon), "s")
+	price := Cell{Text: "no price set", Raw: ""}
+	if in.WorkerCostPerHour > 0 {
+		price = Cell{Text: capacity.FormatDollars(in.WorkerCostPerHour) + " an hour", Raw: raw(in.WorkerCostPerHour)}
+		if in.WorkerCostPerHour < 0.01 {
+			price.Text = "$" + raw(in.WorkerCostPerHour) + " an hour"
+		}
+	}
+	add(capacity.FieldWorkerCost, "Worker price", price, "$/h")
 	return s
 }
 
@@ -160,6 +171,65 @@ func summary(p capacity.Plan) Section {
 	add("queueing_wait_probability", "Jobs that wait", ratioPtr(q.WaitProbability), "ratio", "share of messages that queue at all")
 	add("queueing_mean_wait_seconds", "Mean queue wait", secsPtr(q.MeanWaitSeconds), "s", "before a worker takes the message")
 	add("queueing_mean_queue_length", "Mean queue length", numPtr(q.MeanQueueLength, "messages"), "messages", "λ_eff × mean wait")
+	if c := p.Cost; c != nil {
+		add("cost_dollars_per_hour", "Target cost an hour", money(c.DollarsPerHour), "$",
+			fmt.Sprintf("%s × %s", plural(c.Workers, "worker"), capacity.FormatDollars(c.WorkerCostPerHour)))
+		add("cost_dollars_per_month", "Target cost a month", money(c.DollarsPerMonth), "$",
+			fmt.Sprintf("%d hours", capacity.HoursPerMonth))
+		add("steady_state_dollars_per_month", "Steady-state cost a month", money(c.SteadyStateDollarsPerMonth), "$",
+			plural(c.SteadyStateWorkers, "worker")+", once the backlog is gone")
+	}
+	return s
+}
+
+// promiseCosts is the price of each latency promise: the steady-state
+// pool that holds it under the plan's ceiling, in workers and dollars.
+func promiseCosts(p capacity.Plan) Section {
+	s := Section{Name: SectionPromise, Title: fmt.Sprintf("Price of the promise (mean queue wait, ceiling %s)",
+		capacity.FormatPercent(p.Inputs.Utilization)), Columns: []Column{
+		{Key: "latency_seconds", Title: "Promise"}, {Key: "workers", Title: "Workers"},
+		{Key: "binding", Title: "Bound by"}, {Key: "dollars_per_hour", Title: "$ an hour"},
+		{Key: "dollars_per_month", Title: "$ a month"}, {Key: "current", Title: "Current", CSVOnly: true},
+	}}
+	for _, r := range p.PromiseCosts {
+		l := secs(r.LatencySeconds)
+		if r.Current {
+			l.Text += " (current)"
+		}
+		w := count(r.Workers)
+		if r.Capped {
+			w.Text += " (above the cap)"
+		}
+		s.Rows = append(s.Rows, []Cell{l, w, text(r.Binding), moneyPtr(r.DollarsPerHour), moneyPtr(r.DollarsPerMonth),
+			{Text: yesNo(r.Current), Raw: strconv.FormatBool(r.Current)}})
+	}
+	return s
+}
+
+// ceilingCosts is the price of each utilisation ceiling, holding the
+// plan's latency target.
+func ceilingCosts(p capacity.Plan) Section {
+	title := "Price of the utilization ceiling"
+	if p.Inputs.LatencyTarget > 0 {
+		title += " (promise " + capacity.FormatSeconds(p.Inputs.LatencyTarget) + ")"
+	}
+	s := Section{Name: SectionCeilings, Title: title, Columns: []Column{
+		{Key: "utilization", Title: "Ceiling"}, {Key: "workers", Title: "Workers"},
+		{Key: "binding", Title: "Bound by"}, {Key: "dollars_per_hour", Title: "$ an hour"},
+		{Key: "dollars_per_month", Title: "$ a month"}, {Key: "current", Title: "Current", CSVOnly: true},
+	}}
+	for _, r := range p.UtilizationCosts {
+		u := ratio(r.Utilization)
+		if r.Current {
+			u.Text += " (current)"
+		}
+		w := count(r.Workers)
+		if r.Capped {
+			w.Text += " (above the cap)"
+		}
+		s.Rows = append(s.Rows, []Cell{u, w, text(r.Binding), moneyPtr(r.DollarsPerHour), moneyPtr(r.DollarsPerMonth),
+			{Text: yesNo(r.Current), Raw: strconv.FormatBool(r.Current)}})
+	}
 	return s
 }
 
@@ -254,6 +324,17 @@ func raw(x float64) string {
 		return strconv.FormatFloat(x, 'e', -1, 64)
 	}
 	return strconv.FormatFloat(x, 'f', -1, 64)
+}
+
+// money is dollars, rounded to the cent for people, raw for programs.
+func money(x float64) Cell { return Cell{Text: capacity.FormatDollars(x), Raw: raw(x)} }
+
+// moneyPtr is dollars, "no price set" when there are none.
+func moneyPtr(x *float64) Cell {
+	if x == nil {
+		return Cell{Text: "no price set"}
+	}
+	return money(*x)
 }
 
 func count(n int) Cell { return Cell{Text: strconv.Itoa(n), Raw: strconv.Itoa(n)} }

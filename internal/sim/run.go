@@ -19,7 +19,7 @@ const (
 	PolicyBacklog        = "backlog"         // the checker's backlog_per_worker policy, through the controller
 	PolicyKEDA           = "keda"            // KEDA's SQS scaler with the HPA
 	PolicyTargetTracking = "target-tracking" // EC2 Auto Scaling target tracking on backlog per instance
-	PolicyStep           = "step"            // seed 003's alarm steps
+	PolicyStep           = "step"            // step scaling on depth alarms
 	PolicyFixed          = "fixed"           // the starting fleet, never scaled
 	PolicyOracle         = "oracle"          // clairvoyant, paying the start delay
 	PolicyOracleInstant  = "oracle-instant"  // clairvoyant with workers that start at once: no real fleet's bound
@@ -57,13 +57,19 @@ type RunConfig struct {
 	Learn string
 	// Progress, when set, is told of simulated time as it passes, in steps.
 	Progress func(simulated time.Duration)
+	// WorkerCostPerHour is a worker's price, dollars an hour; above 0 every
+	// result carries its Dollars.
+	WorkerCostPerHour float64
 }
 
 // Result is one policy's run: its scores and, every interval, its state.
 type Result struct {
 	Policy string `json:"policy"`
 	Scores
-	Series []Point `json:"-"`
+	// Dollars is the run's worker-hours × RunConfig.WorkerCostPerHour,
+	// not rounded; absent without a price.
+	Dollars *float64 `json:"dollars,omitempty"`
+	Series  []Point  `json:"-"`
 }
 
 // Settings are the checker's policy settings for a simulated group: the
@@ -102,6 +108,9 @@ func (rc RunConfig) validate() error {
 	}
 	if err := rc.peers().Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if !(rc.WorkerCostPerHour >= 0 && rc.WorkerCostPerHour <= maxWorkerCost) {
+		errs = append(errs, fmt.Errorf("worker cost %v: must be between 0 and %g dollars an hour", rc.WorkerCostPerHour, float64(maxWorkerCost)))
 	}
 	return errors.Join(errs...)
 }
@@ -237,5 +246,18 @@ func RunPolicy(ctx context.Context, rc RunConfig, name string) (Result, error) {
 		rc.Progress(rc.Duration - reported)
 	}
 	res.Scores = w.Scores()
+	if rc.WorkerCostPerHour > 0 {
+		d := WorkerDollars(res.WorkerSeconds, rc.WorkerCostPerHour)
+		res.Dollars = &d
+	}
 	return res, nil
+}
+
+// maxWorkerCost bounds a worker's price, dollars an hour.
+const maxWorkerCost = 1e6
+
+// WorkerDollars is what workerSeconds of workers cost at pricePerHour a
+// worker-hour: workerSeconds ÷ 3600 × the price.
+func WorkerDollars(workerSeconds, pricePerHour float64) float64 {
+	return workerSeconds / 3600 * pricePerHour
 }

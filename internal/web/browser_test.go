@@ -13,6 +13,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -73,6 +75,9 @@ func TestBrowser(t *testing.T) {
 		watch.expectError("utilization=1.5")
 		testPlanner(t, ctx, base)
 	})
+	t.Run("planner prices the promise", func(t *testing.T) {
+		testPromisePrice(t, ctx, base)
+	})
 	t.Run("screenshots", func(t *testing.T) {
 		for _, s := range []struct {
 			name, path string
@@ -85,6 +90,8 @@ func TestBrowser(t *testing.T) {
 			{"status-desktop-dark", "/", 1280, false, true},
 			{"plan-desktop", "/plan?" + exampleQuery, 1280, false, false},
 			{"plan-phone", "/plan?" + exampleQuery, 390, true, false},
+			{"plan-promise-desktop", "/plan?" + promiseQuery + "#promise-title", 1280, false, false},
+			{"plan-promise-phone", "/plan?" + promiseQuery + "#promise-title", 390, true, false},
 		} {
 			file := filepath.Join(artifacts, s.name+".png")
 			screenshot(t, ctx, base+s.path, s.width, s.phone, s.dark, file)
@@ -918,5 +925,88 @@ func screenshot(t *testing.T, ctx context.Context, url string, width int64, phon
 	within(t, ctx, 10*time.Second, chromedp.ResetViewport())
 	if err := os.WriteFile(file, png, 0o644); err != nil {
 		t.Fatalf("save the screenshot: %v", err)
+	}
+}
+
+// promiseQuery is a queue whose promise matters: 5 msg/s of 20 s messages
+// keep 100 workers busy; a 1 s mean wait under a 0.95 ceiling, at $0.0416
+// a worker-hour. The ceiling alone asks ceil(100 / 0.95) = 106 workers;
+// the promise asks more.
+const promiseQuery = "queue=promise&arrival_rate=5&workers=100&service_time=20&backlog=0&drain_target=15" +
+	"&utilization=0.95&latency_target=1&worker_cost=0.0416"
+
+// handDollars writes dollars rounded to the cent with grouped thousands,
+// for comparing the page with a hand computation.
+func handDollars(x float64) string {
+	s := fmt.Sprintf("%.2f", x)
+	whole, frac, _ := strings.Cut(s, ".")
+	for i := len(whole) - 3; i > 0; i -= 3 {
+		whole = whole[:i] + "," + whole[i:]
+	}
+	return "$" + whole + "." + frac
+}
+
+// testPromisePrice opens the planner with a priced queue and checks the
+// promise chart as drawn: a line per ceiling, the current one bold, the
+// current setting ringed inside the plot, and the current row's dollars
+// the export's workers × $0.0416 × 730.
+func testPromisePrice(t *testing.T, ctx context.Context, base string) {
+	within(t, ctx, 30*time.Second, chromedp.Steps(
+		chromedp.Navigate(base+"/plan?"+promiseQuery),
+		chromedp.WaitVisible(chromedp.CSS(`svg[data-chart="promise"]`)),
+	))
+	type drawn struct {
+		Lines, Bold, Rings int
+		RingInside         bool
+		Width              float64
+		CurrentRow         []string
+		Rows               int
+	}
+	got := within(t, ctx, 10*time.Second, chromedp.Evaluate[drawn](`(() => {
+		const svg = document.querySelector('svg[data-chart="promise"]');
+		const box = svg.getBoundingClientRect();
+		const ring = svg.querySelector('circle.current-mark');
+		const r = ring ? ring.getBoundingClientRect() : null;
+		const row = document.querySelector('table.promise-costs tr[data-current]');
+		return {
+			Lines: svg.querySelectorAll('path.promise-line').length,
+			Bold: svg.querySelectorAll('path.promise-line.current').length,
+			Rings: svg.querySelectorAll('circle.current-mark').length,
+			RingInside: !!r && r.left >= box.left && r.right <= box.right && r.top >= box.top && r.bottom <= box.bottom,
+			Width: box.width,
+			CurrentRow: row ? Array.from(row.children).map(c => c.textContent.trim()) : [],
+			Rows: document.querySelectorAll('table.promise-costs tbody tr').length,
+		};
+	})()`))
+	if got.Lines < 3 || got.Bold != 1 || got.Rings != 1 || !got.RingInside || got.Width < 300 {
+		t.Errorf("promise chart drawn as %+v: want at least 3 lines, one bold, one ring inside a visible chart", got)
+	}
+	if got.Rows != 9 {
+		t.Errorf("%d promise rows, want 9 (1s to 10m, the 1s target among them)", got.Rows)
+	}
+	resp, err := httpClient.Get(base + "/plan.json?" + promiseQuery)
+	if err != nil {
+		t.Fatalf("get plan.json: %v", err)
+	}
+	defer resp.Body.Close()
+	var plan struct {
+		Promises []struct {
+			Latency float64 `json:"latency_seconds"`
+			Workers int     `json:"workers"`
+		} `json:"promise_costs"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&plan); err != nil {
+		t.Fatalf("decode plan.json: %v", err)
+	}
+	workers := 0
+	for _, r := range plan.Promises {
+		if r.Latency == 1 {
+			workers = r.Workers
+		}
+	}
+	want := []string{"1 s (current)", strconv.Itoa(workers), "the promise",
+		handDollars(float64(workers) * 0.0416), handDollars(float64(workers) * 0.0416 * 730)}
+	if workers <= 106 || !slices.Equal(got.CurrentRow, want) {
+		t.Errorf("current row %q, want %q", got.CurrentRow, want)
 	}
 }

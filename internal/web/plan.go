@@ -73,6 +73,8 @@ func planFields() []planField {
 			Hint: "Use 0 for pure math; add workers when downstream variance or rollout risk deserves a fixed buffer."},
 		{Name: "cap", Field: capacity.FieldCap, Label: "Worker cap", Unit: "workers", Kind: "int", Section: 2, Default: "0",
 			Hint: "Leave 0 for no cap; set a limit to flag when the plan cannot be reached."},
+		{Name: "worker_cost", Field: capacity.FieldWorkerCost, Label: "Worker price", Unit: "$/hour", Kind: "float", Section: 2,
+			Hint: "Optional: what one worker costs an hour (an instance's or a task's on-demand price). The plan and the price of each promise are then in dollars; leave it empty for workers only."},
 		{Name: "horizon", Field: capacity.FieldHorizon, Label: "Burn-down horizon", Unit: "min", Kind: "float", Scale: 60, Section: 2,
 			Hint: "How far the burn-down chart looks ahead; empty means the start delay plus twice the drain target."},
 	}
@@ -244,6 +246,8 @@ func setInput(in *capacity.PlanInput, field string, n float64) {
 		in.LatencyTarget = n
 	case capacity.FieldHorizon:
 		in.Horizon = n
+	case capacity.FieldWorkerCost:
+		in.WorkerCostPerHour = n
 	}
 }
 

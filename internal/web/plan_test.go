@@ -360,3 +360,26 @@ func TestPlanPrefilledWithTheMeasuredFleet(t *testing.T) {
 		}
 	}
 }
+
+// The planner in dollars: seed 001's 10 workers at $0.0416 a worker-hour
+// are 10 × 0.0416 × 730 = $303.68 a month and $0.42 an hour (0.416
+// rounded to the cent); without a price the page says so.
+func TestPlanPageDollars(t *testing.T) {
+	t.Parallel()
+	c, now := newTestController(t, 0, time.Second)
+	h := newTestHandler(c, now)
+	body := get(t, h, "/plan?"+exampleQuery+"&worker_cost=0.0416").Body.String()
+	for _, want := range []string{"$303.68 a month", "$0.42 an hour", `data-chart="promise"`, "Price of the promise", "(current)"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the priced plan lacks %q", want)
+		}
+	}
+	body = get(t, h, "/plan?"+exampleQuery).Body.String()
+	if !strings.Contains(body, "no price set") || strings.Contains(body, "$303.68") {
+		t.Errorf("a plan without a price does not say so")
+	}
+	if rec := get(t, h, "/plan?"+exampleQuery+"&worker_cost=-1"); rec.Code != http.StatusBadRequest ||
+		!strings.Contains(rec.Body.String(), `data-error-for="worker_cost"`) {
+		t.Errorf("a negative price: %d, want 400 naming the field", rec.Code)
+	}
+}

@@ -20,6 +20,7 @@ type planView struct {
 	Erlang   []erlangRow
 	BurnDown burnDownChart
 	SensBars sensChart
+	Promise  promiseView
 }
 
 type metricRow struct{ Metric, Value, Detail string }
@@ -153,6 +154,16 @@ func newPlanView(p capacity.Plan) planView {
 	}
 	v.BurnDown = newBurnDown(p)
 	v.SensBars = newSensChart(p)
+	v.Promise = newPromiseView(p)
+	if c := p.Cost; c != nil {
+		v.Metrics = append(v.Metrics,
+			metricRow{"Target cost", money(&c.DollarsPerMonth) + " a month",
+				fmt.Sprintf("%s × %s × %d hours; %s an hour", workersWord(c.Workers), priceText(c.WorkerCostPerHour),
+					capacity.HoursPerMonth, money(&c.DollarsPerHour))},
+			metricRow{"Steady-state cost", money(&c.SteadyStateDollarsPerMonth) + " a month", workersWord(c.SteadyStateWorkers) + ", once the backlog is gone"})
+	} else {
+		v.Metrics = append(v.Metrics, metricRow{"Target cost", "no price set", "give a worker price to see the plan in dollars"})
+	}
 	return v
 }
 

@@ -1,0 +1,153 @@
+package capacity
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+)
+
+// The worked example of docs/cost.md: 100 msg/s at 1 msg/s per worker
+// under a 0.7 ceiling needs ceil(100 / 0.7) = ceil(142.86) = 143 workers;
+// at $0.0416 a worker-hour that is 143 × 0.0416 = $5.9488 an hour and
+// 5.9488 × 730 = $4,342.624 a month.
+func TestPlanCostWorkedExample(t *testing.T) {
+	t.Parallel()
+	p := mustPlan(t, PlanInput{ArrivalRate: 100, PerWorker: 1, DrainTarget: 900, Utilization: 0.7, WorkerCostPerHour: 0.0416})
+	if p.RecommendedWorkers != 143 {
+		t.Fatalf("recommended %d, want 143", p.RecommendedWorkers)
+	}
+	if p.Cost == nil {
+		t.Fatal("no cost with a worker price")
+	}
+	if got, want := p.Cost.DollarsPerHour, 5.9488; math.Abs(got-want) > 1e-9 {
+		t.Errorf("dollars per hour %v, want %v", got, want)
+	}
+	if got, want := p.Cost.DollarsPerMonth, 4342.624; math.Abs(got-want) > 1e-9 {
+		t.Errorf("dollars per month %v, want %v", got, want)
+	}
+	if got := FormatDollars(p.Cost.DollarsPerMonth); got != "$4,342.62" {
+		t.Errorf("formatted %q, want $4,342.62", got)
+	}
+	// Without a price: no cost, and the promise rows still count workers.
+	p = mustPlan(t, PlanInput{ArrivalRate: 100, PerWorker: 1, DrainTarget: 900, Utilization: 0.7})
+	if p.Cost != nil {
+		t.Errorf("cost %+v without a price, want null", p.Cost)
+	}
+	for _, r := range p.PromiseCosts {
+		if r.DollarsPerMonth != nil || r.Workers == 0 {
+			t.Errorf("row %+v: want workers and no dollars without a price", r)
+		}
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := doc["cost"]; !ok || v != nil {
+		t.Errorf("cost in JSON = %v, want null", v)
+	}
+}
+
+// erlangCDirect is P(wait) of M/M/c from its textbook sum, with no
+// recursion: C = (a^c/c!)(c/(c−a)) / (Σ_{k<c} a^k/k! + (a^c/c!)(c/(c−a))).
+func erlangCDirect(c int, a float64) float64 {
+	term, sum := 1.0, 0.0
+	for k := 0; k < c; k++ {
+		sum += term
+		term *= a / float64(k+1)
+	}
+	top := term * float64(c) / (float64(c) - a)
+	return top / (sum + top)
+}
+
+// handWaitFloor is the smallest c > a whose mean queue wait C/(cμ − λ)
+// is within w.
+func handWaitFloor(lam, mu, w float64) int {
+	for c := int(lam/mu) + 1; ; c++ {
+		if erlangCDirect(c, lam/mu)/(float64(c)*mu-lam) <= w {
+			return c
+		}
+	}
+}
+
+// Each promise row's workers are the larger of the utilisation floor and
+// a wait floor found here by the direct Erlang C sum, and its dollars
+// those workers × the price × 730.
+func TestPromiseCostsByHand(t *testing.T) {
+	t.Parallel()
+	const lam, service, price = 50.0, 0.2, 0.10 // 10 busy servers
+	in := PlanInput{ArrivalRate: lam, ServiceTime: service, Concurrency: 1, DrainTarget: 900,
+		Utilization: 0.8, LatencyTarget: 0.05, SafetyWorkers: 1, WorkerCostPerHour: price}
+	p := mustPlan(t, in)
+	util := int(math.Ceil(lam * service / 0.8)) // 12.5 → 13
+	if len(p.PromiseCosts) != len(PromiseLatencies)+1 {
+		t.Fatalf("%d promise rows, want the %d listed and the target", len(p.PromiseCosts), len(PromiseLatencies))
+	}
+	currents := 0
+	for i, r := range p.PromiseCosts {
+		if i > 0 && r.LatencySeconds <= p.PromiseCosts[i-1].LatencySeconds {
+			t.Errorf("rows not in order of latency at %d", i)
+		}
+		wait := handWaitFloor(lam, 1/service, r.LatencySeconds)
+		want := max(util, wait) + 1
+		if r.Workers != want || r.WaitFloor != wait || r.UtilizationFloor != util {
+			t.Errorf("promise %vs: workers %d (wait %d, util %d), want %d (wait %d, util %d)",
+				r.LatencySeconds, r.Workers, r.WaitFloor, r.UtilizationFloor, want, wait, util)
+		}
+		if r.DollarsPerMonth == nil || math.Abs(*r.DollarsPerMonth-float64(want)*price*730) > 1e-9 {
+			t.Errorf("promise %vs: dollars a month %v, want %v", r.LatencySeconds, r.DollarsPerMonth, float64(want)*price*730)
+		}
+		if r.Current {
+			currents++
+			if r.LatencySeconds != 0.05 || r.Workers != p.SteadyStateWorkers {
+				t.Errorf("current row %+v: want the 50ms target at the steady-state %d", r, p.SteadyStateWorkers)
+			}
+		}
+	}
+	if currents != 1 {
+		t.Errorf("%d current rows, want 1", currents)
+	}
+	// A 5 ms mean wait needs more workers than the 13 of the ceiling.
+	if p5 := mustPlan(t, PlanInput{ArrivalRate: lam, ServiceTime: service, Concurrency: 1, DrainTarget: 900,
+		Utilization: 0.8, LatencyTarget: 0.005}); p5.PromiseCosts[0].Binding != BindingWait ||
+		p5.PromiseCosts[0].Workers != handWaitFloor(lam, 1/service, 0.005) {
+		t.Errorf("5ms promise %+v, want the wait floor %d binding", p5.PromiseCosts[0], handWaitFloor(lam, 1/service, 0.005))
+	}
+	if last := p.PromiseCosts[len(p.PromiseCosts)-1]; last.Binding != BindingUtilization || last.Workers != util+1 {
+		t.Errorf("10m promise %+v, want the utilisation floor %d + 1", last, util)
+	}
+	for _, r := range p.UtilizationCosts {
+		uf := int(math.Ceil(lam*service/r.Utilization - 1e-9))
+		want := max(uf, *p.WaitFloor) + 1
+		if r.UtilizationFloor != uf || r.Workers != want {
+			t.Errorf("ceiling %v: floor %d workers %d, want %d and %d", r.Utilization, r.UtilizationFloor, r.Workers, uf, want)
+		}
+		if r.Current != (r.Utilization == 0.8) {
+			t.Errorf("ceiling %v: current %v", r.Utilization, r.Current)
+		}
+	}
+}
+
+func TestFormatDollars(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		x    float64
+		want string
+	}{
+		{4342.624, "$4,342.62"},
+		{143 * 0.0416 * 730, "$4,342.62"},
+		{0, "$0.00"},
+		{0.004, "< $0.01"},
+		{-0.004, "> -$0.01"},
+		{-12.5, "-$12.50"},
+		{1234567.891, "$1,234,567.89"},
+		{0.125, "$0.12"}, // 0.125 is exact in binary: the tie rounds to even
+	} {
+		if got := FormatDollars(c.x); got != c.want {
+			t.Errorf("FormatDollars(%v) = %q, want %q", c.x, got, c.want)
+		}
+	}
+}
