@@ -125,6 +125,9 @@ func cmdDemo(ctx context.Context, args []string, _, stderr io.Writer) error {
 
 // newDemoWorlds makes the simulated groups and the policy settings the
 // checker runs them with.
+// demoWorkerCost is the demo fleets' price of a worker-hour, dollars.
+const demoWorkerCost = 0.0416
+
 func newDemoWorlds(start time.Time, interval time.Duration, seed uint64) (demoWorlds, []policy.Settings, error) {
 	var ws demoWorlds
 	var settings []policy.Settings
@@ -151,6 +154,9 @@ func newDemoWorlds(start time.Time, interval time.Duration, seed uint64) (demoWo
 		}
 		s := sim.Settings(cfg, interval, policy.PolicyModel)
 		s.Cap = g.cap
+		// An on-demand t3.medium in us-east-1, so that the page shows the
+		// fleet's bill.
+		s.WorkerCostPerHour = demoWorkerCost
 		ws = append(ws, w)
 		settings = append(settings, s)
 	}

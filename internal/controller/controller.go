@@ -69,6 +69,7 @@ type groupState struct {
 	action     *model.Action
 	actionErr  string
 	points     ring
+	meter      meter
 	changes    []Change
 	lastLogged *model.Decision
 	// elsewhere is set while another checker holds the group's lease: the
@@ -303,6 +304,7 @@ func (c *Controller) record(g policy.Settings, st *groupState, o model.Observati
 		st.actionErr = actErr.Error()
 	}
 	st.points.add(pointOf(d), c.history)
+	st.meter.add(g, d)
 	if prev != nil && prev.DesiredWorkers != d.DesiredWorkers {
 		st.changes = append(st.changes, Change{At: d.At, From: prev.DesiredWorkers, To: d.DesiredWorkers, Reasons: d.Reasons})
 		if len(st.changes) > maxChanges {

@@ -35,6 +35,7 @@ type metrics struct {
 	measuredWorker   *prometheus.GaugeVec
 	measuredConf     *prometheus.GaugeVec
 	ceiling          *prometheus.GaugeVec
+	cost             *prometheus.GaugeVec
 	actions          *prometheus.CounterVec
 	actionErrors     *prometheus.CounterVec
 	cycleDuration    prometheus.Histogram
@@ -67,6 +68,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		measuredWorker:   g("checker_group_measured_per_worker_throughput", "Completed messages per second one worker sustains, as measured (saturated minutes, else from the measured service time); absent while unknown.", "group"),
 		measuredConf:     g("checker_group_measurement_confidence", "Confidence in the measured fleet, 0..1; the sizing uses the measurement from 0.5 on (workers.learn: act).", "group"),
 		ceiling:          g("checker_group_ceiling_workers", "Learned downstream ceiling: the workers past which more workers added no throughput; absent while none is found.", "group"),
+		cost:             g("checker_group_cost_dollars_per_hour", "What the group's current workers cost an hour at fleet.worker_cost_per_hour; absent while no price is set.", "group"),
 		actions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "checker_scaling_actions_total", Help: "Desired-count changes made, by direction (up, down).",
 		}, []string{"group", "direction"}),
@@ -86,7 +88,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	}
 	for _, c := range []prometheus.Collector{m.backlog, m.backlogPerWorker, m.target, m.ratio, m.workers,
 		m.bounds, m.arrival, m.forecast, m.utilization, m.drain, m.oldestAge, m.latency, m.capped, m.held, m.partial,
-		m.diagnosis, m.measuredService, m.measuredWorker, m.measuredConf, m.ceiling, m.actions, m.actionErrors, m.cycleDuration, m.cycleFailures, m.lastSuccess} {
+		m.diagnosis, m.measuredService, m.measuredWorker, m.measuredConf, m.ceiling, m.cost, m.actions, m.actionErrors, m.cycleDuration, m.cycleFailures, m.lastSuccess} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register controller metrics: %w", err)
 		}
@@ -158,6 +160,11 @@ func (m *metrics) observe(s policy.Settings, d model.Decision, a *model.Action) 
 	} else {
 		m.ceiling.DeleteLabelValues(grp)
 	}
+	if s.WorkerCostPerHour > 0 {
+		m.cost.WithLabelValues(grp).Set(float64(max(d.CurrentWorkers, 0)) * s.WorkerCostPerHour)
+	} else {
+		m.cost.DeleteLabelValues(grp)
+	}
 	if a != nil && a.Scaled && !a.DryRun {
 		dir := "up"
 		if a.To < a.From {
@@ -171,7 +178,7 @@ func (m *metrics) observe(s policy.Settings, d model.Decision, a *model.Action) 
 func (m *metrics) forget(group string) {
 	for _, v := range []*prometheus.GaugeVec{m.backlog, m.backlogPerWorker, m.target, m.ratio, m.workers,
 		m.bounds, m.arrival, m.forecast, m.utilization, m.drain, m.oldestAge, m.latency, m.capped, m.held, m.partial, m.diagnosis,
-		m.measuredService, m.measuredWorker, m.measuredConf, m.ceiling} {
+		m.measuredService, m.measuredWorker, m.measuredConf, m.ceiling, m.cost} {
 		v.DeletePartialMatch(prometheus.Labels{"group": group})
 	}
 	m.actions.DeletePartialMatch(prometheus.Labels{"group": group})

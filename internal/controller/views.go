@@ -174,6 +174,8 @@ type GroupView struct {
 	// Lease is the group's lease when several checkers share the groups;
 	// nil when this checker runs alone.
 	Lease *LeaseStatus
+	// Bill is the fleet in dollars over the last day (bill.go).
+	Bill Bill
 }
 
 // Groups returns a view of every group, in configuration order.
@@ -212,6 +214,11 @@ func (c *Controller) viewOf(g policy.Settings) GroupView {
 		v.ActionError = st.actionErr
 		v.History = st.points.since(c.history)
 		v.Changes = slices.Clone(st.changes)
+		current := 0
+		if st.decision != nil {
+			current = st.decision.CurrentWorkers
+		}
+		v.Bill = st.meter.bill(g.WorkerCostPerHour, current)
 		if !st.elsewhere {
 			// The policy's state is Decide's between cycles: read it
 			// under the same lock (Decide never takes c.mu).

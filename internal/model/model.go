@@ -78,10 +78,10 @@ type GroupSample struct {
 type Polling struct {
 	Asked             int     // queues asked this interval
 	RequestsPerMinute float64 // SQS requests for the group's queues over the last minute
-	MonthlyCost       float64 // RequestsPerMinute over a 30-day month at the configured price, dollars
+	MonthlyCost       float64 // RequestsPerMinute over a month of 730 hours at the configured price, dollars
 	// CloudWatchMetricsPerMinute is the CloudWatch metrics the group's
 	// queues are read for each minute (GetMetricData bills each one), and
-	// CloudWatchMonthlyCost what that costs over a 30-day month; 0 for a
+	// CloudWatchMonthlyCost what that costs over a month of 730 hours; 0 for a
 	// group that reads no CloudWatch.
 	CloudWatchMetricsPerMinute float64
 	CloudWatchMonthlyCost      float64
@@ -155,7 +155,8 @@ type Floors struct {
 	BacklogPerWorker *int `json:"backlog_per_worker"`
 }
 
-// Diagnosis states, after seed 000's reading of depth against in-flight.
+// Diagnosis states: what a queue's depth and age, read against its in-flight
+// count and the fleet, say about whether more workers would help.
 const (
 	DiagHealthy          = "healthy"
 	DiagIdle             = "idle"
@@ -232,6 +233,11 @@ type Decision struct {
 	// Measured is what the checker measured of the fleet, against what the
 	// settings say; every value is nil while unknown.
 	Measured Measured `json:"measured"`
+	// NeedWithoutForecast is the count the load now present needs: the
+	// recommendation without the forecast's share (the same as
+	// RecommendedWorkers when no forecast raised it), before guards and
+	// clamps; nil when the recommendation is unknown.
+	NeedWithoutForecast *int `json:"need_without_forecast"`
 }
 
 // Measured is the fleet as measured from the queue's own numbers (see

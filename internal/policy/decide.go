@@ -588,6 +588,9 @@ func (c *call) report() {
 	d.RecommendedWorkers = c.rec
 	if !c.recKnown {
 		d.RecommendedWorkers = c.current
+	} else {
+		need := c.currentNeed()
+		d.NeedWithoutForecast = &need
 	}
 	if c.usable {
 		d.BacklogPerWorker = finite(c.backlog / float64(max(c.current, 1)))

@@ -25,9 +25,6 @@ const (
 	cwWindow = 10 * time.Minute
 	// cwMaxQueries is GetMetricData's limit of queries per call.
 	cwMaxQueries = 500
-	// cwPricePerMetric is what GetMetricData costs per metric requested:
-	// $0.01 per 1,000, the us-east-1 list price (read 2026-12).
-	cwPricePerMetric = 0.01 / 1000
 	// cwQueuesPerCall is how many queues' metrics one call asks for.
 	cwQueuesPerCall = cwMaxQueries / metricCount
 )

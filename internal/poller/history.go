@@ -115,7 +115,7 @@ type History struct {
 // 1,000 (us-east-1 list price, read 2026-12). The fleet's minutes add two
 // metrics per queue of a measuring group with CloudWatch on, once per start
 // or reload: $0.00002 a queue, $0.20 for 10,000 queues (the live
-// measurement reads three metrics a queue every minute, $1.30 a month per
+// measurement reads three metrics a queue every minute, $1.31 a month per
 // queue).
 //
 // A queue's fleet series sums like this: a queue with no datapoint in the

@@ -225,7 +225,9 @@ func TestObserveReadsCloudWatch(t *testing.T) {
 	}
 	proxy := awstest.NewProxy(t, moto.URL)
 	reg := prometheus.NewRegistry()
-	p := newTestPoller(t, baseConfig(groups...), factory(t, proxy.URL, reg), reg)
+	cfg := baseConfig(groups...)
+	cfg.AWS.CloudWatchPricePerThousandMetrics = 0.01 // $0.01 per 1,000 metrics
+	p := newTestPoller(t, cfg, factory(t, proxy.URL, reg), reg)
 
 	obs, err := p.Observe(context.Background(), now)
 	if err != nil {
@@ -250,8 +252,8 @@ func TestObserveReadsCloudWatch(t *testing.T) {
 	}
 	// Three metrics a queue each minute: 6 for two queues, 6 × 43,200
 	// minutes × $0.01 per 1,000 a month; none for the group without.
-	if pm, c := s.Polling.CloudWatchMetricsPerMinute, s.Polling.CloudWatchMonthlyCost; pm != 6 || math.Abs(c-6*43200*0.01/1000) > 1e-9 {
-		t.Errorf("CloudWatch reads: %v metrics a minute, $%v a month; want 6, $%v", pm, c, 6*43200*0.01/1000)
+	if pm, c := s.Polling.CloudWatchMetricsPerMinute, s.Polling.CloudWatchMonthlyCost; pm != 6 || math.Abs(c-6*43800*0.01/1000) > 1e-9 {
+		t.Errorf("CloudWatch reads: %v metrics a minute, $%v a month; want 6, $%v", pm, c, 6*43800*0.01/1000)
 	}
 	if pm := obs[1].Sample.Polling.CloudWatchMetricsPerMinute; pm != 0 {
 		t.Errorf("group without CloudWatch reads %v metrics a minute", pm)

@@ -83,7 +83,7 @@ func newMetrics(reg prometheus.Registerer, perQueue config.PerQueue) (*metrics, 
 		}, []string{"group"}),
 		monthlyCost: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "checker_group_sqs_monthly_cost_dollars",
-			Help: "Estimated cost of a 30-day month of the group's SQS requests at the last minute's rate " +
+			Help: "Estimated cost of a 730-hour month of the group's SQS requests at the last minute's rate " +
 				"and aws.sqs_price_per_million_requests.",
 		}, []string{"group"}),
 		queuesSkipped: prometheus.NewGaugeVec(prometheus.GaugeOpts{

@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/queuechecker/queue-checker/internal/capacity"
 	"github.com/queuechecker/queue-checker/internal/model"
 )
 
@@ -27,8 +28,9 @@ const (
 	latencyFall = 0.5
 	// rateWindowSpan is the span requests per minute are measured over.
 	rateWindowSpan = time.Minute
-	// monthMinutes is a 30-day month, the month of the cost estimate.
-	monthMinutes = 30 * 24 * 60
+	// monthMinutes is the month of the cost estimate: the 730 hours of
+	// every monthly dollar figure of the checker (capacity.HoursPerMonth).
+	monthMinutes = capacity.HoursPerMonth * 60
 )
 
 // pace sizes one region's concurrency from the latency measured there.
@@ -220,7 +222,7 @@ func (r *region) settle(deadline time.Duration) {
 
 // polling fills the group's polling figures: queues asked, requests per
 // minute, the monthly cost at that rate, and the notices of its regions.
-func (g *group) polling(out *model.Polling, now time.Time, pricePerRequest float64) {
+func (g *group) polling(out *model.Polling, now time.Time, pricePerRequest, pricePerMetric float64) {
 	asked, skipped := 0, 0
 	for _, q := range g.queues {
 		switch {
@@ -238,7 +240,7 @@ func (g *group) polling(out *model.Polling, now time.Time, pricePerRequest float
 	}
 	if g.cloudWatch {
 		out.CloudWatchMetricsPerMinute = float64(metricCount * len(g.queues))
-		out.CloudWatchMonthlyCost = out.CloudWatchMetricsPerMinute * monthMinutes * cwPricePerMetric
+		out.CloudWatchMonthlyCost = out.CloudWatchMetricsPerMinute * monthMinutes * pricePerMetric
 	}
 	for _, r := range g.regions {
 		if r.notice != "" {

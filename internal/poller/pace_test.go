@@ -309,7 +309,7 @@ func TestIdleQueuesSkipped(t *testing.T) {
 	if pm := obs[0].Sample.Polling.RequestsPerMinute; pm != 2 {
 		t.Errorf("quiet: %v requests a minute, want 2", pm)
 	}
-	if c, want := obs[0].Sample.Polling.MonthlyCost, 2*43200*0.40/1e6; math.Abs(c-want) > 1e-12 {
+	if c, want := obs[0].Sample.Polling.MonthlyCost, 2*43800*0.40/1e6; math.Abs(c-want) > 1e-12 {
 		t.Errorf("quiet: monthly cost %v, want %v", c, want)
 	}
 	if pm := obs[1].Sample.Polling.RequestsPerMinute; pm != 12 {

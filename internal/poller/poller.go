@@ -78,6 +78,8 @@ type Poller struct {
 	clients     clientSource
 	// pricePerRequest is the dollars one SQS request costs.
 	pricePerRequest float64
+	// pricePerMetric is the dollars one metric requested of GetMetricData costs.
+	pricePerMetric float64
 
 	groups  []*group
 	regions []*region
@@ -155,6 +157,7 @@ func newPoller(cfg config.Config, clients clientSource, reg prometheus.Registere
 		metrics:         m,
 		clients:         clients,
 		pricePerRequest: cfg.AWS.SQSPricePerMillionRequests / 1e6,
+		pricePerMetric:  cfg.AWS.CloudWatchPricePerThousandMetrics / 1000,
 		expecting:       map[string]time.Time{},
 		inactive:        map[string]bool{},
 	}
@@ -380,7 +383,7 @@ func (p *Poller) Observe(ctx context.Context, now time.Time) ([]model.Observatio
 		}
 		var o model.Observation
 		o.Sample = g.sample(now, p.metrics)
-		g.polling(&o.Sample.Polling, now, p.pricePerRequest)
+		g.polling(&o.Sample.Polling, now, p.pricePerRequest, p.pricePerMetric)
 		if g.fleet != nil {
 			o.Fleet = fleets[g.fleet]
 		} else {

@@ -2,10 +2,12 @@ package web
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/queuechecker/queue-checker/internal/capacity"
 	"github.com/queuechecker/queue-checker/internal/controller"
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
@@ -60,6 +62,38 @@ type groupDoc struct {
 	// Lease is the group's lease (its owner among the checkers); absent
 	// when this checker runs alone.
 	Lease *controller.LeaseStatus `json:"lease,omitempty"`
+	// Cost is the fleet in dollars: now, over the last day, per million
+	// messages served, and against the same rule without the forecast.
+	Cost costDoc `json:"cost"`
+}
+
+// costDoc is the group's bill with its sentences for the status page,
+// rounded to the cent there; the numbers are not rounded.
+type costDoc struct {
+	controller.Bill
+	Summary         string `json:"summary"`
+	ForecastSummary string `json:"forecast_summary"`
+}
+
+func costOf(b controller.Bill) costDoc {
+	d := costDoc{Bill: b}
+	hours := formatNumber(b.BilledSeconds / 3600)
+	if !b.Priced {
+		d.Summary = fmt.Sprintf("no price set (fleet.worker_cost_per_hour): %s worker-hours over the last %s h", formatNumber(b.WorkerHours), hours)
+		return d
+	}
+	d.Summary = fmt.Sprintf("%s an hour now (%s × %s); %s over the last %s h", capacity.FormatDollars(b.DollarsPerHour),
+		workersWord(b.Workers), priceText(b.WorkerCostPerHour), capacity.FormatDollars(b.Dollars), hours)
+	if b.PerMillionMessages != nil {
+		d.Summary += fmt.Sprintf(", %s per million messages served", capacity.FormatDollars(*b.PerMillionMessages))
+	}
+	saving := "saved " + capacity.FormatDollars(b.ForecastSavingDollars)
+	if b.ForecastSavingDollars < 0 {
+		saving = "cost " + capacity.FormatDollars(-b.ForecastSavingDollars)
+	}
+	d.ForecastSummary = fmt.Sprintf("sized by the same rule without the forecast, the last %s h would have cost %s, with it %s: the forecast %s",
+		hours, capacity.FormatDollars(b.SizedWithoutForecastDollars), capacity.FormatDollars(b.SizedWithForecastDollars), saving)
+	return d
 }
 
 // settingsDoc is policy.Settings with durations in seconds and percents as
@@ -210,6 +244,7 @@ func groupOf(v controller.GroupView) groupDoc {
 		BacklogTrend: backlogTrend(v.Decision, v.History),
 		Switches:     switchNotes(v.Decision),
 		Lease:        v.Lease,
+		Cost:         costOf(v.Bill),
 	}
 	// Lists are always arrays in the JSON, never null.
 	if g.Failures == nil {

@@ -70,7 +70,16 @@ func TestGroupsAPI(t *testing.T) {
 			now = now.Add(3 * time.Second)
 			doc := decodeAPI(t, newTestHandler(c, now))
 
-			if got, want := keysOf(doc), []string{"generated_at", "groups", "refresh_seconds"}; !slices.Equal(got, want) {
+			want := []string{"generated_at", "groups", "refresh_seconds"}
+			if tt.cycles == 0 {
+				// Before the first cycle /healthz says starting, and so does
+				// the document.
+				want = []string{"generated_at", "groups", "health", "refresh_seconds"}
+				if h, _ := doc["health"].(map[string]any); h["state"] != "starting" {
+					t.Errorf("health before the first cycle = %v, want starting", doc["health"])
+				}
+			}
+			if got := keysOf(doc); !slices.Equal(got, want) {
 				t.Errorf("top-level keys %v, want %v", got, want)
 			}
 			if doc["generated_at"] != now.Format(time.RFC3339Nano) {
@@ -95,7 +104,7 @@ func TestGroupsAPI(t *testing.T) {
 // checkGroupJSON holds one group of the endpoint to the controller's view.
 func checkGroupJSON(t *testing.T, g map[string]any, v controller.GroupView) {
 	t.Helper()
-	wantKeys := []string{"action_error", "backlog_trend", "changes", "decision", "failures", "fleet", "fleet_minutes", "forecast_note",
+	wantKeys := []string{"action_error", "backlog_trend", "changes", "cost", "decision", "failures", "fleet", "fleet_minutes", "forecast_note",
 		"history", "last_action", "name", "queues", "settings", "switches"}
 	if got := keysOf(g); !slices.Equal(got, wantKeys) {
 		t.Errorf("group keys %v, want %v", got, wantKeys)
@@ -238,5 +247,30 @@ func TestRefreshOverridesTheInterval(t *testing.T) {
 	}
 	if got := (Options{Interval: 5 * time.Second}).refreshInterval(); got != 5*time.Second {
 		t.Errorf("without Refresh: %v, want the interval, 5s", got)
+	}
+}
+
+// The bill's sentences: 143 workers at $0.0416 are 143 × 0.0416 = $5.9488,
+// "$5.95 an hour"; over 10 minutes 143 × 600 / 3600 × 0.0416 = $0.99147,
+// "$0.99"; 60,000 messages make $16.52 per million; asks of 150 with the
+// forecast and 140 without are $1.04 and $0.97: the forecast cost $0.07.
+// Without a price the page says so.
+func TestCostSentences(t *testing.T) {
+	t.Parallel()
+	per := 143 * 600.0 / 3600 * 0.0416 / 60000 * 1e6
+	d := costOf(controller.Bill{Priced: true, WorkerCostPerHour: 0.0416, Workers: 143, DollarsPerHour: 143 * 0.0416,
+		BilledSeconds: 600, WorkerHours: 143 * 600.0 / 3600, Dollars: 143 * 600.0 / 3600 * 0.0416, Messages: 60000,
+		PerMillionMessages: &per, SizedWithForecastDollars: 150 * 600.0 / 3600 * 0.0416,
+		SizedWithoutForecastDollars: 140 * 600.0 / 3600 * 0.0416, ForecastSavingDollars: -10 * 600.0 / 3600 * 0.0416})
+	for _, want := range []string{"$5.95 an hour now (143 workers × $0.0416 an hour)", "$0.99 over the last 0.167 h", "$16.52 per million messages"} {
+		if !strings.Contains(d.Summary, want) {
+			t.Errorf("summary %q lacks %q", d.Summary, want)
+		}
+	}
+	if want := "would have cost $0.97, with it $1.04: the forecast cost $0.07"; !strings.Contains(d.ForecastSummary, want) {
+		t.Errorf("forecast summary %q lacks %q", d.ForecastSummary, want)
+	}
+	if d := costOf(controller.Bill{WorkerHours: 2}); !strings.HasPrefix(d.Summary, "no price set") || d.ForecastSummary != "" {
+		t.Errorf("unpriced: %+v", d)
 	}
 }

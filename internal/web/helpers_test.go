@@ -65,7 +65,7 @@ func (w *world) observe(_ context.Context, now time.Time) ([]model.Observation, 
 		Sample: model.GroupSample{Group: groupBusy, At: now, Visible: w.backlog, InFlight: int64(w.desired),
 			Backlog: w.backlog + int64(w.desired), Queues: 1, Answered: 1,
 			OldestAge: &model.Reading{Value: age, At: now},
-			Polling:   model.Polling{Asked: 1, RequestsPerMinute: 12, MonthlyCost: 12 * 43200 * 0.4e-6}},
+			Polling:   model.Polling{Asked: 1, RequestsPerMinute: 12, MonthlyCost: 12 * 43800 * 0.4e-6}},
 		Fleet: model.Fleet{Kind: "autoscaling", Name: "thumbnails-workers", At: now, Known: true,
 			Desired: w.desired, Min: 2, Max: 40, InService: w.desired, Draining: 3},
 	}
