@@ -23,7 +23,7 @@ vet:
 
 test: test-deps vet
 	$(GO) test -race -count=1 -timeout 20m ./...
-	# The README's claims about the policies, on spike, bursty and cron: the
+	# The simulator's claims about the policies (docs/simulation.md), on spike, bursty and cron: the
 	# race detector makes the simulations ten times slower, so without it.
 	$(GO) test -count=1 -timeout 20m -run 'TestComparison' ./cmd/checker
 
@@ -36,8 +36,8 @@ lint:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
-# The README's comparison: every policy on every built-in scenario,
-# seeds 1 to 3, through `checker simulate`; checks the README's claims and
+# The comparison of docs/simulation.md: every policy on every built-in scenario,
+# seeds 1 to 3, through `checker simulate`; checks its claims and
 # prints its table (several minutes).
 comparison:
 	$(GO) test -count=1 -timeout 60m -run 'TestComparison' ./cmd/checker -comparison -v

@@ -23,7 +23,7 @@ func CheckTable(ctx context.Context, api TableDescriber, table string) error {
 	if err != nil {
 		var nf *types.ResourceNotFoundException
 		if errors.As(err, &nf) {
-			return fmt.Errorf("lease table %s does not exist (create it as the README's coordination section says)", table)
+			return fmt.Errorf("lease table %s does not exist (create it as docs/coordination.md says)", table)
 		}
 		return fmt.Errorf("lease table %s: %w", table, err)
 	}

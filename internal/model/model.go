@@ -133,8 +133,8 @@ type Fleet struct {
 }
 
 // Switches are an operator's overrides of a group, set without a redeploy
-// as tags on its Auto Scaling group or ECS service (see README, "Pause and
-// switches").
+// as tags on its Auto Scaling group or ECS service (see docs/configuration.md,
+// "Pause and switches").
 type Switches struct {
 	Paused      bool      // queue-checker:paused=true: hold, no scaling call
 	PausedBy    string    // queue-checker:paused-by
