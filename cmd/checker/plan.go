@@ -42,7 +42,7 @@ type planFlags struct {
 	output                                                 string
 }
 
-// cmdPlan is the offline capacity calculator of seeds 001 and 002: how many
+// cmdPlan is the offline capacity calculator (docs/model.md, docs/planning.md): how many
 // workers a queue needs to drain its backlog in time, stay under a
 // utilisation ceiling and, with a latency target, keep the mean queue wait
 // under it.

@@ -108,7 +108,7 @@ func (q Queueing) WaitExceeds(t float64) float64 {
 	return q.WaitProbability * math.Exp(-(float64(q.Servers)*q.rate-q.arrival)*t)
 }
 
-// WaitFloor is the latency-target sizing of seed 002: the smallest number of
+// WaitFloor is the latency-target sizing (docs/model.md, section 5): the smallest number of
 // servers whose mean queue wait Wq is at most target seconds. The offered load
 // sets the floor (c > a); the target picks the number. It walks up from
 // floor(a)+1 with the Erlang B recursion, so it costs O(c). The second result

@@ -7,7 +7,7 @@ import (
 )
 
 // PlanInput is what an engineer knows about one queue and its worker pool:
-// the fields of seed 001's calculator plus seed 002's latency target. Rates
+// the planner's fields (docs/model.md, sections 3 to 6) and a latency target. Rates
 // are in messages per second, times in seconds, reserves in percent.
 //
 // Per-worker throughput is given one of two ways: PerWorker, the measured

@@ -100,7 +100,7 @@ func utilizationNote(u *float64, ceiling float64) string {
 	}
 }
 
-// checkpoints are the checks of seed 001's capacity brief: the inputs to
+// checkpoints are the plan's checks: the inputs to
 // confirm, the decision the plan supports, and what to watch after acting.
 func checkpoints(m *model, p *Plan) []Checkpoint {
 	in := m.in

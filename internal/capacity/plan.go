@@ -7,8 +7,8 @@ import (
 	"strconv"
 )
 
-// Plan is the capacity plan of one queue: seed 001's worker plan, joined by
-// seed 002's latency-target sizing when a latency target is given. Its JSON
+// Plan is the capacity plan of one queue (docs/model.md): the worker plan,
+// joined by the latency-target sizing when a latency target is given. Its JSON
 // form is a contract that scripts and the status page rely on. Rates are in
 // msg/s, times in seconds. No field is ever NaN or Inf: a pool that never
 // drains has a null drain time, an unstable one `stable: false` and null
@@ -120,7 +120,7 @@ type Checkpoint struct {
 	Note       string `json:"note"`
 }
 
-// ErlangRow is one pool size of seed 002's table: utilisation, the share of
+// ErlangRow is one pool size of the Erlang C table (docs/model.md, section 5): utilisation, the share of
 // jobs that wait, the mean queue wait and the total latency (queue wait plus
 // the effective service time). Only stable pools appear.
 type ErlangRow struct {
@@ -142,7 +142,7 @@ const (
 	burnDownSteps    = 60 // regular burn-down samples over the horizon, about
 )
 
-// NewPlan computes the capacity plan of seed 001, with seed 002's wait
+// NewPlan computes the capacity plan, with the Erlang C wait
 // floor when a latency target is given. It returns the errors of Validate
 // when the input cannot be planned.
 //
@@ -440,7 +440,7 @@ func (m *model) sensitivity(target int) []SensitivityRow {
 	return rows
 }
 
-// erlangTable is seed 002's table for pool sizes around the planned pool:
+// erlangTable is the Erlang C table for pool sizes around the planned pool:
 // from three below it (but no lower than the smallest stable pool), eight
 // sizes in all.
 func (m *model) erlangTable(planned int) []ErlangRow {

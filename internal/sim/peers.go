@@ -438,7 +438,7 @@ func tail(vs []float64, n int, ok func(float64) bool) bool {
 // interval, so each 1-minute datapoint is the average of several samples,
 // as the usual recipe for faster alarms has it): alarms on each 1-minute datapoint add one
 // worker at 1,000 messages, two at 1,500, and remove one below 100 (the
-// seed's three alarms); after a scaling activity no other starts until the
+// recipe's three alarms); after a scaling activity no other starts until the
 // cooldown (EC2 Auto Scaling's default, 300 s) has passed. An alarm that
 // stays in ALARM acts again at the next evaluation.
 type StepScaling struct {

@@ -163,7 +163,7 @@ type diagnosis struct {
 	Level string `json:"level"`
 }
 
-// diagnoses follow seed 000's reading of depth against in-flight: each
+// diagnoses read depth and age against in-flight: each
 // state has its own fix, and only under-provisioning is solved by scaling
 // out.
 var diagnoses = map[string]diagnosis{

@@ -14,16 +14,16 @@ import (
 	"github.com/queuechecker/queue-checker/internal/policy"
 )
 
-// The planner: seed 001's calculator as a GET form, computed here by
+// The planner (docs/planning.md) as a GET form, computed here by
 // internal/capacity, so a plan is a URL that can be shared and exported.
 
 // planField is one input of the planner form.
 type planField struct {
 	Name     string  // query parameter and input id
 	Field    string  // the capacity.PlanInput field it fills, as FieldError names it
-	Label    string  // the seed's label
+	Label    string  // the field's label
 	Unit     string  // shown after the input
-	Hint     string  // the seed's hint
+	Hint     string  // the field's hint
 	Kind     string  // "text", "float" or "int"
 	Scale    float64 // multiplies the form's number into PlanInput's unit (minutes: 60)
 	Default  string  // the value of an empty form
@@ -37,8 +37,8 @@ type planField struct {
 // planSections group the form's fields.
 var planSections = []string{"Queue and workers", "Backlog and targets", "Reserves and limits"}
 
-// planFields are the calculator's inputs, in the seed's order, with the
-// seed's hints.
+// planFields are the calculator's inputs, in the order of the form, with
+// their hints.
 func planFields() []planField {
 	return []planField{
 		{Name: "queue", Field: capacity.FieldQueue, Label: "Queue name", Kind: "text",
@@ -358,7 +358,7 @@ type planPage struct {
 	Sections []planSection
 	Plan     *capacity.Plan
 	View     *planView
-	Example  template.URL // the planner with seed 001's example
+	Example  template.URL // the planner with the worked example
 }
 
 type planSection struct {
@@ -367,7 +367,7 @@ type planSection struct {
 	Open   bool // shown unfolded
 }
 
-// exampleQuery is seed 001's worked example: 10 workers.
+// exampleQuery is the worked example of docs/model.md, section 10.4: 10 workers.
 const exampleQuery = "queue=example&arrival_rate=12&workers=8&per_worker=2.4&backlog=18000&drain_target=30&utilization=0.8"
 
 func newPlanPage(f planForm) planPage {
