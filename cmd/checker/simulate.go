@@ -26,6 +26,8 @@ import (
 	"github.com/queuechecker/queue-checker/internal/policy"
 	"github.com/queuechecker/queue-checker/internal/poller"
 	"github.com/queuechecker/queue-checker/internal/sim"
+	"github.com/queuechecker/queue-checker/internal/sim/chart"
+	"github.com/queuechecker/queue-checker/internal/sim/peers"
 )
 
 // simStart is the simulated clock's time zero; only offsets from it show.
@@ -72,7 +74,7 @@ type simFlags struct {
 	fromCloudWatch time.Duration
 	saveTrace      string
 
-	peers sim.PeerParams
+	peers peers.Params
 
 	set map[string]bool // flags given on the command line
 }
@@ -96,7 +98,7 @@ func cmdSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	chartFormat := ""
 	if f.chart != "" {
-		if chartFormat, err = sim.ChartFormat(f.chart); err != nil {
+		if chartFormat, err = chart.Format(f.chart); err != nil {
 			return usageErr("--chart: %v", err)
 		}
 	}
@@ -164,7 +166,7 @@ func parseSimFlags(fs *flag.FlagSet, args []string) (simFlags, error) {
 	fs.Var((*dayDuration)(&f.fromCloudWatch), "from-cloudwatch", "replay the group's per-minute NumberOfMessagesSent, summed over its queues and regions, for the last D (at most 15 days); needs --config and --group and AWS credentials")
 	fs.StringVar(&f.saveTrace, "save-trace", "", "with --from-cloudwatch: also write the trace to this CSV file, for --scenario FILE.csv")
 
-	def := sim.DefaultPeers()
+	def := peers.Defaults()
 	fs.Float64Var(&f.peers.KEDAQueueLength, "keda-queue-length", 0, "KEDA aws-sqs-queue queueLength, messages per replica; 0: the promise ÷ the settings' service time (--assumed-service-time) × concurrency, as KEDA's docs tell users to set it")
 	fs.DurationVar(&f.peers.KEDAPolling, "keda-polling", def.KEDAPolling, "KEDA pollingInterval: how often the queue is read; 0: at every HPA sync")
 	fs.DurationVar(&f.peers.HPASync, "hpa-sync", def.HPASync, "HPA sync period (--horizontal-pod-autoscaler-sync-period)")
@@ -211,13 +213,59 @@ func (d *dayDuration) Set(s string) error {
 	return nil
 }
 
-// Limits of one simulation: beyond them the run would take minutes to hours
-// or more memory than a laptop has, so the flags are refused up front.
-const (
-	maxSimDuration = 366 * 24 * time.Hour
-	maxSimMax      = 1_000_000
-	maxServiceCV   = 100
-)
+// simFlagOf names the flag of each field of a run, by its path in
+// sim.RunConfig; a field error is reported under its flag. "peers" is the
+// peers' parameters together, whose messages name each one.
+var simFlagOf = map[string]string{
+	sim.FieldDuration:           "duration",
+	sim.FieldInterval:           "interval",
+	sim.FieldWorkerCost:         "worker-cost",
+	sim.FieldPeers:              "peers",
+	sim.FieldScenario:           "scenario",
+	sim.FieldServiceMean:        "service-time",
+	sim.FieldServiceDist:        "service-dist",
+	sim.FieldServiceCV:          "service-cv",
+	sim.FieldConcurrency:        "concurrency",
+	sim.FieldStartDelay:         "start-delay",
+	sim.FieldLatencyTarget:      "latency-target",
+	sim.FieldMin:                "min",
+	sim.FieldMax:                "max",
+	sim.FieldWorkers:            "workers",
+	sim.FieldWarmUp:             "warm-up",
+	sim.FieldAssumedServiceTime: "assumed-service-time",
+	sim.FieldDownstreamPool:     "downstream-pool",
+	sim.FieldServiceChanges:     "service-time-change",
+	sim.FieldStartDelayCV:       "start-delay-cv",
+	sim.FieldMetricDelay:        "metric-delay",
+	sim.FieldScaleIn:            "scale-in",
+	sim.FieldVisibilityTimeout:  "visibility-timeout",
+}
+
+// simFlag is the flag of a run's field; the path itself for a field
+// without one.
+func simFlag(field string) string {
+	if name, ok := simFlagOf[field]; ok {
+		return name
+	}
+	return field
+}
+
+// reportRun passes each of the run's problems (rc.Validate's field errors)
+// to bad under its field's flag, with the other fields it names called
+// what name says. A problem on or involving a field in later, whose value
+// is not made yet, is left for a later check.
+func reportRun(err error, bad func(flag, format string, a ...any), later []string, name func(field string) string) {
+	for _, fe := range sim.FieldErrors(err) {
+		if slices.Contains(later, fe.Field) || slices.ContainsFunc(fe.Others, func(o string) bool { return slices.Contains(later, o) }) {
+			continue
+		}
+		msg := fe.Msg
+		for _, o := range fe.Others {
+			msg = strings.ReplaceAll(msg, o, name(o))
+		}
+		bad(simFlag(fe.Field), "%s", msg)
+	}
+}
 
 // runConfig checks the flags and turns them into a run; every problem is a
 // usage error naming its flag.
@@ -277,50 +325,17 @@ func (f simFlags) runConfig(ctx context.Context) (sim.RunConfig, []string, error
 		bad("save-trace", "only with --from-cloudwatch")
 	}
 
+	// --rate makes the built-in scenarios, before the run has one.
 	if !(f.rate >= 0) || math.IsInf(f.rate, 0) {
 		bad("rate", "%v: must be a finite number >= 0", f.rate)
 	}
-	if f.duration <= 0 || f.duration > maxSimDuration {
-		bad("duration", "%v: must be > 0 and at most %v", f.duration, maxSimDuration)
-	}
-	if f.serviceTime <= 0 {
-		bad("service-time", "%v: must be > 0", f.serviceTime)
-	}
-	switch f.serviceDist {
-	case sim.DistExponential, sim.DistConstant:
-	case sim.DistLognormal:
-		if !(f.serviceCV > 0) || f.serviceCV > maxServiceCV {
-			bad("service-cv", "%v: must be > 0 and at most %d", f.serviceCV, maxServiceCV)
-		}
-	default:
-		bad("service-dist", "%q: want exponential, lognormal or constant", f.serviceDist)
-	}
-	if f.concurrency < 1 {
+	// The run reads a zero concurrency as 1 and an empty distribution as
+	// exponential; given on the command line, they are mistakes.
+	if f.concurrency == 0 {
 		bad("concurrency", "%d: must be >= 1", f.concurrency)
 	}
-	if f.startDelay < 0 || f.startDelay > 24*time.Hour {
-		bad("start-delay", "%v: must be within 0 and 24h", f.startDelay)
-	}
-	if f.interval <= 0 || (f.duration > 0 && f.interval > f.duration) {
-		bad("interval", "%v: must be > 0 and at most --duration", f.interval)
-	}
-	if f.latencyTarget <= 0 {
-		bad("latency-target", "%v: must be > 0", f.latencyTarget)
-	}
-	if f.min < 0 {
-		bad("min", "%d: must be >= 0", f.min)
-	}
-	if f.max < max(f.min, 1) || f.max > maxSimMax {
-		bad("max", "%d: must be >= 1, >= --min (%d) and at most %d", f.max, f.min, maxSimMax)
-	}
-	if f.concurrency >= 1 && f.max >= 1 && f.max <= maxSimMax && float64(f.concurrency)*float64(f.max) > sim.MaxSlots {
-		bad("concurrency", "%d × --max %d: at most %d message slots in a fleet", f.concurrency, f.max, sim.MaxSlots)
-	}
-	if f.workers < 0 || (f.workers > 0 && (f.workers < f.min || f.workers > f.max)) {
-		bad("workers", "%d: must be 0 or within --min (%d) and --max (%d)", f.workers, f.min, f.max)
-	}
-	if f.warmUp < 0 {
-		bad("warm-up", "%v: must be >= 0", f.warmUp)
+	if f.serviceDist == "" {
+		bad("service-dist", "%q: want exponential, lognormal or constant", f.serviceDist)
 	}
 	var policies []string
 	switch {
@@ -334,14 +349,46 @@ func (f simFlags) runConfig(ctx context.Context) (sim.RunConfig, []string, error
 	if f.output != "table" && f.output != "json" {
 		bad("output", "%q: want table or json", f.output)
 	}
-	if !(f.workerCost >= 0 && f.workerCost <= 1e6) {
-		bad("worker-cost", "%v: want dollars an hour, from 0 (no price) to 1e6", f.workerCost)
-	}
 	f.checkScaleIn(bad)
 	changes := f.checkWorld(bad)
-	if err := f.peers.Validate(); err != nil {
-		bad("peers", "%v", err)
+
+	svc := sim.Service{Dist: f.serviceDist, Mean: f.serviceTime}
+	if f.serviceDist == sim.DistLognormal {
+		svc.CV = f.serviceCV
 	}
+	rc := sim.RunConfig{
+		World: sim.Config{
+			Group:         f.group,
+			Start:         simStart,
+			Service:       svc,
+			Concurrency:   f.concurrency,
+			StartDelay:    f.startDelay,
+			Min:           f.min,
+			Max:           f.max,
+			Workers:       f.workers,
+			LatencyTarget: f.latencyTarget,
+			Seed:          f.seed,
+			WarmUp:        f.warmUp,
+		},
+		Duration:          f.duration,
+		Interval:          f.interval,
+		WorkerCostPerHour: f.workerCost,
+		Peers:             f.peers,
+		Settings:          settings,
+		Learn:             f.learn,
+	}
+	// The scenario is made from the values checked here; the starting
+	// fleet (--workers 0) and the duration a scenario gives are made with
+	// it, so what involves them is checked once they are.
+	later := []string{sim.FieldScenario}
+	if f.workers == 0 {
+		later = append(later, sim.FieldWorkers)
+	}
+	if !f.set["duration"] {
+		later = append(later, sim.FieldDuration)
+	}
+	asFlag := func(field string) string { return "--" + simFlag(field) }
+	reportRun(rc.Validate(), bad, later, asFlag)
 	if len(errs) > 0 {
 		return usage()
 	}
@@ -368,23 +415,17 @@ func (f simFlags) runConfig(ctx context.Context) (sim.RunConfig, []string, error
 			return usage()
 		}
 	}
+	name := asFlag
 	if !f.set["duration"] && sc.Length > 0 {
-		f.duration = min(sc.Length, maxSimDuration)
-		if f.interval > f.duration {
-			bad("interval", "%v: must be at most the scenario's length %v", f.interval, f.duration)
+		f.duration = min(sc.Length, sim.MaxDuration)
+		name = func(field string) string {
+			if field == sim.FieldDuration {
+				return fmt.Sprintf("the scenario's length %v", f.duration)
+			}
+			return asFlag(field)
 		}
 	}
-	if f.warmUp >= f.duration {
-		bad("warm-up", "%v: must be shorter than the run (%v)", f.warmUp, f.duration)
-	}
-	if len(errs) > 0 {
-		return usage()
-	}
 
-	svc := sim.Service{Dist: f.serviceDist, Mean: f.serviceTime}
-	if f.serviceDist == sim.DistLognormal {
-		svc.CV = f.serviceCV
-	}
 	workers := f.workers
 	if workers == 0 {
 		base := f.rate // the built-in scenarios' base rate; a CSV file's mean
@@ -396,39 +437,22 @@ func (f simFlags) runConfig(ctx context.Context) (sim.RunConfig, []string, error
 		workers = baseFleet(base, f.serviceTime, f.concurrency, f.latencyTarget)
 		workers = min(max(workers, f.min), f.max)
 	}
-	rc := sim.RunConfig{
-		World: sim.Config{
-			Group:         f.group,
-			Start:         simStart,
-			Scenario:      sc,
-			Service:       svc,
-			Concurrency:   f.concurrency,
-			StartDelay:    f.startDelay,
-			Min:           f.min,
-			Max:           f.max,
-			Workers:       workers,
-			LatencyTarget: f.latencyTarget,
-			Seed:          f.seed,
-			WarmUp:        f.warmUp,
-		},
-		Duration:          f.duration,
-		Interval:          f.interval,
-		WorkerCostPerHour: f.workerCost,
-		Peers:             f.peers,
-		Settings:          settings,
-		Learn:             f.learn,
-	}
-	if err := rc.Estimate(len(policies)).Err(); err != nil {
-		errs = append(errs, fmt.Errorf("refused before running: %s (lower --rate, --duration or the CSV's rates, or raise --interval)",
-			strings.ReplaceAll(err.Error(), "\n", "; ")))
-		return usage()
-	}
+	rc.World.Scenario, rc.World.Workers, rc.Duration = sc, workers, f.duration
 	rc.World.ScaleIn, rc.World.VisibilityTimeout = f.scaleIn, f.visibility
 	settingsSeconds := 0.0
 	if settings != nil {
 		settingsSeconds = settings.ServiceSeconds()
 	}
 	f.applyWorld(&rc.World, f.assumedService(settingsSeconds), changes)
+	reportRun(rc.Validate(), bad, nil, name)
+	if len(errs) > 0 {
+		return usage()
+	}
+	if err := rc.Estimate(len(policies)).Err(); err != nil {
+		errs = append(errs, fmt.Errorf("refused before running: %s (lower --rate, --duration or the CSV's rates, or raise --interval)",
+			strings.ReplaceAll(err.Error(), "\n", "; ")))
+		return usage()
+	}
 	return rc, policies, nil
 }
 
@@ -597,7 +621,7 @@ func writeChart(path, format string, rc sim.RunConfig, results []sim.Result) (er
 		}
 	}()
 	title := fmt.Sprintf("%s scenario, latency target %v, start delay %v", rc.World.Scenario.Name, rc.World.LatencyTarget, rc.World.StartDelay)
-	return sim.WriteChart(file, format, title, rc.World.LatencyTarget, results)
+	return chart.Write(file, format, title, rc.World.LatencyTarget, results)
 }
 
 // printSimTable prints one row per policy, with the cost as a multiple of

@@ -26,6 +26,15 @@ const (
 	MaxCSVRows = 2_000_000
 	// MaxCSVSeconds bounds a scenario file's times: one leap year.
 	MaxCSVSeconds = 366 * 24 * 3600
+	// MaxDuration bounds a run's simulated time: one leap year.
+	MaxDuration = 366 * 24 * time.Hour
+	// MaxWorkers bounds a fleet's max.
+	MaxWorkers = 1_000_000
+	// MaxStartDelay bounds a worker's start delay.
+	MaxStartDelay = 24 * time.Hour
+	// MaxServiceCV bounds the lognormal service time's coefficient of
+	// variation.
+	MaxServiceCV = 100
 )
 
 // Estimate is the work a comparison will do, known before it runs.

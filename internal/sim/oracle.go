@@ -64,6 +64,15 @@ func NewOracle(w *World, latency, interval time.Duration) *Oracle {
 	return &Oracle{w: w, Latency: latency, Interval: interval, Miss: 0.01}
 }
 
+// observeOne returns the world's one observation at now.
+func observeOne(ctx context.Context, w *World, now time.Time) (model.Observation, error) {
+	obs, err := w.Observe(ctx, now)
+	if err != nil {
+		return model.Observation{}, err
+	}
+	return obs[0], nil
+}
+
 // Step sizes the fleet for its coming launches.
 func (p *Oracle) Step(ctx context.Context, now time.Time) error {
 	o, err := observeOne(ctx, p.w, now)

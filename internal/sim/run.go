@@ -2,7 +2,6 @@ package sim
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -11,7 +10,15 @@ import (
 
 	"github.com/queuechecker/queue-checker/internal/controller"
 	"github.com/queuechecker/queue-checker/internal/policy"
+	"github.com/queuechecker/queue-checker/internal/sim/peers"
 )
+
+// Autoscaler is one scaling policy driving a world: Step is called at every
+// sampling interval with the time, and scales the world when the policy's
+// own schedule says so.
+type Autoscaler interface {
+	Step(ctx context.Context, now time.Time) error
+}
 
 // Policy names of a run.
 const (
@@ -46,8 +53,8 @@ type RunConfig struct {
 	World    Config
 	Duration time.Duration // how long to simulate
 	Interval time.Duration // sampling and decision interval
-	// Peers are the peers' parameters; the zero value means DefaultPeers.
-	Peers PeerParams
+	// Peers are the peers' parameters; the zero value means peers.Defaults.
+	Peers peers.Params
 	// Settings, when set, are the checker's own policy settings for the
 	// model and backlog policies (a group of a configuration file), in
 	// place of Settings(World, Interval, ...). Their policy is set per run.
@@ -95,29 +102,9 @@ func Settings(cfg Config, interval time.Duration, policyName string) policy.Sett
 	}.WithDefaults()
 }
 
-func (rc RunConfig) validate() error {
-	var errs []error
-	if rc.Duration <= 0 {
-		errs = append(errs, fmt.Errorf("duration %v: must be > 0", rc.Duration))
-	}
-	if rc.Interval <= 0 {
-		errs = append(errs, fmt.Errorf("interval %v: must be > 0", rc.Interval))
-	}
-	if err := rc.World.validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if err := rc.peers().Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if !(rc.WorkerCostPerHour >= 0 && rc.WorkerCostPerHour <= maxWorkerCost) {
-		errs = append(errs, fmt.Errorf("worker cost %v: must be between 0 and %g dollars an hour", rc.WorkerCostPerHour, float64(maxWorkerCost)))
-	}
-	return errors.Join(errs...)
-}
-
-func (rc RunConfig) peers() PeerParams {
-	if rc.Peers == (PeerParams{}) {
-		return DefaultPeers()
+func (rc RunConfig) peerParams() peers.Params {
+	if rc.Peers == (peers.Params{}) {
+		return peers.Defaults()
 	}
 	return rc.Peers
 }
@@ -125,7 +112,7 @@ func (rc RunConfig) peers() PeerParams {
 // Run runs each named policy in turn on its own world and returns their
 // results in the same order.
 func Run(ctx context.Context, rc RunConfig, policies []string) ([]Result, error) {
-	if err := rc.validate(); err != nil {
+	if err := rc.Validate(); err != nil {
 		return nil, err
 	}
 	out := make([]Result, 0, len(policies))
@@ -149,7 +136,7 @@ func NewAutoscaler(name string, w *World, interval time.Duration) (Autoscaler, e
 func newAutoscaler(name string, w *World, rc RunConfig) (Autoscaler, error) {
 	cfg := w.Config()
 	interval := rc.Interval
-	pp := rc.peers()
+	pp := rc.peerParams()
 	switch name {
 	case PolicyModel, PolicyBacklog:
 		p := policy.PolicyModel
@@ -176,17 +163,24 @@ func newAutoscaler(name string, w *World, rc RunConfig) (Autoscaler, error) {
 		}
 		return controlled{c}, nil
 	case PolicyKEDA:
-		return NewKEDA(w, cfg.LatencyTarget, pp), nil
+		return peers.NewKEDA(w, peerSettings(cfg), pp), nil
 	case PolicyTargetTracking:
-		return NewTargetTracking(w, cfg.LatencyTarget, pp), nil
+		return peers.NewTargetTracking(w, peerSettings(cfg), pp), nil
 	case PolicyStep:
-		return NewStepScaling(w, pp), nil
+		return peers.NewStepScaling(w, pp), nil
 	case PolicyFixed:
-		return Fixed{}, nil
+		return peers.Fixed{}, nil
 	case PolicyOracle, PolicyOracleInstant:
 		return NewOracle(w, cfg.LatencyTarget, interval), nil
 	}
 	return nil, fmt.Errorf("unknown policy %q (want %s)", name, strings.Join(Policies, ", "))
+}
+
+// peerSettings are what a peer's user knows of the group: the promise, the
+// service time the group's settings assume (not the world's) and the
+// concurrency.
+func peerSettings(cfg Config) peers.Settings {
+	return peers.Settings{Latency: cfg.LatencyTarget, ServiceTime: cfg.SettingsServiceTime(), Concurrency: max(cfg.Concurrency, 1)}
 }
 
 // controlled drives the checker's controller: one cycle per step.
@@ -203,7 +197,7 @@ const progressEvery = 64
 // RunPolicy runs one policy: every interval from the start it records the
 // world's state and lets the policy act, until the duration has passed.
 func RunPolicy(ctx context.Context, rc RunConfig, name string) (Result, error) {
-	if err := rc.validate(); err != nil {
+	if err := rc.Validate(); err != nil {
 		return Result{}, err
 	}
 	cfg := rc.World

@@ -9,6 +9,7 @@ import (
 	"github.com/queuechecker/queue-checker/internal/capacity"
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
+	"github.com/queuechecker/queue-checker/internal/sim/peers"
 )
 
 // completionRate is the completions per second of w between from and to
@@ -188,6 +189,16 @@ func TestStartDelaysFollowLaunchOrder(t *testing.T) {
 	}
 }
 
+// newPeer is the named policy's autoscaler for w, as a run makes it.
+func newPeer(t *testing.T, name string, w *World) Autoscaler {
+	t.Helper()
+	as, err := NewAutoscaler(name, w, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return as
+}
+
 // The settings' service time reaches the checker's settings and the peers'
 // targets, never the world or the oracle, which know the world's.
 func TestAssumedServiceTimeReachesTheSettingsNotTheWorld(t *testing.T) {
@@ -216,10 +227,10 @@ func TestAssumedServiceTimeReachesTheSettingsNotTheWorld(t *testing.T) {
 				t.Errorf("settings' service time %v, want %v", got, tt.want)
 			}
 			perReplica := 10 / tt.want.Seconds() * 2
-			if k := NewKEDA(w, 10*time.Second, DefaultPeers()); math.Abs(k.QueueLength-perReplica) > 1e-9 {
+			if k := newPeer(t, PolicyKEDA, w).(*peers.KEDA); math.Abs(k.QueueLength-perReplica) > 1e-9 {
 				t.Errorf("KEDA queueLength %v, want %v", k.QueueLength, perReplica)
 			}
-			if p := NewTargetTracking(w, 10*time.Second, DefaultPeers()); math.Abs(p.Target-perReplica) > 1e-9 {
+			if p := newPeer(t, PolicyTargetTracking, w).(*peers.TargetTracking); math.Abs(p.Target-perReplica) > 1e-9 {
 				t.Errorf("target tracking's target %v, want %v", p.Target, perReplica)
 			}
 			if got := NewOracle(w, 10*time.Second, 5*time.Second).size(oneWorker, at(0)); got != oracleWant {

@@ -326,8 +326,8 @@ func (c Config) validate() error {
 	if c.Min < 0 || c.Max < c.Min {
 		errs = append(errs, fmt.Errorf("fleet bounds min %d, max %d: want 0 <= min <= max", c.Min, c.Max))
 	}
-	if c.Max > 1_000_000 {
-		errs = append(errs, fmt.Errorf("fleet max %d: at most 1000000 workers", c.Max))
+	if c.Max > MaxWorkers {
+		errs = append(errs, fmt.Errorf("fleet max %d: at most %d workers", c.Max, MaxWorkers))
 	}
 	if c.Workers < c.Min || c.Workers > c.Max {
 		errs = append(errs, fmt.Errorf("starting workers %d: must be within min %d and max %d", c.Workers, c.Min, c.Max))

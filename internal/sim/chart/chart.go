@@ -1,4 +1,7 @@
-package sim
+// Package chart draws a simulator comparison over time: backlog, age of the
+// oldest message against the latency target, and workers, one line per
+// policy, as SVG or PNG.
+package chart
 
 import (
 	"fmt"
@@ -14,21 +17,23 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/queuechecker/queue-checker/internal/sim"
 )
 
 // Chart formats.
 const (
-	ChartSVG = "svg"
-	ChartPNG = "png"
+	SVG = "svg"
+	PNG = "png"
 )
 
-// ChartFormat is the chart format a file name asks for, by its extension.
-func ChartFormat(path string) (string, error) {
+// Format is the chart format a file name asks for, by its extension.
+func Format(path string) (string, error) {
 	switch ext := strings.ToLower(filepath.Ext(path)); ext {
 	case ".svg":
-		return ChartSVG, nil
+		return SVG, nil
 	case ".png":
-		return ChartPNG, nil
+		return PNG, nil
 	default:
 		return "", fmt.Errorf("chart file %q: want a .svg or .png name", path)
 	}
@@ -41,17 +46,17 @@ const (
 	chartDPI    = 110
 )
 
-// WriteChart draws three stacked panels over a shared time axis: backlog,
+// Write draws three stacked panels over a shared time axis: backlog,
 // age of the oldest message (with the latency target), and workers, one line
 // per result, with a legend, and writes it as SVG or PNG.
-func WriteChart(w io.Writer, format, title string, latency time.Duration, results []Result) error {
+func Write(w io.Writer, format, title string, latency time.Duration, results []sim.Result) error {
 	panels := []struct {
 		label string
-		y     func(Point) float64
+		y     func(sim.Point) float64
 	}{
-		{"backlog (messages)", func(p Point) float64 { return float64(p.Backlog) }},
-		{"oldest message age (s)", func(p Point) float64 { return p.OldestAge }},
-		{"workers (running or starting)", func(p Point) float64 { return float64(p.Workers) }},
+		{"backlog (messages)", func(p sim.Point) float64 { return float64(p.Backlog) }},
+		{"oldest message age (s)", func(p sim.Point) float64 { return p.OldestAge }},
+		{"workers (running or starting)", func(p sim.Point) float64 { return float64(p.Workers) }},
 	}
 	end := 0.0
 	for _, r := range results {
@@ -88,7 +93,7 @@ func WriteChart(w io.Writer, format, title string, latency time.Duration, result
 			}
 			line.Color = palette[k%len(palette)]
 			line.Width = vg.Points(1)
-			if r.Policy == PolicyModel {
+			if r.Policy == sim.PolicyModel {
 				line.Width = vg.Points(2)
 			}
 			p.Add(line)
@@ -113,14 +118,14 @@ func WriteChart(w io.Writer, format, title string, latency time.Duration, result
 		out    io.WriterTo
 	)
 	switch format {
-	case ChartSVG:
+	case SVG:
 		c := vgsvg.New(chartWidth, chartHeight)
 		canvas, out = draw.New(c), c
-	case ChartPNG:
+	case PNG:
 		c := vgimg.NewWith(vgimg.UseWH(chartWidth, chartHeight), vgimg.UseDPI(chartDPI))
 		canvas, out = draw.New(c), vgimg.PngCanvas{Canvas: c}
 	default:
-		return fmt.Errorf("chart format %q: want %s or %s", format, ChartSVG, ChartPNG)
+		return fmt.Errorf("chart format %q: want %s or %s", format, SVG, PNG)
 	}
 	canvases := plot.Align(plots, tiles, canvas)
 	for i := range plots {

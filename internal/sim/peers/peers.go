@@ -1,4 +1,14 @@
-package sim
+// Package peers models the autoscalers the checker is compared with in the
+// simulator, each as its documentation describes it and with its documented
+// defaults: a fixed fleet, KEDA's aws-sqs-queue scaler under the Kubernetes
+// Horizontal Pod Autoscaler, EC2 Auto Scaling target tracking on backlog per
+// instance, and step scaling on queue-depth alarms.
+//
+// A peer sees a queue and its fleet only through World: the observations a
+// poller would make and the desired count it sets. What it is told of the
+// group (the promise, the service time the settings assume, the
+// concurrency) it is given at construction, as its users would set it.
+package peers
 
 import (
 	"context"
@@ -11,30 +21,51 @@ import (
 	"github.com/queuechecker/queue-checker/internal/model"
 )
 
-// Autoscaler is one scaling policy driving a world: Step is called at every
-// sampling interval with the time, and scales the world when the policy's
-// own schedule says so.
-type Autoscaler interface {
-	Step(ctx context.Context, now time.Time) error
+// World is the queue and fleet a peer scales: Observe advances it to now and
+// returns what a poller would see (one observation, of one group);
+// SetDesired advances it to now and sets the fleet's desired count, clamped
+// to the fleet's bounds, reporting whether the count changed.
+type World interface {
+	Observe(ctx context.Context, now time.Time) ([]model.Observation, error)
+	SetDesired(now time.Time, n int) bool
+}
+
+// Settings are what a peer's user knows of the group when setting its
+// target: the promise, the mean service time they believe a message takes
+// (the one the group's settings give, which the world need not have) and
+// the messages one worker handles at once.
+type Settings struct {
+	Latency     time.Duration
+	ServiceTime time.Duration
+	Concurrency int // 1 when 0
+}
+
+// backlogPerWorker is the backlog one worker clears within the promise:
+// latency ÷ service time × concurrency.
+func (s Settings) backlogPerWorker() float64 {
+	return capacity.TargetBacklogPerWorker(s.Latency.Seconds(), s.ServiceTime.Seconds(), max(s.Concurrency, 1))
 }
 
 // observeOne returns the world's one observation at now.
-func observeOne(ctx context.Context, w *World, now time.Time) (model.Observation, error) {
+func observeOne(ctx context.Context, w World, now time.Time) (model.Observation, error) {
 	obs, err := w.Observe(ctx, now)
 	if err != nil {
 		return model.Observation{}, err
 	}
+	if len(obs) != 1 {
+		return model.Observation{}, fmt.Errorf("%d observations, want 1", len(obs))
+	}
 	return obs[0], nil
 }
 
-// PeerParams are the peers' settings, each at the value its documentation
-// gives by default (or tells its users to choose); every one is a flag of
-// `checker simulate`.
-type PeerParams struct {
+// Params are the peers' own parameters, each at the value its
+// documentation gives by default (or tells its users to choose); every one
+// is a flag of `checker simulate`.
+type Params struct {
 	// KEDAQueueLength is the aws-sqs-queue scaler's queueLength, messages
 	// per replica; 0 derives it as KEDA's docs tell users to: the messages
 	// one replica handles within the promise (latency ÷ service time ×
-	// concurrency), with the service time the group's settings assume.
+	// concurrency), with the service time of the Settings.
 	KEDAQueueLength float64
 	// KEDAPolling is how often KEDA reads the queue (pollingInterval,
 	// default 30 s); the HPA sees the value read last. 0: read at every
@@ -69,9 +100,9 @@ type PeerParams struct {
 	StepCooldown time.Duration
 }
 
-// DefaultPeers are the peers' documented defaults.
-func DefaultPeers() PeerParams {
-	return PeerParams{
+// Defaults are the peers' documented defaults.
+func Defaults() Params {
+	return Params{
 		KEDAPolling:   30 * time.Second,
 		HPASync:       15 * time.Second,
 		HPADownWindow: 300 * time.Second,
@@ -87,7 +118,7 @@ func DefaultPeers() PeerParams {
 }
 
 // Validate names every parameter out of range.
-func (p PeerParams) Validate() error {
+func (p Params) Validate() error {
 	var errs []error
 	bad := func(name string, v any, want string) { errs = append(errs, fmt.Errorf("%s %v: %s", name, v, want)) }
 	if !(p.KEDAQueueLength >= 0) || math.IsInf(p.KEDAQueueLength, 0) {
@@ -153,7 +184,7 @@ func (Fixed) Step(context.Context, time.Time) error { return nil }
 // HPA acts on the value read last, as with the trigger's useCachedMetrics:
 // a change of depth reaches the HPA up to 30 s + 15 s late.
 type KEDA struct {
-	w           *World
+	w           World
 	QueueLength float64 // target messages per replica
 	Polling     time.Duration
 	Sync        time.Duration
@@ -184,14 +215,12 @@ type scaleEvent struct {
 // sync, and their queueLength or else latency ÷ service time × concurrency,
 // the backlog one replica clears within the latency (the scaler's docs:
 // "if one pod can handle 10 messages, set the queue length target to 10").
-// The service time is the one the group's settings assume: a user sets
-// queueLength from what they believe a message takes, as the checker's
-// settings do.
-func NewKEDA(w *World, latency time.Duration, pp PeerParams) *KEDA {
-	cfg := w.Config()
+// The service time is the one the settings give: a user sets queueLength
+// from what they believe a message takes, as the checker's settings do.
+func NewKEDA(w World, s Settings, pp Params) *KEDA {
 	ql := pp.KEDAQueueLength
 	if ql <= 0 {
-		ql = capacity.TargetBacklogPerWorker(latency.Seconds(), cfg.SettingsServiceTime().Seconds(), max(cfg.Concurrency, 1))
+		ql = s.backlogPerWorker()
 	}
 	return &KEDA{
 		w:           w,
@@ -312,7 +341,7 @@ func (k *KEDA) decide(metric float64, f model.Fleet, now time.Time) int {
 //     least one), the metric must be under TTInBelow × target, and
 //     scale-ins are TTInCooldown apart (the scale-in cooldown, 300 s).
 type TargetTracking struct {
-	w        *World
+	w        World
 	Target   float64
 	Lag      time.Duration
 	OutAfter int     // consecutive breaching datapoints before a scale-out
@@ -337,12 +366,12 @@ type ttPoint struct {
 	value    float64
 }
 
-// NewTargetTracking makes the target-tracking peer for w.
-func NewTargetTracking(w *World, latency time.Duration, pp PeerParams) *TargetTracking {
-	cfg := w.Config()
+// NewTargetTracking makes the target-tracking peer for w, its target the
+// backlog one instance clears within the promise by the settings.
+func NewTargetTracking(w World, s Settings, pp Params) *TargetTracking {
 	return &TargetTracking{
 		w:        w,
-		Target:   capacity.TargetBacklogPerWorker(latency.Seconds(), cfg.SettingsServiceTime().Seconds(), max(cfg.Concurrency, 1)),
+		Target:   s.backlogPerWorker(),
 		Lag:      pp.TTMetricLag,
 		OutAfter: pp.TTOutPoints,
 		InAfter:  pp.TTInPoints,
@@ -442,7 +471,7 @@ func tail(vs []float64, n int, ok func(float64) bool) bool {
 // cooldown (EC2 Auto Scaling's default, 300 s) has passed. An alarm that
 // stays in ALARM acts again at the next evaluation.
 type StepScaling struct {
-	w        *World
+	w        World
 	Period   time.Duration
 	Cooldown time.Duration
 	Low      float64 // +1 at or above
@@ -457,7 +486,7 @@ type StepScaling struct {
 }
 
 // NewStepScaling makes the step-scaling peer for w.
-func NewStepScaling(w *World, pp PeerParams) *StepScaling {
+func NewStepScaling(w World, pp Params) *StepScaling {
 	return &StepScaling{w: w, Period: pp.StepPeriod, Cooldown: pp.StepCooldown, Low: 1000, High: 1500, Safe: 100}
 }
 
