@@ -24,12 +24,13 @@ import (
 	"go.uber.org/zap"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/queuechecker/queue-checker/internal/awsclient"
+	"github.com/queuechecker/queue-checker/internal/awsclient/awsclienttest"
 	"github.com/queuechecker/queue-checker/internal/config"
 	"github.com/queuechecker/queue-checker/internal/controller"
 	"github.com/queuechecker/queue-checker/internal/lease"
 	qmodel "github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
+	"github.com/queuechecker/queue-checker/internal/policy/policytest"
 	"github.com/queuechecker/queue-checker/internal/poller"
 )
 
@@ -149,9 +150,9 @@ func exportedMetrics(t *testing.T) (map[string]bool, map[string]dto.MetricType) 
 
 	var groups []policy.Settings
 	for _, g := range []string{"thumbnails", "reports"} {
-		groups = append(groups, policy.Settings{Group: g, ServiceTime: 200 * time.Millisecond, Concurrency: 1,
-			Latency: 30 * time.Second, Min: 1, Max: 50, Cap: 40, StartDelay: 90 * time.Second,
-			StaleAfter: 15 * time.Second}.WithDefaults())
+		groups = append(groups, policytest.Settings(g, func(s *policy.Settings) {
+			s.Latency, s.Cap, s.StartDelay = 30*time.Second, 40, 90*time.Second
+		}).WithDefaults())
 	}
 	ctrl, err := controller.New(controller.Options{Groups: groups, Observer: observation{}, Actuator: actuator{}, Registerer: rec})
 	if err != nil {
@@ -176,11 +177,7 @@ func exportedMetrics(t *testing.T) (map[string]bool, map[string]dto.MetricType) 
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	endpoint := httptest.NewServer(http.HandlerFunc(fakeAWS))
 	t.Cleanup(endpoint.Close)
-	factory, err := awsclient.New(ctx, awsclient.Options{Region: "us-east-1", EndpointURL: endpoint.URL,
-		CloudWatchProtocol: awsclient.ProtocolJSON, MaxAttempts: 1, Registerer: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
+	factory := awsclienttest.Factory(t, endpoint.URL, awsclienttest.MaxAttempts(1), awsclienttest.Registerer(rec))
 	cfg := config.Config{
 		Interval: 5 * time.Second,
 		AWS:      config.AWS{Region: "us-east-1", EndpointURL: endpoint.URL, CallTimeout: 2 * time.Second},

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/queuechecker/queue-checker/internal/awsclient"
+	"github.com/queuechecker/queue-checker/internal/awsclient/awsclienttest"
 	"github.com/queuechecker/queue-checker/internal/awstest"
 )
 
@@ -33,11 +33,6 @@ const (
 	west = "eu-west-1"
 )
 
-var (
-	warmOnce sync.Once
-	warmErr  error
-)
-
 // direct returns SDK clients that talk to moto itself, never through a
 // proxy, for setting up resources and reading them back. The first call
 // warms moto up: it builds each service's backend for a region on first use,
@@ -46,32 +41,8 @@ var (
 func direct(t testing.TB) *awsclient.Factory {
 	t.Helper()
 	m := awstest.Shared(t)
-	f, err := awsclient.New(context.Background(), awsclient.Options{
-		Region: east, EndpointURL: m.URL, CloudWatchProtocol: awsclient.ProtocolJSON,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	warmOnce.Do(func() {
-		ctx := context.Background()
-		for _, r := range []string{east, west} {
-			if _, err := f.SQS(r).ListQueues(ctx, &sqs.ListQueuesInput{}); err != nil {
-				warmErr = err
-			}
-			if _, err := f.AutoScaling(r).DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{}); err != nil {
-				warmErr = err
-			}
-			if _, err := f.ECS(r).ListClusters(ctx, &ecs.ListClustersInput{}); err != nil {
-				warmErr = err
-			}
-			if _, err := f.CloudWatch(r).ListMetrics(ctx, &cloudwatch.ListMetricsInput{}); err != nil {
-				warmErr = err
-			}
-		}
-	})
-	if warmErr != nil {
-		t.Fatalf("warm moto up: %v", warmErr)
-	}
+	f := awsclienttest.Factory(t, m.URL, awsclienttest.Region(east))
+	awsclienttest.Warm(t, f, east, west)
 	return f
 }
 

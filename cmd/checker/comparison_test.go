@@ -1,3 +1,5 @@
+//go:build !race
+
 package main
 
 import (
@@ -12,7 +14,7 @@ import (
 	"github.com/queuechecker/queue-checker/internal/sim"
 )
 
-// The README's comparison: `make comparison` (go test ./cmd/checker -run
+// The README's comparison: `make comparison` (go test -tags comparison ./cmd/checker -run
 // TestComparison -comparison -v) runs `checker simulate --policy all` on
 // spike, bursty, cron and days with seeds 1 to 3, checks every claim the
 // README makes, and prints the table. The table covers every built-in
@@ -67,9 +69,6 @@ func comparisonAll(t *testing.T) []comparisonRun {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("runs the simulator for minutes")
-	}
-	if raceEnabled && !*comparisonFlag {
-		t.Skip("the race detector makes the comparison ten times slower; its claims are checked without it")
 	}
 	comparisonOnce.Do(func() {
 		scenarios := comparisonScenarios
@@ -239,42 +238,6 @@ func TestComparisonModelGoalsOnRecurringLoad(t *testing.T) {
 	if len(misses) > 0 {
 		t.Errorf("the model policy's goals on recurring load not met:\n%s", strings.Join(misses, "\n"))
 	}
-}
-
-// TestComparisonTable prints the README's table with -comparison: each
-// cell is the mean over seeds 1-3 of the share of messages within the
-// promise and the worker-hours, with the cost as a multiple of the
-// oracle's mean.
-func TestComparisonTable(t *testing.T) {
-	if !*comparisonFlag {
-		t.Skip("prints the README table with -comparison")
-	}
-	runs := comparisonAll(t)
-	policies := []string{"model", "backlog", "keda", "target-tracking", "step", "fixed", "oracle", "oracle-instant"}
-	var b strings.Builder
-	b.WriteString("| scenario | model | backlog per worker (the checker's rule) | KEDA + HPA | target tracking | step alarms | fixed | oracle | oracle-instant |\n")
-	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
-	for _, sc := range comparisonScenarios {
-		slo, cost := map[string]float64{}, map[string]float64{}
-		n := 0.0
-		for _, r := range runs {
-			if r.scenario != sc {
-				continue
-			}
-			n++
-			for _, p := range policies {
-				slo[p] += r.byPolicy[p].SLOAttainment
-				cost[p] += r.byPolicy[p].WorkerSeconds / 3600
-			}
-		}
-		fmt.Fprintf(&b, "| %s |", sc)
-		for _, p := range policies {
-			fmt.Fprintf(&b, " %.1f %%, %.0f h (%.2f×) |", 100*slo[p]/n, cost[p]/n, cost[p]/cost["oracle"])
-		}
-		b.WriteString("\n")
-	}
-	fmt.Println(b.String())
-	fmt.Println(comparisonBill(runs, policies, comparisonWorkerCost))
 }
 
 // comparisonWorkerCost is the worker price of the README's bill: an

@@ -24,11 +24,13 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/queuechecker/queue-checker/internal/awstest"
 	"github.com/queuechecker/queue-checker/internal/model"
 )
 
-func TestMain(m *testing.M) { os.Exit(awstest.Main(m)) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(awstest.M(m)) }
 
 // decisionKeys are the JSON keys of a decision: the contract `checker once
 // --output json` prints.

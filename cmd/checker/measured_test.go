@@ -1,3 +1,5 @@
+//go:build !race
+
 package main
 
 import (
@@ -20,9 +22,6 @@ func measuredRuns(t *testing.T, jobs [][]string) []simResult {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("runs the simulator for minutes")
-	}
-	if raceEnabled && !*comparisonFlag {
-		t.Skip("the race detector makes the simulator ten times slower; these claims are checked without it")
 	}
 	out := make([]simResult, len(jobs))
 	var wg sync.WaitGroup

@@ -7,8 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/queuechecker/queue-checker/internal/config"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestRegionLatencyFlag(t *testing.T) {
 	t.Parallel()

@@ -24,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"go.uber.org/goleak"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/queuechecker/queue-checker/internal/awstest"
@@ -38,7 +39,7 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	os.Exit(awstest.Main(m))
+	goleak.VerifyTestMain(awstest.M(m))
 }
 
 const visibility = 2 * time.Second

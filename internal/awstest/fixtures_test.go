@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/ecs"
 
-	"github.com/queuechecker/queue-checker/internal/awsclient"
+	"github.com/queuechecker/queue-checker/internal/awsclient/awsclienttest"
 )
 
 func TestUniqueName(t *testing.T) {
@@ -32,10 +32,7 @@ func TestCreateFixtures(t *testing.T) {
 	const region = "us-east-1"
 	m := Shared(t)
 	ctx := context.Background()
-	f, err := awsclient.New(ctx, awsclient.Options{Region: region, EndpointURL: m.URL, CloudWatchProtocol: awsclient.ProtocolJSON})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := awsclienttest.Factory(t, m.URL, awsclienttest.Region(region))
 
 	asg := UniqueName(t, "asg")
 	CreateAutoScalingGroup(t, f.AutoScaling(region), region, asg, 1, 5, 2)

@@ -148,3 +148,12 @@ func Main(m *testing.M) int {
 	}
 	return code
 }
+
+// M wraps m so that its Run is Main's: the tests, then the shared server
+// stopped. It is for goleak, which looks for goroutines left behind once
+// Run returns: func TestMain(m *testing.M) { goleak.VerifyTestMain(awstest.M(m)) }.
+func M(m *testing.M) interface{ Run() int } { return mainRun{m} }
+
+type mainRun struct{ m *testing.M }
+
+func (r mainRun) Run() int { return Main(r.m) }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,46 +12,21 @@ import (
 	"go.uber.org/goleak"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/queuechecker/queue-checker/internal/controller/controllertest"
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
+	"github.com/queuechecker/queue-checker/internal/policy/policytest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// fakeObserver returns what its function says.
-type fakeObserver struct {
-	observe func(now time.Time) ([]model.Observation, error)
-	calls   atomic.Int32
-}
+var (
+	_ Observer = (*controllertest.Observer)(nil)
+	_ Actuator = (*controllertest.Actuator)(nil)
+)
 
-func (f *fakeObserver) Observe(_ context.Context, now time.Time) ([]model.Observation, error) {
-	f.calls.Add(1)
-	return f.observe(now)
-}
-
-// fakeActuator records decisions and fails for the groups in fail.
-type fakeActuator struct {
-	mu      sync.Mutex
-	applied []model.Decision
-	fail    map[string]error
-}
-
-func (f *fakeActuator) Apply(_ context.Context, d model.Decision, fl model.Fleet) (model.Action, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.fail[d.Group]; err != nil {
-		return model.Action{}, err
-	}
-	f.applied = append(f.applied, d)
-	return model.Action{Group: d.Group, Scaled: d.DesiredWorkers != fl.Desired, From: fl.Desired, To: d.DesiredWorkers}, nil
-}
-
-func settings(name string) policy.Settings {
-	return policy.Settings{
-		Group: name, ServiceTime: 200 * time.Millisecond, Concurrency: 1, Latency: 10 * time.Second,
-		Min: 1, Max: 50, StaleAfter: 15 * time.Second,
-	}.WithDefaults()
-}
+// settings are the shared test settings of a group, defaults filled in.
+func settings(name string) policy.Settings { return policytest.Settings(name).WithDefaults() }
 
 func observation(group string, at time.Time, visible int64, desired int) model.Observation {
 	return model.Observation{
@@ -65,10 +38,10 @@ func observation(group string, at time.Time, visible int64, desired int) model.O
 var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
 func TestRunOnceDecidesEveryGroupAndActs(t *testing.T) {
-	obs := &fakeObserver{observe: func(now time.Time) ([]model.Observation, error) {
+	obs := controllertest.NewObserver(func(_ context.Context, now time.Time) ([]model.Observation, error) {
 		return []model.Observation{observation("a", now, 1500, 10), observation("b", now, 0, 2)}, nil
-	}}
-	act := &fakeActuator{}
+	})
+	act := &controllertest.Actuator{}
 	c, err := New(Options{Groups: []policy.Settings{settings("a"), settings("b")}, Observer: obs, Actuator: act, Logger: zaptest.NewLogger(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -86,8 +59,8 @@ func TestRunOnceDecidesEveryGroupAndActs(t *testing.T) {
 	if !ds[0].At.Equal(t0) {
 		t.Errorf("decision time %v, want %v", ds[0].At, t0)
 	}
-	if len(act.applied) != 2 {
-		t.Fatalf("actuator got %d decisions, want 2", len(act.applied))
+	if n := len(act.Applied()); n != 2 {
+		t.Fatalf("actuator got %d decisions, want 2", n)
 	}
 	if err := c.Healthy(t0, time.Minute); err != nil {
 		t.Errorf("Healthy after a good cycle: %v", err)
@@ -100,13 +73,13 @@ func TestRunOnceDecidesEveryGroupAndActs(t *testing.T) {
 
 func TestObserverFailureKeepsLastDecisionAndTurnsUnhealthy(t *testing.T) {
 	fail := false
-	obs := &fakeObserver{observe: func(now time.Time) ([]model.Observation, error) {
+	obs := controllertest.NewObserver(func(_ context.Context, now time.Time) ([]model.Observation, error) {
 		if fail {
 			return nil, errors.New("credentials expired")
 		}
 		return []model.Observation{observation("a", now, 100, 3)}, nil
-	}}
-	act := &fakeActuator{}
+	})
+	act := &controllertest.Actuator{}
 	c, err := New(Options{Groups: []policy.Settings{settings("a")}, Observer: obs, Actuator: act})
 	if err != nil {
 		t.Fatal(err)
@@ -121,8 +94,8 @@ func TestObserverFailureKeepsLastDecisionAndTurnsUnhealthy(t *testing.T) {
 			t.Fatalf("cycle %d: decisions %v, err %v; want none and an error", i, ds, err)
 		}
 	}
-	if len(act.applied) != 1 {
-		t.Errorf("actuator called %d times, want only the first good cycle", len(act.applied))
+	if n := len(act.Applied()); n != 1 {
+		t.Errorf("actuator called %d times, want only the first good cycle", n)
 	}
 	if got := c.Groups()[0].Decision; got == nil || !got.At.Equal(t0) {
 		t.Errorf("last decision = %+v, want the one from the good cycle", got)
@@ -137,12 +110,12 @@ func TestObserverFailureKeepsLastDecisionAndTurnsUnhealthy(t *testing.T) {
 }
 
 func TestAllGroupsMissingIsNotAGoodCycle(t *testing.T) {
-	obs := &fakeObserver{observe: func(now time.Time) ([]model.Observation, error) {
+	obs := controllertest.NewObserver(func(_ context.Context, now time.Time) ([]model.Observation, error) {
 		o := observation("a", now, 0, 3)
 		o.Sample.Answered = 0
 		o.Sample.Failures = []model.QueueFailure{{Queue: "q", Class: model.ErrClassTimeout}}
 		return []model.Observation{o}, nil
-	}}
+	})
 	c, err := New(Options{Groups: []policy.Settings{settings("a")}, Observer: obs})
 	if err != nil {
 		t.Fatal(err)
@@ -163,10 +136,10 @@ func TestAllGroupsMissingIsNotAGoodCycle(t *testing.T) {
 }
 
 func TestActionErrorOfOneGroupDoesNotStopOthers(t *testing.T) {
-	obs := &fakeObserver{observe: func(now time.Time) ([]model.Observation, error) {
+	obs := controllertest.NewObserver(func(_ context.Context, now time.Time) ([]model.Observation, error) {
 		return []model.Observation{observation("a", now, 100, 3), observation("b", now, 100, 3)}, nil
-	}}
-	act := &fakeActuator{fail: map[string]error{"a": errors.New("AccessDenied")}}
+	})
+	act := &controllertest.Actuator{Fail: map[string]error{"a": errors.New("AccessDenied")}}
 	reg := prometheus.NewRegistry()
 	c, err := New(Options{Groups: []policy.Settings{settings("a"), settings("b")}, Observer: obs, Actuator: act, Registerer: reg})
 	if err != nil {
@@ -179,8 +152,8 @@ func TestActionErrorOfOneGroupDoesNotStopOthers(t *testing.T) {
 	if len(ds) != 2 {
 		t.Fatalf("%d decisions, want 2", len(ds))
 	}
-	if len(act.applied) != 1 || act.applied[0].Group != "b" {
-		t.Errorf("applied = %+v, want only b", act.applied)
+	if applied := act.Applied(); len(applied) != 1 || applied[0].Decision.Group != "b" {
+		t.Errorf("applied = %+v, want only b", applied)
 	}
 	if got := testutil.ToFloat64(c.metrics.actionErrors.WithLabelValues("a")); got != 1 {
 		t.Errorf("checker_action_errors_total{group=a} = %v, want 1", got)
@@ -194,9 +167,9 @@ func TestActionErrorOfOneGroupDoesNotStopOthers(t *testing.T) {
 }
 
 func TestMetricsDescribeTheDecision(t *testing.T) {
-	obs := &fakeObserver{observe: func(now time.Time) ([]model.Observation, error) {
+	obs := controllertest.NewObserver(func(_ context.Context, now time.Time) ([]model.Observation, error) {
 		return []model.Observation{observation("thumbs", now, 1500, 10)}, nil
-	}}
+	})
 	reg := prometheus.NewRegistry()
 	c, err := New(Options{Groups: []policy.Settings{settings("thumbs")}, Observer: obs, Registerer: reg})
 	if err != nil {
@@ -243,9 +216,9 @@ checker_group_latency_target_seconds{group="thumbs"} 10
 }
 
 func TestReloadKeepsStateOfGroupsThatStay(t *testing.T) {
-	obs := &fakeObserver{observe: func(now time.Time) ([]model.Observation, error) {
+	obs := controllertest.NewObserver(func(_ context.Context, now time.Time) ([]model.Observation, error) {
 		return []model.Observation{observation("a", now, 10, 1), observation("b", now, 10, 1)}, nil
-	}}
+	})
 	reg := prometheus.NewRegistry()
 	c, err := New(Options{Groups: []policy.Settings{settings("a"), settings("b")}, Observer: obs, Registerer: reg})
 	if err != nil {
@@ -323,9 +296,9 @@ func TestHistoryDropsPointsOlderThanTheWindow(t *testing.T) {
 }
 
 func TestRunCyclesAtOnceAndStopsOnCancel(t *testing.T) {
-	obs := &fakeObserver{observe: func(now time.Time) ([]model.Observation, error) {
+	obs := controllertest.NewObserver(func(_ context.Context, now time.Time) ([]model.Observation, error) {
 		return []model.Observation{observation("a", now, 10, 1)}, nil
-	}}
+	})
 	c, err := New(Options{Groups: []policy.Settings{settings("a")}, Observer: obs, Logger: zaptest.NewLogger(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -335,7 +308,7 @@ func TestRunCyclesAtOnceAndStopsOnCancel(t *testing.T) {
 	go func() { done <- c.Run(ctx, RunOptions{Interval: time.Hour}) }()
 	// The first cycle runs at once, long before the first tick of an hour.
 	deadline := time.After(10 * time.Second)
-	for obs.calls.Load() == 0 {
+	for obs.Calls() == 0 {
 		select {
 		case <-deadline:
 			t.Fatal("no cycle within 10 s of Run starting")
@@ -351,14 +324,14 @@ func TestRunCyclesAtOnceAndStopsOnCancel(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Run did not return after cancel")
 	}
-	if n := obs.calls.Load(); n != 1 {
+	if n := obs.Calls(); n != 1 {
 		t.Errorf("%d cycles, want 1 (the next tick is an hour away)", n)
 	}
 }
 
 func TestNewRejectsBadOptions(t *testing.T) {
 	t.Parallel()
-	obs := &fakeObserver{observe: func(time.Time) ([]model.Observation, error) { return nil, nil }}
+	obs := controllertest.NewObserver(func(context.Context, time.Time) ([]model.Observation, error) { return nil, nil })
 	tests := []struct {
 		name string
 		o    Options
@@ -381,14 +354,14 @@ func TestNewRejectsBadOptions(t *testing.T) {
 // them, and the messages they hold stay in the backlog; a fleet that was
 // not read reports none.
 func TestDecisionReportsDrainingWorkers(t *testing.T) {
-	obs := &fakeObserver{observe: func(now time.Time) ([]model.Observation, error) {
+	obs := controllertest.NewObserver(func(_ context.Context, now time.Time) ([]model.Observation, error) {
 		a := observation("a", now, 300, 6)
 		a.Sample.InFlight, a.Sample.Backlog = 40, 340
 		a.Fleet.InService, a.Fleet.Draining = 4, 2
 		b := observation("b", now, 300, 6)
 		b.Fleet = model.Fleet{Kind: "autoscaling", Name: "b", Draining: 5, Err: errors.New("describe: timeout")}
 		return []model.Observation{a, b}, nil
-	}}
+	})
 	c, err := New(Options{Groups: []policy.Settings{settings("a"), settings("b")}, Observer: obs, Registerer: prometheus.NewRegistry(), Logger: zaptest.NewLogger(t)})
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/queuechecker/queue-checker/internal/controller/controllertest"
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
 )
@@ -53,22 +54,6 @@ func (g *fakeGate) Peers() []Peer {
 func (g *fakeGate) Identity() string { return "me" }
 func (g *fakeGate) Healthy() error   { return g.health }
 
-// deadlineActuator records each group's Apply and its context's deadline.
-type deadlineActuator struct {
-	mu        sync.Mutex
-	deadlines map[string]time.Time
-	decisions map[string]model.Decision
-}
-
-func (a *deadlineActuator) Apply(ctx context.Context, d model.Decision, f model.Fleet) (model.Action, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	dl, _ := ctx.Deadline()
-	a.deadlines[d.Group] = dl
-	a.decisions[d.Group] = d
-	return model.Action{Group: d.Group, From: f.Desired, To: d.DesiredWorkers}, nil
-}
-
 // TestGateActsOnlyOnPermittedGroups: a group another checker holds is
 // not decided; a permitted one is acted on under a deadline
 // no later than its lease's end.
@@ -78,10 +63,10 @@ func TestGateActsOnlyOnPermittedGroups(t *testing.T) {
 		until:  map[string]time.Time{"mine": until},
 		leases: map[string]LeaseStatus{"mine": {Owner: "me", Held: true, Acting: true}, "theirs": {Owner: "other"}},
 	}
-	obs := &fakeObserver{observe: func(now time.Time) ([]model.Observation, error) {
+	obs := controllertest.NewObserver(func(_ context.Context, now time.Time) ([]model.Observation, error) {
 		return []model.Observation{observation("mine", now, 100, 3), observation("theirs", now, 100, 3)}, nil
-	}}
-	act := &deadlineActuator{deadlines: map[string]time.Time{}, decisions: map[string]model.Decision{}}
+	})
+	act := &controllertest.Actuator{}
 	c, err := New(Options{Groups: []policy.Settings{settings("mine"), settings("theirs")}, Observer: obs, Actuator: act,
 		Logger: zaptest.NewLogger(t), Gate: gate})
 	if err != nil {
@@ -97,10 +82,11 @@ func TestGateActsOnlyOnPermittedGroups(t *testing.T) {
 	if gate.syncs != 1 {
 		t.Errorf("gate synced %d times in one cycle, want 1", gate.syncs)
 	}
-	if _, ok := act.decisions["theirs"]; ok {
+	if _, ok := act.Last("theirs"); ok {
 		t.Errorf("acted on a group whose lease another checker holds")
 	}
-	dl, ok := act.deadlines["mine"]
+	applied, ok := act.Last("mine")
+	dl := applied.Deadline
 	if !ok {
 		t.Fatalf("did not act on the group it holds")
 	}
@@ -121,10 +107,10 @@ func TestGateActsOnlyOnPermittedGroups(t *testing.T) {
 // health is the controller's.
 func TestGateSyncFailure(t *testing.T) {
 	gate := &fakeGate{syncErr: errors.New("table unreachable"), health: errors.New("lease table t: no good exchange")}
-	obs := &fakeObserver{observe: func(now time.Time) ([]model.Observation, error) {
+	obs := controllertest.NewObserver(func(_ context.Context, now time.Time) ([]model.Observation, error) {
 		return []model.Observation{observation("g", now, 100, 3)}, nil
-	}}
-	act := &deadlineActuator{deadlines: map[string]time.Time{}, decisions: map[string]model.Decision{}}
+	})
+	act := &controllertest.Actuator{}
 	c, err := New(Options{Groups: []policy.Settings{settings("g")}, Observer: obs, Actuator: act, Logger: zaptest.NewLogger(t), Gate: gate})
 	if err != nil {
 		t.Fatal(err)
@@ -135,8 +121,8 @@ func TestGateSyncFailure(t *testing.T) {
 	if gate.syncs != 1 {
 		t.Errorf("gate synced %d times, want 1", gate.syncs)
 	}
-	if len(act.decisions) != 0 {
-		t.Errorf("acted without a permit: %v", act.decisions)
+	if applied := act.Applied(); len(applied) != 0 {
+		t.Errorf("acted without a permit: %v", applied)
 	}
 	if err := c.Healthy(t0, time.Minute); err == nil || !strings.Contains(err.Error(), "lease table") {
 		t.Errorf("Healthy = %v, want the gate's error", err)
@@ -235,7 +221,7 @@ func TestGateLeavesPeerGroupsOut(t *testing.T) {
 	obs := &activatingObserver{active: map[string]bool{}}
 	reg := prometheus.NewRegistry()
 	c, err := New(Options{Groups: []policy.Settings{settings("mine"), settings("theirs")}, Observer: obs,
-		Actuator: &deadlineActuator{deadlines: map[string]time.Time{}, decisions: map[string]model.Decision{}},
+		Actuator: &controllertest.Actuator{},
 		Logger:   zaptest.NewLogger(t), Gate: gate, Registerer: reg})
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queuechecker/queue-checker/internal/controller/controllertest"
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
 )
@@ -16,12 +17,12 @@ import (
 // staleness period of 15 s counted from the start.
 func TestHealthStates(t *testing.T) {
 	fail := true
-	obs := &fakeObserver{observe: func(now time.Time) ([]model.Observation, error) {
+	obs := controllertest.NewObserver(func(_ context.Context, now time.Time) ([]model.Observation, error) {
 		if fail {
 			return nil, errors.New("credentials expired")
 		}
 		return []model.Observation{observation("a", now, 100, 3)}, nil
-	}}
+	})
 	c, err := New(Options{Groups: []policy.Settings{settings("a")}, Observer: obs})
 	if err != nil {
 		t.Fatal(err)

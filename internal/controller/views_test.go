@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
+	"github.com/queuechecker/queue-checker/internal/controller/controllertest"
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
 )
@@ -34,10 +35,10 @@ func measuredObservation(group string, now time.Time, backlog bool) model.Observ
 func TestGroupViewHasTheFleetMinutes(t *testing.T) {
 	off := settings("off")
 	off.Learn = policy.LearnOff
-	obs := &fakeObserver{observe: func(now time.Time) ([]model.Observation, error) {
+	obs := controllertest.NewObserver(func(_ context.Context, now time.Time) ([]model.Observation, error) {
 		return []model.Observation{measuredObservation("busy", now, true), measuredObservation("calm", now, false),
 			measuredObservation("off", now, false)}, nil
-	}}
+	})
 	c, err := New(Options{Groups: []policy.Settings{settings("busy"), settings("calm"), off}, Observer: obs,
 		Logger: zaptest.NewLogger(t)})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/queuechecker/queue-checker/internal/controller/controllertest"
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
 )
@@ -44,8 +45,8 @@ func forecastSettings(name string) policy.Settings {
 
 // steady observes 2 msg/s at 1 s per message: two in flight, nothing
 // visible, on a fleet of four.
-func steady(groups ...string) *fakeObserver {
-	return &fakeObserver{observe: func(now time.Time) ([]model.Observation, error) {
+func steady(groups ...string) *controllertest.Observer {
+	return controllertest.NewObserver(func(_ context.Context, now time.Time) ([]model.Observation, error) {
 		var out []model.Observation
 		for _, g := range groups {
 			o := observation(g, now, 0, 4)
@@ -53,7 +54,7 @@ func steady(groups ...string) *fakeObserver {
 			out = append(out, o)
 		}
 		return out, nil
-	}}
+	})
 }
 
 func TestPreloadWarmsEachGroupsForecast(t *testing.T) {
@@ -177,7 +178,7 @@ func TestPreloadDuringCycles(t *testing.T) {
 // expectingObserver is an observer with an idle backoff to be told of
 // expected load.
 type expectingObserver struct {
-	*fakeObserver
+	*controllertest.Observer
 	mu    sync.Mutex
 	until map[string]time.Time
 }
@@ -195,7 +196,7 @@ func (e *expectingObserver) SetExpectingLoad(group string, until time.Time) {
 func TestForecastKeepsIdleQueuesSampled(t *testing.T) {
 	t.Parallel()
 	start := time.Date(2026, 11, 30, 10, 3, 30, 0, time.UTC)
-	obs := &expectingObserver{fakeObserver: steady("warm", "cold"), until: map[string]time.Time{}}
+	obs := &expectingObserver{Observer: steady("warm", "cold"), until: map[string]time.Time{}}
 	c, err := New(Options{Groups: []policy.Settings{forecastSettings("warm"), forecastSettings("cold")}, Observer: obs, Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,13 +16,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"go.uber.org/goleak"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/queuechecker/queue-checker/internal/awsclient"
+	"github.com/queuechecker/queue-checker/internal/awsclient/awsclienttest"
 	"github.com/queuechecker/queue-checker/internal/awstest"
 )
 
-func TestMain(m *testing.M) { os.Exit(awstest.Main(m)) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(awstest.M(m)) }
 
 const (
 	interval = time.Second
@@ -55,11 +55,7 @@ func (c *clock) Add(d time.Duration) {
 // client returns a DynamoDB client of endpoint (moto, or a proxy to it).
 func client(t *testing.T, endpoint string) *dynamodb.Client {
 	t.Helper()
-	f, err := awsclient.New(context.Background(), awsclient.Options{Region: "us-east-1", EndpointURL: endpoint, MaxAttempts: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f.DynamoDB("us-east-1")
+	return awsclienttest.Factory(t, endpoint, awsclienttest.MaxAttempts(3)).DynamoDB("us-east-1")
 }
 
 // table creates a lease table in moto and returns a client to moto and

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/queuechecker/queue-checker/internal/awsclient"
+	"github.com/queuechecker/queue-checker/internal/awsclient/awsclienttest"
 	"github.com/queuechecker/queue-checker/internal/awstest"
 	"github.com/queuechecker/queue-checker/internal/config"
 )
@@ -220,12 +221,7 @@ func TestArrivalHistoryCallsFor1000Queues(t *testing.T) {
 		t.Fatalf("start moto: %v", err)
 	}
 	t.Cleanup(moto.Close)
-	f, err := awsclient.New(context.Background(), awsclient.Options{
-		Region: east, EndpointURL: moto.URL, CloudWatchProtocol: awsclient.ProtocolJSON,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := awsclienttest.Factory(t, moto.URL, awsclienttest.Region(east))
 	to := time.Now().UTC().Truncate(time.Minute)
 	from := to.Add(-8 * 24 * time.Hour)
 	prefix := awstest.UniqueName(t, "k")

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/queuechecker/queue-checker/internal/awsclient"
+	"github.com/queuechecker/queue-checker/internal/awsclient/awsclienttest"
 	"github.com/queuechecker/queue-checker/internal/config"
 )
 
@@ -138,14 +139,11 @@ func scaleFactory(tb testing.TB, endpoint string, reg prometheus.Registerer) *aw
 	tb.Setenv("AWS_ACCESS_KEY_ID", "testing")
 	tb.Setenv("AWS_SECRET_ACCESS_KEY", "testing")
 	tb.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	f, err := awsclient.New(context.Background(), awsclient.Options{
-		Region: "us-east-1", EndpointURL: endpoint, MaxAttempts: 1,
-		MaxConnsPerHost: 16 * len(scaleRegions), Registerer: reg,
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return f
+	return awsclienttest.Factory(tb, endpoint, awsclienttest.MaxAttempts(1), awsclienttest.Registerer(reg),
+		func(o *awsclient.Options) {
+			o.CloudWatchProtocol = awsclient.ProtocolDefault // the SDK's own protocol
+			o.MaxConnsPerHost = 16 * len(scaleRegions)
+		})
 }
 
 // TestCallsPerObserveAtScale counts, at the endpoint, the calls of two

@@ -11,16 +11,15 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
-	"github.com/aws/aws-sdk-go-v2/service/ecs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/queuechecker/queue-checker/internal/awsclient"
+	"github.com/queuechecker/queue-checker/internal/awsclient/awsclienttest"
 	"github.com/queuechecker/queue-checker/internal/awstest"
 	"github.com/queuechecker/queue-checker/internal/config"
 	"github.com/queuechecker/queue-checker/internal/controller"
@@ -52,11 +51,6 @@ const (
 	south = "ap-southeast-2"
 )
 
-var (
-	warmOnce sync.Once
-	warmErr  error
-)
-
 // direct is a factory that talks to moto without the proxy, for setting
 // up resources. The first call also warms moto up: it builds each
 // service's backend for a region on first use, which takes seconds (Auto
@@ -65,32 +59,8 @@ var (
 func direct(t testing.TB) *awsclient.Factory {
 	t.Helper()
 	m := awstest.Shared(t)
-	f, err := awsclient.New(context.Background(), awsclient.Options{
-		Region: east, EndpointURL: m.URL, CloudWatchProtocol: awsclient.ProtocolJSON,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	warmOnce.Do(func() {
-		ctx := context.Background()
-		for _, r := range []string{east, west, south} {
-			if _, err := f.SQS(r).ListQueues(ctx, &sqs.ListQueuesInput{}); err != nil {
-				warmErr = err
-			}
-			if _, err := f.AutoScaling(r).DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{}); err != nil {
-				warmErr = err
-			}
-			if _, err := f.ECS(r).ListClusters(ctx, &ecs.ListClustersInput{}); err != nil {
-				warmErr = err
-			}
-			if _, err := f.CloudWatch(r).ListMetrics(ctx, &cloudwatch.ListMetricsInput{}); err != nil {
-				warmErr = err
-			}
-		}
-	})
-	if warmErr != nil {
-		t.Fatalf("warm moto up: %v", warmErr)
-	}
+	f := awsclienttest.Factory(t, m.URL, awsclienttest.Region(east))
+	awsclienttest.Warm(t, f, east, west, south)
 	return f
 }
 
@@ -98,14 +68,7 @@ func direct(t testing.TB) *awsclient.Factory {
 // per call so injected faults show as they are.
 func factory(t testing.TB, endpoint string, reg prometheus.Registerer) *awsclient.Factory {
 	t.Helper()
-	f, err := awsclient.New(context.Background(), awsclient.Options{
-		Region: east, EndpointURL: endpoint, CloudWatchProtocol: awsclient.ProtocolJSON,
-		MaxAttempts: 1, Registerer: reg,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
+	return awsclienttest.Factory(t, endpoint, awsclienttest.Region(east), awsclienttest.MaxAttempts(1), awsclienttest.Registerer(reg))
 }
 
 // queueSpec is the content a test queue is given.

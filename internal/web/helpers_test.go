@@ -10,23 +10,15 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/goleak"
 
 	"github.com/queuechecker/queue-checker/internal/controller"
+	"github.com/queuechecker/queue-checker/internal/controller/controllertest"
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
 )
 
-// fakeObserver is a controller.Observer of our own: it answers with
-// whatever observe returns.
-type fakeObserver struct {
-	observe func(ctx context.Context, now time.Time) ([]model.Observation, error)
-}
-
-func (f fakeObserver) Observe(ctx context.Context, now time.Time) ([]model.Observation, error) {
-	return f.observe(ctx, now)
-}
-
-var _ controller.Observer = fakeObserver{}
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // The groups of the tests: one that is short of workers, and one whose name
 // needs escaping and whose queue does not answer.
@@ -101,7 +93,7 @@ func (a worldActuator) Apply(_ context.Context, d model.Decision, f model.Fleet)
 func newTestController(t *testing.T, cycles int, interval time.Duration) (*controller.Controller, time.Time) {
 	t.Helper()
 	w := &world{backlog: 2000, step: 150, desired: 4}
-	c, err := controller.New(controller.Options{Groups: testGroups(), Observer: fakeObserver{observe: w.observe},
+	c, err := controller.New(controller.Options{Groups: testGroups(), Observer: controllertest.NewObserver(w.observe),
 		Actuator: worldActuator{w: w}})
 	if err != nil {
 		t.Fatalf("new controller: %v", err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/queuechecker/queue-checker/internal/controller"
+	"github.com/queuechecker/queue-checker/internal/controller/controllertest"
 )
 
 // leaseGate is a controller.Gate of our own: this checker holds the busy
@@ -37,7 +38,7 @@ func (leaseGate) Healthy() error   { return nil }
 func TestLeaseOwners(t *testing.T) {
 	t.Parallel()
 	w := &world{backlog: 2000, step: 150, desired: 4}
-	c, err := controller.New(controller.Options{Groups: testGroups(), Observer: fakeObserver{observe: w.observe},
+	c, err := controller.New(controller.Options{Groups: testGroups(), Observer: controllertest.NewObserver(w.observe),
 		Actuator: worldActuator{w: w}, Gate: leaseGate{}})
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/queuechecker/queue-checker/internal/controller/controllertest"
 )
 
 // fieldRE finds the numbers of the status page and their hooks.
@@ -214,7 +216,7 @@ func TestStatusPage(t *testing.T) {
 func TestStatusPageWithoutGroups(t *testing.T) {
 	t.Parallel()
 	c, now := newTestController(t, 0, time.Second)
-	if err := c.Reload(nil, fakeObserver{}, nil); err != nil {
+	if err := c.Reload(nil, &controllertest.Observer{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	rec := get(t, newTestHandler(c, now), "/")

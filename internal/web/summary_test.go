@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/queuechecker/queue-checker/internal/controller"
+	"github.com/queuechecker/queue-checker/internal/controller/controllertest"
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
+	"github.com/queuechecker/queue-checker/internal/policy/policytest"
 )
 
 // manyController is a controller of n groups, every group with a backlog
@@ -21,10 +23,11 @@ func manyController(tb testing.TB, n, cycles int, interval time.Duration) (*cont
 	tb.Helper()
 	groups := make([]policy.Settings, n)
 	for i := range groups {
-		groups[i] = policy.Settings{Group: fmt.Sprintf("group-%05d", i), ServiceTime: time.Second, Latency: 30 * time.Second,
-			Min: 1, Max: 50, StaleAfter: time.Minute}
+		groups[i] = policytest.Settings(fmt.Sprintf("group-%05d", i), func(s *policy.Settings) {
+			s.ServiceTime, s.Latency, s.StaleAfter = time.Second, 30*time.Second, time.Minute
+		})
 	}
-	obs := fakeObserver{observe: func(_ context.Context, now time.Time) ([]model.Observation, error) {
+	obs := controllertest.NewObserver(func(_ context.Context, now time.Time) ([]model.Observation, error) {
 		out := make([]model.Observation, n)
 		for i, g := range groups {
 			age := 12.0
@@ -38,7 +41,7 @@ func manyController(tb testing.TB, n, cycles int, interval time.Duration) (*cont
 			}
 		}
 		return out, nil
-	}}
+	})
 	c, err := controller.New(controller.Options{Groups: groups, Observer: obs})
 	if err != nil {
 		tb.Fatal(err)
@@ -140,7 +143,7 @@ func TestSummaryEscapes(t *testing.T) {
 		groups[i] = policy.Settings{Group: fmt.Sprintf("g%d", i), ServiceTime: time.Second, Latency: 30 * time.Second, Max: 5}
 	}
 	groups[3].Group = groupOdd
-	obs := fakeObserver{observe: func(context.Context, time.Time) ([]model.Observation, error) { return nil, nil }}
+	obs := controllertest.NewObserver(func(context.Context, time.Time) ([]model.Observation, error) { return nil, nil })
 	c, err := controller.New(controller.Options{Groups: groups, Observer: obs})
 	if err != nil {
 		t.Fatal(err)

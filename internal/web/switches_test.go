@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/queuechecker/queue-checker/internal/controller"
+	"github.com/queuechecker/queue-checker/internal/controller/controllertest"
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
 )
@@ -20,7 +21,7 @@ import (
 func TestStatusPageShowsSwitches(t *testing.T) {
 	t.Parallel()
 	since := testStart.Add(-2 * time.Hour)
-	obs := fakeObserver{observe: func(_ context.Context, now time.Time) ([]model.Observation, error) {
+	obs := controllertest.NewObserver(func(_ context.Context, now time.Time) ([]model.Observation, error) {
 		sample := func(g string) model.GroupSample {
 			return model.GroupSample{Group: g, At: now, Visible: 50, Backlog: 50, Queues: 1, Answered: 1}
 		}
@@ -29,7 +30,7 @@ func TestStatusPageShowsSwitches(t *testing.T) {
 		paused.Switches = model.Switches{Paused: true, PausedBy: "alice <ops>", PausedSince: since,
 			Warnings: []string{`tag queue-checker:pin="lots" ignored: want a whole number of workers >= 0`}}
 		return []model.Observation{{Sample: sample("paused"), Fleet: paused}, {Sample: sample("pinned"), Fleet: fleet}}, nil
-	}}
+	})
 	groups := []policy.Settings{
 		{Group: "paused", ServiceTime: time.Second, Latency: 30 * time.Second, Max: 20, StaleAfter: time.Minute},
 		{Group: "pinned", ServiceTime: time.Second, Latency: 30 * time.Second, Max: 20, StaleAfter: time.Minute, Pinned: true, Pin: 0},
