@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/queuechecker/queue-checker/internal/awscost"
 	"github.com/queuechecker/queue-checker/internal/config"
 	"github.com/queuechecker/queue-checker/internal/controller"
 	"github.com/queuechecker/queue-checker/internal/lease"
@@ -88,7 +89,7 @@ func cmdRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 	}
 	ctrl, err := controller.New(controller.Options{
 		Groups: asm.groups, Observer: asm.observer, Actuator: asm.actuator,
-		Logger: log.Named("controller"), Registerer: base, Gate: gate,
+		Logger: log.Named("controller"), Registerer: base, Gate: gate, Prices: awscost.FromConfig(cfg.AWS),
 	})
 	if err != nil {
 		return err
@@ -216,6 +217,7 @@ func (r *reloader) reload(ctx context.Context, always bool) {
 		fail(err)
 		return
 	}
+	r.ctrl.SetPrices(awscost.FromConfig(cfg.AWS))
 	r.sum, r.bad = sum, [32]byte{}
 	r.ctrl.SetRestartNeeded("")
 	r.gatherer.swap(asm.registry)

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/queuechecker/queue-checker/internal/awscost"
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
 )
@@ -33,6 +34,9 @@ type Options struct {
 	// Gate, when set, shares the groups with other checkers: a group is
 	// acted on only while the gate permits it.
 	Gate Gate
+	// Prices price the checker's own AWS calls (awsbill.go); zero prices
+	// bill nothing.
+	Prices awscost.Prices
 }
 
 // Controller runs cycles. It is safe for concurrent use: the loop runs
@@ -55,6 +59,10 @@ type Controller struct {
 	// to change (see SetRestartNeeded); "" when it need not.
 	restartNeeded string
 	cycles        int
+	// prices price the checker's own calls; interval is Run's, the span a
+	// group's first decision stands for in the rate of its calls.
+	prices   awscost.Prices
+	interval time.Duration
 }
 
 // groupState is what the controller keeps about one group between cycles.
@@ -75,6 +83,11 @@ type groupState struct {
 	// elsewhere is set while another checker holds the group's lease: the
 	// group is neither decided nor exported here.
 	elsewhere bool
+	// calls are the group's AWS calls per minute at its last decision;
+	// published rates its PutMetricData requests, decision by decision.
+	calls       awscost.Rates
+	published   awscost.Window
+	lastCallsAt time.Time
 }
 
 // maxChanges is how many recent changes of the desired count a group keeps.
@@ -104,6 +117,7 @@ func New(o Options) (*Controller, error) {
 		log:     o.Logger,
 		history: o.History,
 		states:  map[string]*groupState{},
+		prices:  o.Prices,
 	}
 	if c.log == nil {
 		c.log = zap.NewNop()
@@ -281,6 +295,7 @@ func (c *Controller) leaveToPeer(group string) {
 		st.elsewhere = true
 		st.decision, st.lastLogged, st.action, st.actionErr = nil, nil, nil, ""
 		st.sample, st.fleet = model.GroupSample{Group: group}, model.Fleet{}
+		st.calls = awscost.Rates{} // its calls are the holder's
 	}
 	c.mu.Unlock()
 	if moved && c.metrics != nil {
@@ -305,6 +320,8 @@ func (c *Controller) record(g policy.Settings, st *groupState, o model.Observati
 	}
 	st.points.add(pointOf(d), c.history)
 	st.meter.add(g, d)
+	c.meterCalls(st, o.Sample, d, a)
+	ownBill := c.prices.Month(st.calls).Total
 	if prev != nil && prev.DesiredWorkers != d.DesiredWorkers {
 		st.changes = append(st.changes, Change{At: d.At, From: prev.DesiredWorkers, To: d.DesiredWorkers, Reasons: d.Reasons})
 		if len(st.changes) > maxChanges {
@@ -317,6 +334,7 @@ func (c *Controller) record(g policy.Settings, st *groupState, o model.Observati
 
 	if c.metrics != nil {
 		c.metrics.observe(g, d, a)
+		c.metrics.groupAWSCost.WithLabelValues(g.Group).Set(ownBill)
 	}
 	c.logDecision(g.Group, logged, d)
 	switch {
@@ -387,6 +405,7 @@ func (c *Controller) finishCycle(now, start time.Time, good bool, err error) {
 		c.lastGood = now
 	}
 	c.mu.Unlock()
+	c.exportAWSCost()
 	if c.metrics != nil {
 		c.metrics.cycleDuration.Observe(took.Seconds())
 		if good {

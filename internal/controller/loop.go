@@ -32,6 +32,9 @@ func (c *Controller) Run(ctx context.Context, o RunOptions) error {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	c.mu.Lock()
+	c.interval = o.Interval
+	c.mu.Unlock()
 	ticker := time.NewTicker(o.Interval)
 	defer ticker.Stop()
 	lastMsg := ""

@@ -36,6 +36,8 @@ type metrics struct {
 	measuredConf     *prometheus.GaugeVec
 	ceiling          *prometheus.GaugeVec
 	cost             *prometheus.GaugeVec
+	groupAWSCost     *prometheus.GaugeVec
+	awsCost          *prometheus.GaugeVec
 	actions          *prometheus.CounterVec
 	actionErrors     *prometheus.CounterVec
 	cycleDuration    prometheus.Histogram
@@ -69,6 +71,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		measuredConf:     g("checker_group_measurement_confidence", "Confidence in the measured fleet, 0..1; the sizing uses the measurement from 0.5 on (workers.learn: act).", "group"),
 		ceiling:          g("checker_group_ceiling_workers", "Learned downstream ceiling: the workers past which more workers added no throughput; absent while none is found.", "group"),
 		cost:             g("checker_group_cost_dollars_per_hour", "What the group's current workers cost an hour at fleet.worker_cost_per_hour; absent while no price is set.", "group"),
+		groupAWSCost: g("checker_group_aws_cost_dollars_per_month", "What the checker's own AWS calls for the group (SQS GetQueueAttributes, "+
+			"CloudWatch GetMetricData and PutMetricData) cost over a 730-hour month at the last minute's rate and the aws.*_price_* keys.", "group"),
+		awsCost: g("checker_aws_cost_dollars_per_month", "What the checker's own AWS calls cost over a 730-hour month at the last minute's rate and "+
+			"the aws.*_price_* keys, by service (sqs, cloudwatch, dynamodb): the groups it acts on and its lease table.", "service"),
 		actions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "checker_scaling_actions_total", Help: "Desired-count changes made, by direction (up, down).",
 		}, []string{"group", "direction"}),
@@ -88,7 +94,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	}
 	for _, c := range []prometheus.Collector{m.backlog, m.backlogPerWorker, m.target, m.ratio, m.workers,
 		m.bounds, m.arrival, m.forecast, m.utilization, m.drain, m.oldestAge, m.latency, m.capped, m.held, m.partial,
-		m.diagnosis, m.measuredService, m.measuredWorker, m.measuredConf, m.ceiling, m.cost, m.actions, m.actionErrors, m.cycleDuration, m.cycleFailures, m.lastSuccess} {
+		m.diagnosis, m.measuredService, m.measuredWorker, m.measuredConf, m.ceiling, m.cost, m.groupAWSCost, m.awsCost, m.actions, m.actionErrors, m.cycleDuration, m.cycleFailures, m.lastSuccess} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register controller metrics: %w", err)
 		}
@@ -178,7 +184,7 @@ func (m *metrics) observe(s policy.Settings, d model.Decision, a *model.Action) 
 func (m *metrics) forget(group string) {
 	for _, v := range []*prometheus.GaugeVec{m.backlog, m.backlogPerWorker, m.target, m.ratio, m.workers,
 		m.bounds, m.arrival, m.forecast, m.utilization, m.drain, m.oldestAge, m.latency, m.capped, m.held, m.partial, m.diagnosis,
-		m.measuredService, m.measuredWorker, m.measuredConf, m.ceiling, m.cost} {
+		m.measuredService, m.measuredWorker, m.measuredConf, m.ceiling, m.cost, m.groupAWSCost} {
 		v.DeletePartialMatch(prometheus.Labels{"group": group})
 	}
 	m.actions.DeletePartialMatch(prometheus.Labels{"group": group})

@@ -176,6 +176,9 @@ type GroupView struct {
 	Lease *LeaseStatus
 	// Bill is the fleet in dollars over the last day (bill.go).
 	Bill Bill
+	// AWSCost is what the checker's own AWS calls for the group cost a
+	// month at the last minute's rate (awsbill.go).
+	AWSCost AWSCost
 }
 
 // Groups returns a view of every group, in configuration order.
@@ -219,6 +222,7 @@ func (c *Controller) viewOf(g policy.Settings) GroupView {
 			current = st.decision.CurrentWorkers
 		}
 		v.Bill = st.meter.bill(g.WorkerCostPerHour, current)
+		v.AWSCost = c.groupCost(st)
 		if !st.elsewhere {
 			// The policy's state is Decide's between cycles: read it
 			// under the same lock (Decide never takes c.mu).

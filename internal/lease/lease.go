@@ -130,6 +130,8 @@ type Manager struct {
 	// failedTakes counts each group's takes that failed in a row; the
 	// episode is warned of once (see take).
 	failedTakes map[string]int
+	// units counts the request units the table's calls consume (units.go).
+	units units
 }
 
 // New checks the options and makes a Manager. It makes no call.
@@ -249,6 +251,7 @@ func (m *Manager) Sync(ctx context.Context, now time.Time) error {
 	if scanErr == nil && renewed == nil {
 		m.lastOK = now
 	}
+	m.units.fold(now, m.interval)
 	n := len(m.held)
 	un := len(m.unowned(m.lastScan))
 	m.mu.Unlock()
@@ -266,10 +269,12 @@ func (m *Manager) scan(ctx context.Context, now time.Time) (map[string]item, err
 	for {
 		out, err := m.api.Scan(ctx, &dynamodb.ScanInput{
 			TableName: aws.String(m.table), ConsistentRead: aws.Bool(true), ExclusiveStartKey: start,
+			ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("scan lease table %s: %w", m.table, err)
 		}
+		m.units.scanned(out.ConsumedCapacity, out.Items)
 		for _, av := range out.Items {
 			k, it, ok := parseItem(av)
 			if ok {
@@ -288,10 +293,11 @@ func (m *Manager) scan(ctx context.Context, now time.Time) (map[string]item, err
 // the others count it when they share the groups out.
 func (m *Manager) heartbeat(ctx context.Context, now time.Time) error {
 	exp := now.Add(m.duration)
-	_, err := m.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:        aws.String(m.table),
-		Key:              keyOf(checkerPrefix + m.id),
-		UpdateExpression: aws.String("SET #o = :o, #s = :s, #e = :e, #t = :t ADD #c :one"),
+	out, err := m.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:              aws.String(m.table),
+		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
+		Key:                    keyOf(checkerPrefix + m.id),
+		UpdateExpression:       aws.String("SET #o = :o, #s = :s, #e = :e, #t = :t ADD #c :one"),
 		ExpressionAttributeNames: map[string]string{
 			"#o": attrOwner, "#s": attrSession, "#e": attrExpires, "#t": attrTTL, "#c": attrCounter,
 		},
@@ -299,6 +305,7 @@ func (m *Manager) heartbeat(ctx context.Context, now time.Time) error {
 			":o": str(m.id), ":s": str(m.session), ":e": millis(exp), ":t": seconds(exp.Add(ttlAfterExpiry)), ":one": number(1),
 		},
 	})
+	m.units.updated(consumed(out), err)
 	if err != nil {
 		return fmt.Errorf("write the heartbeat of %s: %w", m.id, err)
 	}
@@ -341,7 +348,9 @@ func (m *Manager) write(ctx context.Context, group, owner, session string, seen 
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: values,
 		ReturnValues:              types.ReturnValueUpdatedNew,
+		ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
 	})
+	m.units.updated(consumed(out), err)
 	if err != nil {
 		var ccf *types.ConditionalCheckFailedException
 		if errors.As(err, &ccf) {
@@ -879,4 +888,13 @@ func (m *Manager) reportBad(items map[string]item) {
 	if m.metrics != nil {
 		m.metrics.bad.Set(float64(len(m.bad)))
 	}
+}
+
+// consumed is an UpdateItem's report of the capacity it consumed; nil
+// without an output.
+func consumed(out *dynamodb.UpdateItemOutput) *types.ConsumedCapacity {
+	if out == nil {
+		return nil
+	}
+	return out.ConsumedCapacity
 }

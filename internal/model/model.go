@@ -314,4 +314,7 @@ type Action struct {
 	From             int    `json:"from"`
 	To               int    `json:"to"`
 	DryRun           bool   `json:"dry_run"` // nothing was changed on purpose
+	// MetricRequests is the PutMetricData requests made (up to 1,000
+	// datums each), accepted or not; 0 under dry run, which calls nothing.
+	MetricRequests int `json:"metric_requests"`
 }

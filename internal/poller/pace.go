@@ -9,7 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/queuechecker/queue-checker/internal/capacity"
+	"github.com/queuechecker/queue-checker/internal/awscost"
 	"github.com/queuechecker/queue-checker/internal/model"
 )
 
@@ -26,11 +26,6 @@ const (
 	// latencyFall is the weight of a round's mean latency when it is below
 	// the estimate; a round above it replaces the estimate at once.
 	latencyFall = 0.5
-	// rateWindowSpan is the span requests per minute are measured over.
-	rateWindowSpan = time.Minute
-	// monthMinutes is the month of the cost estimate: the 730 hours of
-	// every monthly dollar figure of the checker (capacity.HoursPerMonth).
-	monthMinutes = capacity.HoursPerMonth * 60
 )
 
 // pace sizes one region's concurrency from the latency measured there.
@@ -221,8 +216,9 @@ func (r *region) settle(deadline time.Duration) {
 }
 
 // polling fills the group's polling figures: queues asked, requests per
-// minute, the monthly cost at that rate, and the notices of its regions.
-func (g *group) polling(out *model.Polling, now time.Time, pricePerRequest, pricePerMetric float64) {
+// minute, what a month at that rate costs (SQS requests, and the CloudWatch
+// metrics the group's queues are read for), and the notices of its regions.
+func (g *group) polling(out *model.Polling, now time.Time, prices awscost.Prices) {
 	asked, skipped := 0, 0
 	for _, q := range g.queues {
 		switch {
@@ -232,54 +228,19 @@ func (g *group) polling(out *model.Polling, now time.Time, pricePerRequest, pric
 			asked++
 		}
 	}
-	perMinute := g.requests.add(now, asked, g.interval)
 	*out = model.Polling{
 		Asked:             asked,
-		RequestsPerMinute: perMinute,
-		MonthlyCost:       perMinute * monthMinutes * pricePerRequest,
+		RequestsPerMinute: g.requests.Add(now, float64(asked), g.interval),
 	}
 	if g.cloudWatch {
 		out.CloudWatchMetricsPerMinute = float64(metricCount * len(g.queues))
-		out.CloudWatchMonthlyCost = out.CloudWatchMetricsPerMinute * monthMinutes * pricePerMetric
 	}
+	bill := prices.Month(awscost.Rates{SQSRequests: out.RequestsPerMinute, MetricsRequested: out.CloudWatchMetricsPerMinute})
+	out.MonthlyCost, out.CloudWatchMonthlyCost = bill.SQS, bill.CloudWatchReads
 	for _, r := range g.regions {
 		if r.notice != "" {
 			out.Notices = append(out.Notices, r.notice)
 		}
 	}
 	g.gauges.set(asked, skipped, out.RequestsPerMinute, out.MonthlyCost)
-}
-
-// rateWindow counts requests over the last minute of intervals.
-type rateWindow struct {
-	rounds []round
-}
-
-type round struct {
-	at time.Time
-	n  int
-}
-
-// add records n requests at now and returns the requests per minute over
-// the rounds of the last minute. Each round stands for the interval that
-// ends at it, so the span is from one interval before the oldest round
-// kept to now.
-func (w *rateWindow) add(now time.Time, n int, interval time.Duration) float64 {
-	w.rounds = append(w.rounds, round{at: now, n: n})
-	drop := 0
-	for drop < len(w.rounds)-1 && !w.rounds[drop].at.After(now.Add(-rateWindowSpan)) {
-		drop++
-	}
-	if drop > 0 {
-		w.rounds = append(w.rounds[:0], w.rounds[drop:]...)
-	}
-	total := 0
-	for _, r := range w.rounds {
-		total += r.n
-	}
-	span := now.Sub(w.rounds[0].at) + interval
-	if span <= 0 {
-		return 0
-	}
-	return float64(total) / span.Minutes()
 }

@@ -74,39 +74,6 @@ func TestPaceObserve(t *testing.T) {
 	}
 }
 
-func TestRateWindow(t *testing.T) {
-	t.Parallel()
-	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	var w rateWindow
-	const interval = 10 * time.Second
-	// One round: 6 requests in the 10 s it stands for = 36 a minute.
-	if got := w.add(t0, 6, interval); got != 36 {
-		t.Fatalf("first round: %v a minute, want 36", got)
-	}
-	// Ten rounds of 6 at 10 s: the last six (50 s back to now, plus the
-	// interval the oldest stands for) make a minute of 36 requests.
-	var got float64
-	for i := 1; i < 10; i++ {
-		got = w.add(t0.Add(time.Duration(i)*interval), 6, interval)
-	}
-	if got != 36 || len(w.rounds) != 6 {
-		t.Fatalf("steady: %v a minute over %d rounds, want 36 over 6", got, len(w.rounds))
-	}
-	// Requests only every third round (an idle queue asked every 30 s):
-	// two of the last six rounds = 2 a minute.
-	var w2 rateWindow
-	for i := range 12 {
-		n := 0
-		if i%3 == 0 {
-			n = 1
-		}
-		got = w2.add(t0.Add(time.Duration(i)*interval), n, interval)
-	}
-	if got != 2 {
-		t.Fatalf("every third round: %v a minute, want 2", got)
-	}
-}
-
 // sleepySQS answers every queue with the given counts after a delay,
 // recording the most calls in flight at once.
 type sleepySQS struct {

@@ -53,6 +53,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/queuechecker/queue-checker/internal/awsclient"
+	"github.com/queuechecker/queue-checker/internal/awscost"
 	"github.com/queuechecker/queue-checker/internal/config"
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/sqsurl"
@@ -76,10 +77,8 @@ type Poller struct {
 	limit       int // the ceiling of calls in flight per region
 	metrics     *metrics
 	clients     clientSource
-	// pricePerRequest is the dollars one SQS request costs.
-	pricePerRequest float64
-	// pricePerMetric is the dollars one metric requested of GetMetricData costs.
-	pricePerMetric float64
+	// prices price the group's SQS requests and CloudWatch reads.
+	prices awscost.Prices
 
 	groups  []*group
 	regions []*region
@@ -114,7 +113,7 @@ type group struct {
 	interval, idleMax time.Duration
 	expectUntil       time.Time // copied from Poller.expecting at the start of Observe
 	inactive          bool      // copied from Poller.inactive at the start of Observe
-	requests          rateWindow
+	requests          awscost.Window
 	gauges            groupGauges
 }
 
@@ -151,15 +150,14 @@ func newPoller(cfg config.Config, clients clientSource, reg prometheus.Registere
 		return nil, err
 	}
 	p := &Poller{
-		callTimeout:     cfg.AWS.CallTimeout,
-		interval:        cfg.Interval,
-		limit:           cfg.AWS.ConcurrencyPerRegion,
-		metrics:         m,
-		clients:         clients,
-		pricePerRequest: cfg.AWS.SQSPricePerMillionRequests / 1e6,
-		pricePerMetric:  cfg.AWS.CloudWatchPricePerThousandMetrics / 1000,
-		expecting:       map[string]time.Time{},
-		inactive:        map[string]bool{},
+		callTimeout: cfg.AWS.CallTimeout,
+		interval:    cfg.Interval,
+		limit:       cfg.AWS.ConcurrencyPerRegion,
+		metrics:     m,
+		clients:     clients,
+		prices:      awscost.FromConfig(cfg.AWS),
+		expecting:   map[string]time.Time{},
+		inactive:    map[string]bool{},
 	}
 	if p.callTimeout <= 0 {
 		p.callTimeout = time.Duration(callTimeoutShare * float64(cfg.Interval))
@@ -383,7 +381,7 @@ func (p *Poller) Observe(ctx context.Context, now time.Time) ([]model.Observatio
 		}
 		var o model.Observation
 		o.Sample = g.sample(now, p.metrics)
-		g.polling(&o.Sample.Polling, now, p.pricePerRequest, p.pricePerMetric)
+		g.polling(&o.Sample.Polling, now, p.prices)
 		if g.fleet != nil {
 			o.Fleet = fleets[g.fleet]
 		} else {

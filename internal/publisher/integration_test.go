@@ -28,6 +28,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/queuechecker/queue-checker/internal/awsclient"
+	"github.com/queuechecker/queue-checker/internal/awsclient/awsclienttest"
 	"github.com/queuechecker/queue-checker/internal/awstest"
 	"github.com/queuechecker/queue-checker/internal/config"
 	"github.com/queuechecker/queue-checker/internal/model"
@@ -52,16 +53,7 @@ func factory(t testing.TB, endpoint string) *awsclient.Factory {
 // factoryAttempts is factory with the SDK retryer's attempts per call.
 func factoryAttempts(t testing.TB, endpoint string, attempts int) *awsclient.Factory {
 	t.Helper()
-	f, err := awsclient.New(context.Background(), awsclient.Options{
-		Region:             region,
-		EndpointURL:        endpoint,
-		CloudWatchProtocol: awsclient.ProtocolJSON,
-		MaxAttempts:        attempts,
-	})
-	if err != nil {
-		t.Fatalf("awsclient.New: %v", err)
-	}
-	return f
+	return awsclienttest.Factory(t, endpoint, awsclienttest.Region(region), awsclienttest.MaxAttempts(attempts))
 }
 
 // call is one request the publisher sent, as seen on the wire.
@@ -324,7 +316,7 @@ func TestIntegrationAutoScaling(t *testing.T) {
 		if n := proxy.Calls("PutMetricData"); n != 1 || got.MetricsPublished != 5 {
 			t.Errorf("PutMetricData sent %d times, %d metrics published; want 1 and 5", n, got.MetricsPublished)
 		}
-		want := model.Action{Group: name, From: 2, To: 2, MetricsPublished: 5}
+		want := model.Action{Group: name, From: 2, To: 2, MetricsPublished: 5, MetricRequests: 1}
 		if got != want {
 			t.Errorf("Action = %+v, want %+v", got, want)
 		}

@@ -108,20 +108,21 @@ func datums(d model.Decision, f model.Fleet, highResolution bool) []types.Metric
 }
 
 // putMetrics sends the datums in as few calls as the API allows and returns
-// how many were accepted. It stops at the first failed call.
-func putMetrics(ctx context.Context, cw cloudWatchAPI, namespace string, ds []types.MetricDatum) (int, error) {
-	sent := 0
+// how many were accepted and how many calls were made (each is billed). It
+// stops at the first failed call.
+func putMetrics(ctx context.Context, cw cloudWatchAPI, namespace string, ds []types.MetricDatum) (sent, calls int, err error) {
 	for len(ds) > 0 {
 		n := min(len(ds), maxDatumsPerCall)
+		calls++
 		_, err := cw.PutMetricData(ctx, &cloudwatch.PutMetricDataInput{
 			Namespace:  aws.String(namespace),
 			MetricData: ds[:n],
 		})
 		if err != nil {
-			return sent, fmt.Errorf("PutMetricData (%d datums): %w", n, err)
+			return sent, calls, fmt.Errorf("PutMetricData (%d datums): %w", n, err)
 		}
 		sent += n
 		ds = ds[n:]
 	}
-	return sent, nil
+	return sent, calls, nil
 }

@@ -185,8 +185,8 @@ func (p *Publisher) Apply(ctx context.Context, d model.Decision, f model.Fleet) 
 		if p.dryRun {
 			act.MetricsPublished = len(datums)
 		} else {
-			n, err := putMetrics(ctx, p.clients.cloudWatch(p.region(m.Region)), m.Namespace, datums)
-			act.MetricsPublished = n
+			n, calls, err := putMetrics(ctx, p.clients.cloudWatch(p.region(m.Region)), m.Namespace, datums)
+			act.MetricsPublished, act.MetricRequests = n, calls
 			if err != nil {
 				errs = append(errs, fmt.Errorf("publish metrics of group %s to namespace %s: %w", g.Name, m.Namespace, err))
 			}

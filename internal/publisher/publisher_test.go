@@ -160,7 +160,7 @@ func TestApply(t *testing.T) {
 			group:   asgGroup("g"),
 			d:       decision("g", 4),
 			f:       asgFleet(2, 1, 5),
-			want:    model.Action{Group: "g", Scaled: true, From: 2, To: 4, MetricsPublished: 5},
+			want:    model.Action{Group: "g", Scaled: true, From: 2, To: 4, MetricsPublished: 5, MetricRequests: 1},
 			wantSet: []int32{4},
 		},
 		{
@@ -168,7 +168,7 @@ func TestApply(t *testing.T) {
 			group:   asgGroup("g"),
 			d:       decision("g", 1),
 			f:       asgFleet(3, 1, 5),
-			want:    model.Action{Group: "g", Scaled: true, From: 3, To: 1, MetricsPublished: 5},
+			want:    model.Action{Group: "g", Scaled: true, From: 3, To: 1, MetricsPublished: 5, MetricRequests: 1},
 			wantSet: []int32{1},
 		},
 		{
@@ -176,7 +176,7 @@ func TestApply(t *testing.T) {
 			group:   asgGroup("g"),
 			d:       decision("g", 9),
 			f:       asgFleet(2, 1, 5),
-			want:    model.Action{Group: "g", Scaled: true, From: 2, To: 5, MetricsPublished: 5},
+			want:    model.Action{Group: "g", Scaled: true, From: 2, To: 5, MetricsPublished: 5, MetricRequests: 1},
 			wantSet: []int32{5},
 		},
 		{
@@ -184,7 +184,7 @@ func TestApply(t *testing.T) {
 			group:   func() config.Group { g := asgGroup("g"); g.Fleet.Min = 0; return g }(),
 			d:       decision("g", 0),
 			f:       asgFleet(4, 2, 5),
-			want:    model.Action{Group: "g", Scaled: true, From: 4, To: 2, MetricsPublished: 5},
+			want:    model.Action{Group: "g", Scaled: true, From: 4, To: 2, MetricsPublished: 5, MetricRequests: 1},
 			wantSet: []int32{2},
 		},
 		{
@@ -192,7 +192,7 @@ func TestApply(t *testing.T) {
 			group:   func() config.Group { g := asgGroup("g"); g.Fleet.Cap = 3; return g }(),
 			d:       decision("g", 9),
 			f:       asgFleet(2, 1, 5),
-			want:    model.Action{Group: "g", Scaled: true, From: 2, To: 3, MetricsPublished: 5},
+			want:    model.Action{Group: "g", Scaled: true, From: 2, To: 3, MetricsPublished: 5, MetricRequests: 1},
 			wantSet: []int32{3},
 		},
 		{
@@ -200,7 +200,7 @@ func TestApply(t *testing.T) {
 			group:   func() config.Group { g := asgGroup("g"); g.Fleet.Min = 2; return g }(),
 			d:       decision("g", 0),
 			f:       asgFleet(4, 1, 5),
-			want:    model.Action{Group: "g", Scaled: true, From: 4, To: 2, MetricsPublished: 5},
+			want:    model.Action{Group: "g", Scaled: true, From: 4, To: 2, MetricsPublished: 5, MetricRequests: 1},
 			wantSet: []int32{2},
 		},
 		{
@@ -212,21 +212,21 @@ func TestApply(t *testing.T) {
 				return d
 			}(),
 			f:    asgFleet(1, 0, 5),
-			want: model.Action{Group: "g", From: 1, To: 1, MetricsPublished: 5},
+			want: model.Action{Group: "g", From: 1, To: 1, MetricsPublished: 5, MetricRequests: 1},
 		},
 		{
 			name:  "unchanged: no call",
 			group: asgGroup("g"),
 			d:     decision("g", 3),
 			f:     asgFleet(3, 1, 5),
-			want:  model.Action{Group: "g", From: 3, To: 3, MetricsPublished: 5},
+			want:  model.Action{Group: "g", From: 3, To: 3, MetricsPublished: 5, MetricRequests: 1},
 		},
 		{
 			name:  "unchanged after clamping: no call",
 			group: asgGroup("g"),
 			d:     decision("g", 8),
 			f:     asgFleet(5, 1, 5),
-			want:  model.Action{Group: "g", From: 5, To: 5, MetricsPublished: 5},
+			want:  model.Action{Group: "g", From: 5, To: 5, MetricsPublished: 5, MetricRequests: 1},
 		},
 		{
 			name:  "fleet not read: no call",
@@ -234,28 +234,28 @@ func TestApply(t *testing.T) {
 			d:     decision("g", 4),
 			f:     model.Fleet{Kind: kindAutoScaling, Err: errors.New("throttled")},
 			// Backlog only: the per-worker metrics need a fleet that was read.
-			want: model.Action{Group: "g", MetricsPublished: 1},
+			want: model.Action{Group: "g", MetricsPublished: 1, MetricRequests: 1},
 		},
 		{
 			name:  "held decision never scales in",
 			group: asgGroup("g"),
 			d:     held(decision("g", 1)),
 			f:     asgFleet(3, 1, 5),
-			want:  model.Action{Group: "g", From: 3, To: 3, MetricsPublished: 5},
+			want:  model.Action{Group: "g", From: 3, To: 3, MetricsPublished: 5, MetricRequests: 1},
 		},
 		{
 			name:  "held decision never scales in, not even to honour a lowered cap",
 			group: func() config.Group { g := asgGroup("g"); g.Fleet.Cap = 2; return g }(),
 			d:     held(decision("g", 4)),
 			f:     asgFleet(4, 1, 5),
-			want:  model.Action{Group: "g", From: 4, To: 4, MetricsPublished: 5},
+			want:  model.Action{Group: "g", From: 4, To: 4, MetricsPublished: 5, MetricRequests: 1},
 		},
 		{
 			name:    "held decision may scale out",
 			group:   asgGroup("g"),
 			d:       held(decision("g", 4)),
 			f:       asgFleet(3, 1, 5),
-			want:    model.Action{Group: "g", Scaled: true, From: 3, To: 4, MetricsPublished: 5},
+			want:    model.Action{Group: "g", Scaled: true, From: 3, To: 4, MetricsPublished: 5, MetricRequests: 1},
 			wantSet: []int32{4},
 		},
 		{
@@ -263,7 +263,7 @@ func TestApply(t *testing.T) {
 			group: func() config.Group { g := asgGroup("g"); g.Actions.SetDesiredCapacity = false; return g }(),
 			d:     decision("g", 4),
 			f:     asgFleet(2, 1, 5),
-			want:  model.Action{Group: "g", From: 2, To: 2, MetricsPublished: 5},
+			want:  model.Action{Group: "g", From: 2, To: 2, MetricsPublished: 5, MetricRequests: 1},
 		},
 		{
 			name:   "dry run: nothing called, the action says what would be done",
@@ -287,7 +287,7 @@ func TestApply(t *testing.T) {
 			d:       decision("g", 4),
 			f:       asgFleet(2, 1, 5),
 			fake:    fakeAWS{asgErr: awsErr},
-			want:    model.Action{Group: "g", From: 2, To: 2, MetricsPublished: 5},
+			want:    model.Action{Group: "g", From: 2, To: 2, MetricsPublished: 5, MetricRequests: 1},
 			wantSet: []int32{4},
 			wantErr: []string{"set desired capacity of auto scaling group g-workers to 4", "boom"},
 		},
@@ -297,7 +297,7 @@ func TestApply(t *testing.T) {
 			d:       decision("g", 4),
 			f:       asgFleet(2, 1, 5),
 			fake:    fakeAWS{cwErr: awsErr},
-			want:    model.Action{Group: "g", Scaled: true, From: 2, To: 4},
+			want:    model.Action{Group: "g", Scaled: true, From: 2, To: 4, MetricRequests: 1},
 			wantSet: []int32{4},
 			wantErr: []string{"publish metrics of group g to namespace QueueChecker", "PutMetricData", "boom"},
 		},
@@ -316,7 +316,7 @@ func TestApply(t *testing.T) {
 			group:   func() config.Group { g := asgGroup("g"); g.Fleet.Cap = 2; return g }(),
 			d:       decision("g", 4),
 			f:       asgFleet(3, 3, 5),
-			want:    model.Action{Group: "g", From: 3, To: 3, MetricsPublished: 5},
+			want:    model.Action{Group: "g", From: 3, To: 3, MetricsPublished: 5, MetricRequests: 1},
 			wantErr: []string{"scale group g", "min size 3"},
 		},
 		{
@@ -791,12 +791,16 @@ func TestPutMetricsBatches(t *testing.T) {
 				}
 				return nil
 			}}
-			sent, err := putMetrics(context.Background(), cw, "NS", mk(tt.n))
+			sent, made, err := putMetrics(context.Background(), cw, "NS", mk(tt.n))
 			if (err != nil) != (tt.failCall != 0) {
 				t.Errorf("error = %v", err)
 			}
 			if sent != tt.sent {
 				t.Errorf("sent = %d, want %d", sent, tt.sent)
+			}
+			// Every call made is a billed request, the failed one included.
+			if made != len(tt.calls) {
+				t.Errorf("requests counted = %d, want %d", made, len(tt.calls))
 			}
 			if len(calls) != len(tt.calls) {
 				t.Fatalf("calls = %v, want %v", calls, tt.calls)

@@ -27,6 +27,9 @@ type groupsDoc struct {
 	// unhealthy and why (a restart needed, groups without owner, no good
 	// cycle). Absent when ok.
 	Health *healthDoc `json:"health,omitempty"`
+	// AWSCost is what the checker's own AWS calls cost a month, every
+	// group it acts on and its lease table together (awscost.go).
+	AWSCost awsCostDoc `json:"aws_cost"`
 }
 
 // healthDoc is the checker's health when it is not ok.
@@ -73,6 +76,8 @@ type costDoc struct {
 	controller.Bill
 	Summary         string `json:"summary"`
 	ForecastSummary string `json:"forecast_summary"`
+	// AWS is what the checker's own AWS calls for the group cost a month.
+	AWS groupAWSCostDoc `json:"aws"`
 }
 
 func costOf(b controller.Bill) costDoc {
@@ -246,6 +251,7 @@ func groupOf(v controller.GroupView) groupDoc {
 		Lease:        v.Lease,
 		Cost:         costOf(v.Bill),
 	}
+	g.Cost.AWS = groupAWSCostOf(v.AWSCost)
 	// Lists are always arrays in the JSON, never null.
 	if g.Failures == nil {
 		g.Failures = []model.QueueFailure{}
@@ -302,6 +308,7 @@ func groupsOf(o Options) groupsDoc {
 		GeneratedAt:    o.Now(),
 		RefreshSeconds: refreshEvery(o.refreshInterval()).Seconds(),
 		Coordination:   o.Controller.Coordination(),
+		AWSCost:        awsCostOf(o.Controller.AWSCost()),
 	}
 	if h := o.Controller.Health(o.Now(), o.Started, 3*o.Interval); h.State != controller.HealthOK {
 		doc.Health = &healthDoc{State: h.State, Detail: h.Detail}

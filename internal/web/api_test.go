@@ -70,11 +70,11 @@ func TestGroupsAPI(t *testing.T) {
 			now = now.Add(3 * time.Second)
 			doc := decodeAPI(t, newTestHandler(c, now))
 
-			want := []string{"generated_at", "groups", "refresh_seconds"}
+			want := []string{"aws_cost", "generated_at", "groups", "refresh_seconds"}
 			if tt.cycles == 0 {
 				// Before the first cycle /healthz says starting, and so does
 				// the document.
-				want = []string{"generated_at", "groups", "health", "refresh_seconds"}
+				want = []string{"aws_cost", "generated_at", "groups", "health", "refresh_seconds"}
 				if h, _ := doc["health"].(map[string]any); h["state"] != "starting" {
 					t.Errorf("health before the first cycle = %v, want starting", doc["health"])
 				}

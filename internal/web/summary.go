@@ -28,6 +28,8 @@ type summaryPage struct {
 	// html/template's per-value escaping through reflection costs ten times
 	// more. Every text is escaped with html.EscapeString.
 	RowsHTML template.HTML
+	// AWSCost is the checker's own AWS bill, as a sentence.
+	AWSCost string
 }
 
 type stateCount struct {
@@ -48,7 +50,8 @@ var levelSeverity = map[string]int{"bad": 0, "warn": 1, "info": 2, "ok": 3}
 
 func newSummaryPage(o Options) summaryPage {
 	sums := o.Controller.Summaries()
-	p := summaryPage{Title: "Queue status", GeneratedAt: o.Now(), Total: len(sums), Rows: make([]summaryRow, 0, len(sums))}
+	p := summaryPage{Title: "Queue status", GeneratedAt: o.Now(), Total: len(sums), Rows: make([]summaryRow, 0, len(sums)),
+		AWSCost: awsCostOf(o.Controller.AWSCost()).Summary}
 	counts := map[string]*stateCount{}
 	for _, s := range sums {
 		diag := diagnosisOf("unknown")
@@ -145,6 +148,7 @@ func oneGroupDoc(o Options, name string) (groupsDoc, bool) {
 		Groups:         []groupDoc{groupOf(v)},
 		GeneratedAt:    o.Now(),
 		RefreshSeconds: refreshEvery(o.refreshInterval()).Seconds(),
+		AWSCost:        awsCostOf(o.Controller.AWSCost()),
 	}, true
 }
 

@@ -609,6 +609,11 @@
       var ht = health.querySelector("[data-health-text]");
       if (ht) { ht.textContent = h ? h.state + ": " + h.detail : ""; }
     }
+    document.querySelectorAll("[data-doc-text]").forEach(function (e) {
+      var v = doc;
+      e.getAttribute("data-doc-text").split(".").forEach(function (k) { v = v == null ? v : v[k]; });
+      e.textContent = v == null ? "" : String(v);
+    });
     document.querySelectorAll("[data-doc-field]").forEach(function (e) {
       var v = doc[e.getAttribute("data-doc-field")];
       e.textContent = clockOf(parseMs(v));
