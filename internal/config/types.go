@@ -15,6 +15,8 @@ type Config struct {
 	Groups   []Group       `yaml:"groups"`
 	// Coordination, when present, shares the groups among several checkers.
 	Coordination *Coordination `yaml:"coordination"`
+	// KEDA serves KEDA's external scaler; off unless keda.listen is set.
+	KEDA KEDA `yaml:"keda"`
 }
 
 // Metrics chooses which Prometheus series the checker exports.
@@ -177,6 +179,8 @@ type Forecast struct {
 type Fleet struct {
 	AutoScalingGroup     *AutoScalingGroup `yaml:"autoscaling_group"`
 	ECSService           *ECSService       `yaml:"ecs_service"`
+	// Kubernetes is a workload scaled through its scale subresource.
+	Kubernetes *Kubernetes `yaml:"kubernetes"`
 	Min                  int               `yaml:"min"`
 	Max                  int               `yaml:"max"`
 	Cap                  int               `yaml:"cap"` // downstream ceiling; 0 = none
