@@ -203,6 +203,37 @@ func TestE2EKubernetes(t *testing.T) {
 		eventually(t, 15*time.Second, "back at 1 replica", func() bool { return replicas() == 1 })
 	})
 
+	t.Run("an HPA refuses direct scaling", func(t *testing.T) {
+		admin.MustApply(t, `apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: keda-hpa-direct, namespace: `+ns+`}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: direct}
+  minReplicas: 1
+  maxReplicas: 5
+  metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}}]
+`)
+		admin.Annotate(t, ns, "direct", "queue-checker/pin", "3")
+		var actionErr string
+		eventually(t, 5*time.Second, "the action fails naming the HPA", func() bool {
+			_, body := d.get(t, "/api/v1/groups?group=direct")
+			var doc struct {
+				Groups []struct {
+					ActionError string `json:"action_error"`
+				} `json:"groups"`
+			}
+			if json.Unmarshal([]byte(body), &doc) != nil || len(doc.Groups) != 1 {
+				return false
+			}
+			actionErr = doc.Groups[0].ActionError
+			return strings.Contains(actionErr, "keda-hpa-direct")
+		})
+		t.Logf("action error: %s", actionErr)
+		if got := replicas(); got != 1 {
+			t.Errorf("spec.replicas %d with an HPA on the Deployment, want 1 untouched", got)
+		}
+	})
+
 	if code := d.stop(t); code != 0 {
 		t.Errorf("run exited %d, want 0", code)
 	}
