@@ -179,8 +179,6 @@ type Forecast struct {
 type Fleet struct {
 	AutoScalingGroup     *AutoScalingGroup `yaml:"autoscaling_group"`
 	ECSService           *ECSService       `yaml:"ecs_service"`
-	// Kubernetes is a workload scaled through its scale subresource.
-	Kubernetes *Kubernetes `yaml:"kubernetes"`
 	Min                  int               `yaml:"min"`
 	Max                  int               `yaml:"max"`
 	Cap                  int               `yaml:"cap"` // downstream ceiling; 0 = none
@@ -202,6 +200,10 @@ type Fleet struct {
 	// Activation is the backlog of visible and delayed messages that wakes
 	// a group at zero workers (min 0); default 1.
 	Activation int `yaml:"activation"`
+	// Kubernetes is a workload (Deployment, StatefulSet, or any kind with
+	// a scale subresource) read and scaled through its scale subresource;
+	// at most one of AutoScalingGroup, ECSService and Kubernetes.
+	Kubernetes *Kubernetes `yaml:"kubernetes"`
 }
 
 // AutoScalingGroup names an EC2 Auto Scaling group.

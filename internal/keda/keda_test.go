@@ -179,9 +179,15 @@ func TestScalerErrors(t *testing.T) {
 		{"no ref", func() error { _, err := c.GetMetrics(ctx, &pb.GetMetricsRequest{}); return err }, codes.InvalidArgument, "scaledObjectRef"},
 		{"spec, no metadata", func() error { _, err := c.GetMetricSpec(ctx, ref("")); return err }, codes.InvalidArgument, "scalerMetadata.group"},
 		{"active, no metadata", func() error { _, err := c.IsActive(ctx, ref("")); return err }, codes.InvalidArgument, "scalerMetadata.group"},
-		{"unknown group", func() error { _, err := c.GetMetrics(ctx, &pb.GetMetricsRequest{ScaledObjectRef: ref("nope")}); return err }, codes.NotFound, `no group named "nope"`},
+		{"unknown group", func() error {
+			_, err := c.GetMetrics(ctx, &pb.GetMetricsRequest{ScaledObjectRef: ref("nope")})
+			return err
+		}, codes.NotFound, `no group named "nope"`},
 		{"spec, unknown group", func() error { _, err := c.GetMetricSpec(ctx, ref("nope")); return err }, codes.NotFound, `"nope"`},
-		{"no decision yet", func() error { _, err := c.GetMetrics(ctx, &pb.GetMetricsRequest{ScaledObjectRef: ref("starting")}); return err }, codes.Unavailable, "no decision yet"},
+		{"no decision yet", func() error {
+			_, err := c.GetMetrics(ctx, &pb.GetMetricsRequest{ScaledObjectRef: ref("starting")})
+			return err
+		}, codes.Unavailable, "no decision yet"},
 		{"held elsewhere", func() error { _, err := c.IsActive(ctx, ref("elsewhere")); return err }, codes.Unavailable, "checker-b"},
 	} {
 		err := tc.call()
