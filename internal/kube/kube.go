@@ -27,6 +27,7 @@ import (
 	"strings"
 	"sync"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -38,6 +39,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/queuechecker/queue-checker/internal/config"
+	"github.com/queuechecker/queue-checker/internal/model"
 )
 
 // AnnotationPrefix starts the switch annotations on a workload: the same
@@ -368,4 +370,22 @@ var Calls = []Call{
 	{"apps", "statefulsets/scale", "update"},
 	{"", "pods", "list"},
 	{"autoscaling", "horizontalpodautoscalers", "list"},
+}
+
+// Class is the error class (model.ErrClass*) of an error from the API
+// server, for the fleet's metrics and logs; "" for an error that did not
+// come from it.
+func Class(err error) string {
+	var status apierrors.APIStatus
+	switch {
+	case err == nil || !errors.As(err, &status):
+		return ""
+	case apierrors.IsTooManyRequests(err):
+		return model.ErrClassThrottled
+	case apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err):
+		return model.ErrClassTimeout
+	case status.Status().Code >= 500:
+		return model.ErrClassServer
+	}
+	return model.ErrClassClient
 }

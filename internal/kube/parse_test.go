@@ -1,7 +1,14 @@
 package kube
 
 import (
+	"errors"
+	"fmt"
 	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/queuechecker/queue-checker/internal/model"
 )
 
 // TestParseWorkload reads counts and switch annotations from a scale and
@@ -68,5 +75,26 @@ func TestParseWorkload(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestClass: the API server's errors get the classes of AWS's.
+func TestClass(t *testing.T) {
+	t.Parallel()
+	gr := schema.GroupResource{Group: "apps", Resource: "deployments"}
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{apierrors.NewForbidden(gr, "w", errors.New("no")), model.ErrClassClient},
+		{fmt.Errorf("get: %w", apierrors.NewNotFound(gr, "w")), model.ErrClassClient},
+		{apierrors.NewTooManyRequests("slow down", 1), model.ErrClassThrottled},
+		{apierrors.NewServerTimeout(gr, "get", 1), model.ErrClassTimeout},
+		{apierrors.NewInternalError(errors.New("etcd")), model.ErrClassServer},
+		{errors.New("dial tcp: refused"), ""},
+	} {
+		if got := Class(tc.err); got != tc.want {
+			t.Errorf("Class(%v) = %q, want %q", tc.err, got, tc.want)
+		}
 	}
 }

@@ -133,6 +133,9 @@ func fleetErrClass(err error) string {
 	if errors.Is(err, errFleetNotFound) {
 		return model.ErrClassClient
 	}
+	if c := kube.Class(err); c != "" {
+		return c
+	}
 	return awsclient.Classify(err)
 }
 
