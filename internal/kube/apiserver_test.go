@@ -342,3 +342,91 @@ spec:
 		t.Error("a ScaledObject with a number in trigger metadata passed the dry run")
 	}
 }
+
+// TestScaleTargetOfAnyKind reads and scales a custom resource through the
+// scale subresource its CRD declares, found by discovery; a kind without
+// one is refused by name.
+func TestScaleTargetOfAnyKind(t *testing.T) {
+	s, admin := cluster(t)
+	admin.MustApply(t, `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: pools.workers.example.com}
+spec:
+  group: workers.example.com
+  scope: Namespaced
+  names: {kind: Pool, plural: pools, singular: pool, listKind: PoolList}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          x-kubernetes-preserve-unknown-fields: true
+      subresources:
+        status: {}
+        scale: {specReplicasPath: .spec.replicas, statusReplicasPath: .status.replicas, labelSelectorPath: .status.selector}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: jars.workers.example.com}
+spec:
+  group: workers.example.com
+  scope: Namespaced
+  names: {kind: Jar, plural: jars, singular: jar, listKind: JarList}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          x-kubernetes-preserve-unknown-fields: true
+`)
+	admin.WaitForResource(t, "workers.example.com/v1", "Pool")
+	admin.WaitForResource(t, "workers.example.com/v1", "Jar")
+	admin.MustApply(t, `apiVersion: workers.example.com/v1
+kind: Pool
+metadata: {name: video, namespace: workers}
+spec: {replicas: 4}
+`)
+	ctx := context.Background()
+	pools := admin.Dynamic.Resource(schema.GroupVersionResource{Group: "workers.example.com", Version: "v1", Resource: "pools"}).Namespace(workers)
+	p, err := pools.Get(ctx, "video", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = unstructured.SetNestedMap(p.Object, map[string]any{"replicas": int64(4), "readyReplicas": int64(3), "selector": "app=video"}, "status")
+	if _, err := pools.UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	admin.TerminatingPods(t, workers, "video", 1)
+
+	c, err := New(s.Config(kubetest.AdminUser)) // the Role covers Deployments and StatefulSets only
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := Ref{Namespace: workers, APIVersion: "workers.example.com/v1", Kind: "Pool", Name: "video"}
+	w, err := c.Read(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Desired != 4 || w.Replicas != 4 || w.Ready != 3 || w.Terminating != 1 {
+		t.Errorf("read %+v, want desired 4, replicas 4, ready 3, 1 terminating", w)
+	}
+	if err := c.Scale(ctx, ref, 9); err != nil {
+		t.Fatal(err)
+	}
+	p, err = pools.Get(ctx, "video", metav1.GetOptions{})
+	if n, _, _ := unstructured.NestedInt64(p.Object, "spec", "replicas"); err != nil || n != 9 {
+		t.Errorf("after Scale(9): spec.replicas %d (%v)", n, err)
+	}
+	_, err = c.Read(ctx, Ref{Namespace: workers, APIVersion: "workers.example.com/v1", Kind: "Jar", Name: "x"})
+	if err == nil || !strings.Contains(err.Error(), "Jar in workers.example.com/v1 has no scale subresource") {
+		t.Errorf("a kind without scale: %v", err)
+	}
+	_, err = c.Read(ctx, Ref{Namespace: workers, APIVersion: "workers.example.com/v1", Kind: "Vat", Name: "x"})
+	if err == nil || !strings.Contains(err.Error(), "no kind Vat") {
+		t.Errorf("an unknown kind: %v", err)
+	}
+}
