@@ -243,23 +243,23 @@ func (c *Client) Read(ctx context.Context, ref Ref) (Workload, error) {
 func parseWorkload(scale, obj map[string]any) (Workload, string, error) {
 	var w Workload
 	desired, ok, err := unstructured.NestedInt64(scale, "spec", "replicas")
-	if err != nil || desired < 0 {
-		return w, "", fmt.Errorf("scale spec.replicas is not a count (%v)", err)
+	if err := countErr("scale spec.replicas", desired, err); err != nil {
+		return w, "", err
 	}
 	if !ok {
 		desired = 0 // omitted when zero
 	}
 	replicas, _, err := unstructured.NestedInt64(scale, "status", "replicas")
-	if err != nil || replicas < 0 {
-		return w, "", fmt.Errorf("scale status.replicas is not a count (%v)", err)
+	if err := countErr("scale status.replicas", replicas, err); err != nil {
+		return w, "", err
 	}
 	selector, _, err := unstructured.NestedString(scale, "status", "selector")
 	if err != nil {
 		return w, "", fmt.Errorf("scale status.selector: %w", err)
 	}
 	ready, found, err := unstructured.NestedInt64(obj, "status", "readyReplicas")
-	if err != nil || ready < 0 {
-		return w, "", fmt.Errorf("status.readyReplicas is not a count (%v)", err)
+	if err := countErr("status.readyReplicas", ready, err); err != nil {
+		return w, "", err
 	}
 	if !found && !knownReadyField(obj) {
 		ready = replicas
@@ -275,6 +275,18 @@ func parseWorkload(scale, obj map[string]any) (Workload, string, error) {
 		}
 	}
 	return w, selector, nil
+}
+
+// countErr says why field is not a count: not a whole number (err), or
+// below zero.
+func countErr(field string, n int64, err error) error {
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s is not a count: %w", field, err)
+	case n < 0:
+		return fmt.Errorf("%s is not a count: %d", field, n)
+	}
+	return nil
 }
 
 // knownReadyField reports whether obj's kind is one whose controller
