@@ -7,11 +7,15 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 GOLANGCI_LINT_VERSION ?= v2.15.0
+# The code generators of `make proto`, pinned; protoc is Debian's
+# protobuf-compiler (3.21.12 on Debian 12), named in the generated headers.
+PROTOC_GEN_GO_VERSION      ?= v1.36.12
+PROTOC_GEN_GO_GRPC_VERSION ?= v1.6.2
 
 # moto_server installed by scripts/test-deps is found after whatever PATH has.
 export PATH := $(PATH):$(CURDIR)/.venv/bin:$(HOME)/.local/bin
 
-.PHONY: all build test test-deps vet lint bench comparison tidy-check validate-example clean
+.PHONY: all build test test-deps vet lint bench comparison tidy-check validate-example clean proto
 
 all: build
 
@@ -47,6 +51,17 @@ comparison:
 
 validate-example:
 	$(GO) run ./cmd/checker validate --config config.example.yaml
+
+# Regenerates api/externalscaler's Go code from KEDA's external scaler
+# contract (the .proto beside it). Needs protoc (apt-get install
+# protobuf-compiler); the plugins come from the Go module proxy.
+proto:
+	GOBIN=$(CURDIR)/bin/tools $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
+	GOBIN=$(CURDIR)/bin/tools $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
+	PATH="$(CURDIR)/bin/tools:$$PATH" protoc -I api/externalscaler \
+	  --go_out=api/externalscaler --go_opt=paths=source_relative \
+	  --go-grpc_out=api/externalscaler --go-grpc_opt=paths=source_relative \
+	  api/externalscaler/externalscaler.proto
 
 tidy-check:
 	$(GO) mod tidy -diff

@@ -55,6 +55,7 @@ func cmdDemo(ctx context.Context, args []string, _, stderr io.Writer) error {
 	forDur := fs.Duration("for", 0, "stop after this long (wall clock); 0 runs until SIGINT or SIGTERM")
 	seed := fs.Uint64("seed", 1, "random seed of the simulated traffic")
 	logFormat := fs.String("log-format", "json", "log format: json or console")
+	kedaListen := fs.String("keda-listen", "", "serve KEDA's external scaler (gRPC, with reflection) for the demo's groups on this address, such as 127.0.0.1:9103")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -106,7 +107,14 @@ func cmdDemo(ctx context.Context, args []string, _, stderr io.Writer) error {
 	log.Info("demo starting: simulated queues and fleets, no AWS", zap.Float64("speed", *speed),
 		zap.Duration("interval", *interval), zap.Int("groups", len(settings)))
 
+	scaler, err := kedaServer(config.KEDA{Listen: *kedaListen}, ctrl, base, log.Named("keda"))
+	if err != nil {
+		return err
+	}
 	g, gctx := errgroup.WithContext(ctx)
+	if scaler != nil {
+		g.Go(func() error { return scaler(gctx) })
+	}
 	g.Go(func() error {
 		return ctrl.Run(gctx, controller.RunOptions{
 			Interval: wallInterval,

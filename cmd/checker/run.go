@@ -99,7 +99,14 @@ func cmdRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 		zap.String("listen", cfg.Listen), zap.Bool("dry_run", cfg.DryRun))
 
 	handler := web.Handler(web.Options{Controller: ctrl, Gatherer: gatherer, Interval: cfg.Interval, Started: time.Now()})
+	scaler, err := kedaServer(cfg.KEDA, ctrl, base, log.Named("keda"))
+	if err != nil {
+		return err
+	}
 	g, gctx := errgroup.WithContext(ctx)
+	if scaler != nil {
+		g.Go(func() error { return scaler(gctx) })
+	}
 	// The warm start runs beside the loop: the first cycle does not wait
 	// for the history.
 	warm := newWarmer(gctx, ctrl, log.Named("warm_start"))

@@ -20,7 +20,7 @@ func (c Config) Notes() []*FieldError {
 	}
 	for i, g := range c.Groups {
 		path := indexPath("groups", i)
-		hasFleet := g.Fleet.AutoScalingGroup != nil || g.Fleet.ECSService != nil
+		hasFleet := g.Fleet.fleetKinds() > 0
 		switch {
 		case !hasFleet && g.Actions.CloudWatchMetrics == nil:
 			add(path, "no fleet and no cloudwatch_metrics: the group is only observed (Prometheus, logs, `checker once`)")

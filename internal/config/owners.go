@@ -63,6 +63,8 @@ func (g Group) fleetKey(defaultRegion string) (key, path string) {
 		svc := e.Service[strings.LastIndex(e.Service, "/")+1:]
 		cluster := e.Cluster[strings.LastIndex(e.Cluster, "/")+1:]
 		return "ecs\x00" + cmp.Or(e.Region, defaultRegion) + "\x00" + cluster + "\x00" + svc, "fleet.ecs_service"
+	case f.Kubernetes != nil && kubeFleetKey(f.Kubernetes) != "":
+		return kubeFleetKey(f.Kubernetes), "fleet.kubernetes"
 	}
 	return "", ""
 }

@@ -6,8 +6,8 @@ func (f Fleet) validateSafety(p *problems, path string) {
 	switch {
 	case f.FixedWorkers < 0:
 		p.add(joinPath(path, "fixed_workers"), "must be >= 0 (0 means none), got %d", f.FixedWorkers)
-	case f.FixedWorkers > 0 && (f.AutoScalingGroup != nil || f.ECSService != nil):
-		p.add(joinPath(path, "fixed_workers"), "set fixed_workers or a fleet to read (autoscaling_group, ecs_service), not both")
+	case f.FixedWorkers > 0 && f.fleetKinds() > 0:
+		p.add(joinPath(path, "fixed_workers"), "set fixed_workers or a fleet to read (autoscaling_group, ecs_service, kubernetes), not both")
 	}
 	if f.Activation < 1 {
 		p.add(joinPath(path, "activation"), "must be at least 1 (visible or delayed messages that wake a group at zero), got %d", f.Activation)

@@ -15,6 +15,8 @@ type Config struct {
 	Groups   []Group       `yaml:"groups"`
 	// Coordination, when present, shares the groups among several checkers.
 	Coordination *Coordination `yaml:"coordination"`
+	// KEDA serves KEDA's external scaler; off unless keda.listen is set.
+	KEDA KEDA `yaml:"keda"`
 }
 
 // Metrics chooses which Prometheus series the checker exports.
@@ -222,6 +224,10 @@ type Fleet struct {
 	// dollars (an instance's or a task's price); absent means
 	// aws.worker_cost_per_hour, 0 means no price for this group.
 	WorkerCostPerHour *float64 `yaml:"worker_cost_per_hour"`
+	// Kubernetes is a workload (Deployment, StatefulSet, or any kind with
+	// a scale subresource) read and scaled through its scale subresource;
+	// at most one of AutoScalingGroup, ECSService and Kubernetes.
+	Kubernetes *Kubernetes `yaml:"kubernetes"`
 }
 
 // AutoScalingGroup names an EC2 Auto Scaling group.

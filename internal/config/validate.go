@@ -60,6 +60,7 @@ func (c Config) Validate() error {
 	oneOf(&p, "log.format", c.Log.Format, logFormats)
 	c.AWS.validate(&p, c.Interval)
 	c.Coordination.validate(&p, c.Interval)
+	c.KEDA.validate(&p)
 	oneOf(&p, "metrics.per_queue", string(c.Metrics.PerQueue), perQueueValues)
 
 	if len(c.Groups) == 0 {
@@ -290,8 +291,11 @@ func (f Fleet) validate(p *problems, path string) {
 	if f.WorkerCostPerHour != nil {
 		validateWorkerCost(p, joinPath(path, "worker_cost_per_hour"), *f.WorkerCostPerHour)
 	}
-	if f.AutoScalingGroup != nil && f.ECSService != nil {
-		p.add(path, "set autoscaling_group or ecs_service, not both")
+	if f.fleetKinds() > 1 {
+		p.add(path, "set one of autoscaling_group, ecs_service and kubernetes, not several")
+	}
+	if k := f.Kubernetes; k != nil {
+		k.validate(p, joinPath(path, "kubernetes"))
 	}
 	if a := f.AutoScalingGroup; a != nil {
 		ap := joinPath(path, "autoscaling_group")
@@ -337,16 +341,16 @@ func (f Fleet) validate(p *problems, path string) {
 }
 
 func (a Actions) validate(p *problems, path string, f Fleet) {
-	if a.SetDesiredCapacity && f.AutoScalingGroup == nil && f.ECSService == nil {
-		p.add(joinPath(path, "set_desired_capacity"), "needs fleet.autoscaling_group or fleet.ecs_service to act on")
+	if a.SetDesiredCapacity && f.fleetKinds() == 0 {
+		p.add(joinPath(path, "set_desired_capacity"), "needs fleet.autoscaling_group, fleet.ecs_service or fleet.kubernetes to act on")
 	}
 	m := a.CloudWatchMetrics
 	if m == nil {
 		return
 	}
 	mp := joinPath(path, "cloudwatch_metrics")
-	if f.AutoScalingGroup == nil && f.ECSService == nil && f.FixedWorkers == 0 {
-		p.add(mp, "needs the workers it divides by: name the fleet (fleet.autoscaling_group or fleet.ecs_service; set_desired_capacity: false reads it only) or set fleet.fixed_workers")
+	if f.fleetKinds() == 0 && f.FixedWorkers == 0 {
+		p.add(mp, "needs the workers it divides by: name the fleet (fleet.autoscaling_group, fleet.ecs_service or fleet.kubernetes; set_desired_capacity: false reads it only) or set fleet.fixed_workers")
 	}
 	np := joinPath(mp, "namespace")
 	switch {

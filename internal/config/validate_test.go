@@ -236,7 +236,7 @@ func TestValidateRules(t *testing.T) {
 		{"set desired capacity without a fleet", func(_ *Config, g *Group) {
 			g.Fleet.AutoScalingGroup = nil
 			g.Actions.SetDesiredCapacity = true
-		}, []string{"groups[0].actions.set_desired_capacity: needs fleet.autoscaling_group or fleet.ecs_service to act on"}},
+		}, []string{"groups[0].actions.set_desired_capacity: needs fleet.autoscaling_group, fleet.ecs_service or fleet.kubernetes to act on"}},
 		{"no fleet and no metrics is allowed", func(_ *Config, g *Group) { g.Fleet.AutoScalingGroup = nil }, nil},
 		{"metrics from a fleet that is only read", func(_ *Config, g *Group) {
 			g.Actions.CloudWatchMetrics = &CloudWatchMetrics{Namespace: DefaultNamespace}
@@ -248,9 +248,9 @@ func TestValidateRules(t *testing.T) {
 		{"metrics without workers to divide by", func(_ *Config, g *Group) {
 			g.Fleet.AutoScalingGroup = nil
 			g.Actions.CloudWatchMetrics = &CloudWatchMetrics{Namespace: DefaultNamespace}
-		}, []string{"groups[0].actions.cloudwatch_metrics: needs the workers it divides by: name the fleet (fleet.autoscaling_group or fleet.ecs_service; set_desired_capacity: false reads it only) or set fleet.fixed_workers"}},
+		}, []string{"groups[0].actions.cloudwatch_metrics: needs the workers it divides by: name the fleet (fleet.autoscaling_group, fleet.ecs_service or fleet.kubernetes; set_desired_capacity: false reads it only) or set fleet.fixed_workers"}},
 		{"fixed workers and a fleet", func(_ *Config, g *Group) { g.Fleet.FixedWorkers = 2 },
-			[]string{"groups[0].fleet.fixed_workers: set fixed_workers or a fleet to read (autoscaling_group, ecs_service), not both"}},
+			[]string{"groups[0].fleet.fixed_workers: set fixed_workers or a fleet to read (autoscaling_group, ecs_service, kubernetes), not both"}},
 		{"pin at min", func(_ *Config, g *Group) { n := 1; g.Fleet.Pin = &n }, nil},
 		{"pin 0 with min 0", func(_ *Config, g *Group) { n := 0; g.Fleet.Min, g.Fleet.Pin = 0, &n }, nil},
 		{"pin above max", func(_ *Config, g *Group) { n := 11; g.Fleet.Pin = &n },

@@ -108,7 +108,7 @@ const FleetECS = "ecs"
 
 // Fleet is the worker fleet as read back from Auto Scaling or ECS.
 type Fleet struct {
-	Kind string // "autoscaling", "ecs", "fixed", or "" when the group has no fleet to read
+	Kind string // "autoscaling", "ecs", "kubernetes", "fixed", or "" when the group has no fleet to read
 	Name string
 	At   time.Time
 

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/queuechecker/queue-checker/internal/awsclient"
+	"github.com/queuechecker/queue-checker/internal/kube"
 	"github.com/queuechecker/queue-checker/internal/model"
 )
 
@@ -64,6 +65,12 @@ type fleetReader struct {
 	stopping stoppingTasks // ECS: the service's tasks being stopped
 	err      error
 
+	// A Kubernetes workload (kube.go): its name, this interval's answer,
+	// and when each pending pod was first seen.
+	kubeRef     kube.Ref
+	workload    *kube.Workload
+	kubePending []time.Time
+
 	// pendingSince remembers, per Auto Scaling instance ID, when the poller
 	// first saw the instance pending: the API gives no launch time.
 	pendingSince map[string]time.Time
@@ -91,7 +98,9 @@ func (f *fleetReader) display() string {
 	return f.name
 }
 
-func (f *fleetReader) reset() { f.asg, f.svc, f.stopping, f.err = nil, nil, stoppingTasks{}, nil }
+func (f *fleetReader) reset() {
+	f.asg, f.svc, f.stopping, f.err, f.workload = nil, nil, stoppingTasks{}, nil, nil
+}
 
 // settle turns this interval's answer into a model.Fleet and logs when the
 // fleet starts or stops failing.
@@ -106,6 +115,8 @@ func (f *fleetReader) settle(now time.Time) model.Fleet {
 	case f.kind == KindECS && f.svc != nil:
 		f.fromECS(&fl, now)
 		f.applySwitches(&fl, serviceTags(f.svc), now)
+	case f.kind == KindKubernetes && f.workload != nil:
+		f.fromKube(&fl, now)
 	default:
 		fl.Err = fmt.Errorf("%s %s in %s: no answer", f.kind, f.display(), f.region)
 	}
@@ -128,6 +139,9 @@ func (f *fleetReader) settle(now time.Time) model.Fleet {
 func fleetErrClass(err error) string {
 	if errors.Is(err, errFleetNotFound) {
 		return model.ErrClassClient
+	}
+	if c := kube.Class(err); c != "" {
+		return c
 	}
 	return awsclient.Classify(err)
 }

@@ -85,6 +85,8 @@ type Poller struct {
 	asg     []*asgBatch
 	ecs     []*ecsBatch
 	fleets  []*fleetReader
+	kube    []*fleetReader // Kubernetes workloads, read one by one
+	kubeAPI kubeAPI        // nil without a Kubernetes fleet
 
 	mu sync.Mutex
 
@@ -248,6 +250,12 @@ func newPoller(cfg config.Config, clients clientSource, reg prometheus.Registere
 				ecsReaders[ck][fr.name] = append(ecsReaders[ck][fr.name], fr)
 			}
 			g.fleet = fr
+		case f.Kubernetes != nil:
+			fr, err := p.kubeReader(f.Kubernetes, fleetByKey)
+			if err != nil {
+				return nil, fmt.Errorf("groups[%d].fleet.kubernetes: %w", gi, err)
+			}
+			g.fleet = fr
 		}
 		if g.fleet != nil {
 			g.fleet.log = log.With(zap.String("fleet", g.fleet.display()), zap.String("kind", g.fleet.kind),
@@ -354,6 +362,7 @@ func (p *Poller) Observe(ctx context.Context, now time.Time) ([]model.Observatio
 	}
 	runPool(&wg, p.limit, len(p.asg), func(i int) { p.asg[i].fetch(callCtx) })
 	runPool(&wg, p.limit, len(p.ecs), func(i int) { p.ecs[i].fetch(callCtx) })
+	runPool(&wg, p.limit, len(p.kube), func(i int) { p.kube[i].fetchKube(callCtx, p.kubeAPI) })
 	wg.Wait()
 
 	if errors.Is(ctx.Err(), context.Canceled) {

@@ -38,22 +38,29 @@ const maxTagText = 128
 // release. A pin or paused-at that is not understood, or an unknown key
 // under the prefix, is ignored with a warning.
 func parseSwitches(tags map[string]string) model.Switches {
+	return parseSwitchKeys(tags, TagPrefix, "tag")
+}
+
+// parseSwitchKeys is parseSwitches for switches whose keys start with
+// prefix instead of TagPrefix (a Kubernetes workload's annotations,
+// queue-checker/paused), named what ("annotation") in the warnings.
+func parseSwitchKeys(tags map[string]string, prefix, what string) model.Switches {
 	var s model.Switches
 	warn := func(format string, a ...any) { s.Warnings = append(s.Warnings, fmt.Sprintf(format, a...)) }
 	keys := make([]string, 0, len(tags))
 	for k := range tags {
-		if strings.HasPrefix(k, TagPrefix) {
+		if strings.HasPrefix(k, prefix) {
 			keys = append(keys, k)
 		}
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
 		v := strings.TrimSpace(tags[k])
-		switch k {
+		switch TagPrefix + strings.TrimPrefix(k, prefix) {
 		case TagPaused:
 			b, err := strconv.ParseBool(v)
 			if err != nil {
-				warn("tag %s=%q not understood: the group is paused (its count held) until it reads true or false", k, clip(v))
+				warn(what+" %s=%q not understood: the group is paused (its count held) until it reads true or false", k, clip(v))
 				b = true
 			}
 			s.Paused = b
@@ -62,26 +69,26 @@ func parseSwitches(tags map[string]string) model.Switches {
 		case TagPausedAt:
 			at, err := time.Parse(time.RFC3339, v)
 			if err != nil {
-				warn("tag %s=%q ignored: want a time such as 2025-03-01T12:00:00Z", k, clip(v))
+				warn(what+" %s=%q ignored: want a time such as 2025-03-01T12:00:00Z", k, clip(v))
 				continue
 			}
 			s.PausedSince = at
 		case TagScaleIn:
 			b, err := strconv.ParseBool(v)
 			if err != nil {
-				warn("tag %s=%q not understood: scale-in is held (scale out only) until it reads true or false", k, clip(v))
+				warn(what+" %s=%q not understood: scale-in is held (scale out only) until it reads true or false", k, clip(v))
 				b = false
 			}
 			s.ScaleInOff = !b
 		case TagPin:
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 0 {
-				warn("tag %s=%q ignored: want a whole number of workers >= 0", k, clip(v))
+				warn(what+" %s=%q ignored: want a whole number of workers >= 0", k, clip(v))
 				continue
 			}
 			s.Pinned, s.Pin = true, n
 		default:
-			warn("tag %s ignored: unknown; known are %s, %s, %s, %s and %s", clip(k), TagPaused, TagPausedBy, TagPausedAt, TagScaleIn, TagPin)
+			warn(what+" %s ignored: unknown; known are %s, %s, %s, %s and %s", clip(k), prefix+"paused", prefix+"paused-by", prefix+"paused-at", prefix+"scale-in", prefix+"pin")
 		}
 	}
 	if !s.Paused {
@@ -102,7 +109,11 @@ func clip(s string) string {
 // paused-at tag dates from when the poller first saw it. Warnings are logged
 // when they change.
 func (f *fleetReader) applySwitches(fl *model.Fleet, tags map[string]string, now time.Time) {
-	s := parseSwitches(tags)
+	f.applyParsedSwitches(fl, parseSwitches(tags), now)
+}
+
+// applyParsedSwitches is applySwitches for switches already parsed.
+func (f *fleetReader) applyParsedSwitches(fl *model.Fleet, s model.Switches, now time.Time) {
 	switch {
 	case !s.Paused:
 		f.pausedSeen = time.Time{}

@@ -82,6 +82,7 @@ type clients struct {
 	cloudWatch  func(region string) cloudWatchAPI
 	autoScaling func(region string) autoScalingAPI
 	ecs         func(region string) ecsAPI
+	kube        kubeAPI // nil when no group scales a Kubernetes workload
 }
 
 // Publisher is the AWS Actuator. It is safe for concurrent use: it keeps no
@@ -107,6 +108,10 @@ func New(cfg config.Config, factory *awsclient.Factory, log *zap.Logger) (*Publi
 		autoScaling: func(region string) autoScalingAPI { return factory.AutoScaling(region) },
 		ecs:         func(region string) ecsAPI { return factory.ECS(region) },
 	}
+	var err error
+	if c.kube, err = kubeClient(cfg); err != nil {
+		return nil, fmt.Errorf("publisher: %w", err)
+	}
 	return newPublisher(cfg, c, log)
 }
 
@@ -127,10 +132,14 @@ func newPublisher(cfg config.Config, c clients, log *zap.Logger) (*Publisher, er
 		}
 		if g.Actions.SetDesiredCapacity {
 			switch {
-			case g.Fleet.AutoScalingGroup == nil && g.Fleet.ECSService == nil:
-				errs = append(errs, fmt.Errorf("groups[%d].actions.set_desired_capacity: no fleet to scale (fleet.autoscaling_group or fleet.ecs_service)", i))
+			case g.Fleet.AutoScalingGroup == nil && g.Fleet.ECSService == nil && g.Fleet.Kubernetes == nil:
+				errs = append(errs, fmt.Errorf("groups[%d].actions.set_desired_capacity: no fleet to scale (fleet.autoscaling_group, fleet.ecs_service or fleet.kubernetes)", i))
 			case g.Fleet.AutoScalingGroup != nil && g.Fleet.ECSService != nil:
 				errs = append(errs, fmt.Errorf("groups[%d].fleet: both autoscaling_group and ecs_service set", i))
+			case g.Fleet.Kubernetes != nil && (g.Fleet.AutoScalingGroup != nil || g.Fleet.ECSService != nil):
+				errs = append(errs, fmt.Errorf("groups[%d].fleet: kubernetes and another fleet kind set", i))
+			case g.Fleet.Kubernetes != nil && c.kube == nil && !cfg.DryRun:
+				errs = append(errs, fmt.Errorf("groups[%d].fleet.kubernetes: no Kubernetes client", i))
 			}
 		}
 	}
@@ -274,6 +283,8 @@ func (p *Publisher) setDesired(ctx context.Context, g config.Group, to int) erro
 		if err != nil {
 			return fmt.Errorf("update desired count of ECS service %s/%s to %d: %w", s.Cluster, s.Service, to, err)
 		}
+	case g.Fleet.Kubernetes != nil:
+		return p.scaleKube(ctx, g.Fleet.Kubernetes, to)
 	}
 	return nil
 }

@@ -168,7 +168,7 @@ func queuesOf(s model.GroupSample) queuesDoc {
 
 // fleetDoc is the worker fleet as read back from Auto Scaling or ECS.
 type fleetDoc struct {
-	Kind         string      `json:"kind"` // "autoscaling", "ecs" or "" (no fleet to read)
+	Kind         string      `json:"kind"` // "autoscaling", "ecs", "kubernetes", "fixed" or "" (no fleet to read)
 	Name         string      `json:"name"`
 	At           *time.Time  `json:"at"`
 	Known        bool        `json:"known"`

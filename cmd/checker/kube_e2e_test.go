@@ -1,0 +1,240 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	pb "github.com/queuechecker/queue-checker/api/externalscaler"
+	"github.com/queuechecker/queue-checker/internal/awstest"
+	"github.com/queuechecker/queue-checker/internal/keda"
+	"github.com/queuechecker/queue-checker/internal/kubetest"
+)
+
+// kubeManifests is deploy/kubernetes, seen from this package.
+const kubeManifests = "../../deploy/kubernetes"
+
+// TestE2EKubernetes runs `checker run` against moto's SQS and a real
+// Kubernetes API server, as deploy/kubernetes's service account (its Role
+// and nothing more), with two groups: one scaling its Deployment directly
+// through the scale subresource, one read only and answered to KEDA over
+// gRPC. A backlog jump must reach the Deployment's spec.replicas within
+// one interval and a second, and the GetMetrics answer within one
+// interval; the annotations steer the direct group as the tags steer an
+// Auto Scaling group. The queues are asked every interval
+// (idle_sample_interval: 0): an idle queue's backoff would add up to its
+// bound to the first message's wait, whatever the fleet.
+func TestE2EKubernetes(t *testing.T) {
+	f := direct(t)
+	moto := awstest.Shared(t).URL
+	s := kubetest.StartT(t)
+	admin := kubetest.NewClient(t, s.Config(kubetest.AdminUser))
+	for _, m := range []string{"namespace-checker.yaml", "namespace-workers.yaml", "serviceaccount.yaml", "role.yaml", "rolebinding.yaml"} {
+		b, err := os.ReadFile(filepath.Join(kubeManifests, m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		admin.MustApply(t, string(b))
+	}
+	t.Setenv("KUBECONFIG", s.Kubeconfig(t, kubetest.CheckerUser))
+	const ns = "workers"
+	admin.Deployment(t, ns, "direct", 1, nil)
+	admin.SetDeploymentStatus(t, ns, "direct", 1, 1)
+	admin.Deployment(t, ns, "viakeda", 1, nil)
+	admin.SetDeploymentStatus(t, ns, "viakeda", 1, 1)
+
+	const interval = time.Second
+	qd := makeQueue(t, f, queueSpec{region: east})
+	qk := makeQueue(t, f, queueSpec{region: east})
+	group := func(name string, q testQueue, deployment string, act bool) string {
+		return fmt.Sprintf(`  - name: %s
+    queues: [{url: %q}]
+    workers: {service_time: 1s}
+    target: {latency: 5s, drain_time: 1m, arrival_smoothing: 1s}
+    forecast: {enabled: false}
+    idle_sample_interval: 0s
+    fleet:
+      kubernetes: {namespace: %s, deployment: %s}
+      min: 1
+      max: 20
+      scale_in_stabilization: 2s
+    actions: {set_desired_capacity: %t}
+`, name, q.url, ns, deployment, act)
+	}
+	doc := fmt.Sprintf("interval: %s\nlisten: 127.0.0.1:0\nkeda: {listen: 127.0.0.1:0}\naws: {region: %s, endpoint_url: %s, cloudwatch_protocol: json}\ngroups:\n",
+		interval, east, moto) + group("direct", qd, "direct", true) + group("viakeda", qk, "viakeda", false)
+	path := filepath.Join(t.TempDir(), "checker.yaml")
+	writeFile(t, path, doc)
+	d := startDaemon(t, path)
+	eventually(t, 30*time.Second, "/readyz 200", func() bool {
+		code, _ := d.get(t, "/readyz")
+		return code == http.StatusOK
+	})
+	addr := logAddr(t, d.logs, "serving KEDA's external scaler", 5*time.Second)
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	scaler := pb.NewExternalScalerClient(conn)
+	ref := &pb.ScaledObjectRef{Name: "viakeda", Namespace: ns, ScalerMetadata: map[string]string{"scalerAddress": addr, "group": "viakeda"}}
+	metric := func() float64 {
+		m, err := scaler.GetMetrics(context.Background(), &pb.GetMetricsRequest{ScaledObjectRef: ref})
+		if err != nil {
+			t.Fatalf("GetMetrics: %v", err)
+		}
+		return m.MetricValues[0].MetricValueFloat
+	}
+	replicas := func() int { return admin.DeploymentReplicas(t, ns, "direct") }
+	decision := func(group string) (desired int, paused bool, warnings []string) {
+		_, body := d.get(t, "/api/v1/groups?group="+group)
+		var doc struct {
+			Groups []struct {
+				Decision struct {
+					Desired  int      `json:"desired_workers"`
+					Paused   bool     `json:"paused"`
+					Warnings []string `json:"warnings"`
+				} `json:"decision"`
+			} `json:"groups"`
+		}
+		if err := json.Unmarshal([]byte(body), &doc); err != nil || len(doc.Groups) != 1 {
+			t.Fatalf("decode %s: %v", body, err)
+		}
+		g := doc.Groups[0].Decision
+		return g.Desired, g.Paused, g.Warnings
+	}
+	time.Sleep(3 * interval)
+
+	t.Run("direct: backlog to spec.replicas", func(t *testing.T) {
+		var lat []time.Duration
+		for i := range 4 {
+			eventually(t, 30*time.Second, "back at 1 replica", func() bool { return replicas() == 1 })
+			time.Sleep(interval/5 + time.Duration(i)*interval/4)
+			jumped := time.Now()
+			sendMessages(t, f, qd, 10, 0)
+			eventually(t, 10*time.Second, "spec.replicas up", func() bool { return replicas() >= 2 })
+			lat = append(lat, time.Since(jumped))
+			purge(t, f, qd)
+		}
+		t.Logf("backlog jump to spec.replicas at a %s interval: median %s, max %s over %d jumps",
+			interval, median(lat).Round(time.Millisecond), slices.Max(lat).Round(time.Millisecond), len(lat))
+		if m := slices.Max(lat); m > interval+time.Second {
+			t.Errorf("slowest jump reached spec.replicas after %s, want within %s", m, interval+time.Second)
+		}
+	})
+
+	t.Run("keda: backlog to GetMetrics", func(t *testing.T) {
+		var lat []time.Duration
+		for i := range 4 {
+			eventually(t, 30*time.Second, "back at 1", func() bool { return metric() == 1 })
+			time.Sleep(interval/5 + time.Duration(i)*interval/4)
+			jumped := time.Now()
+			sendMessages(t, f, qk, 10, 0)
+			eventually(t, 10*time.Second, "GetMetrics up", func() bool { return metric() >= 2 })
+			lat = append(lat, time.Since(jumped))
+			// The HPA's rule on the answer is the decided count.
+			v := metric()
+			want, _, _ := decision("viakeda")
+			if got := keda.ReplicasFor([]float64{v}, 1, 0); got != want && metric() == v {
+				t.Errorf("HPA ceil(%v / 1) = %d, decided %d", v, got, want)
+			}
+			purge(t, f, qk)
+		}
+		t.Logf("backlog jump to the GetMetrics answer at a %s interval: median %s, max %s over %d jumps",
+			interval, median(lat).Round(time.Millisecond), slices.Max(lat).Round(time.Millisecond), len(lat))
+		if m := slices.Max(lat); m > interval+250*time.Millisecond {
+			t.Errorf("slowest jump reached GetMetrics after %s, want within about one interval (%s)", m, interval)
+		}
+		if got := admin.DeploymentReplicas(t, ns, "viakeda"); got != 1 {
+			t.Errorf("the KEDA group's Deployment was scaled to %d: the checker only reads it", got)
+		}
+	})
+
+	// Steered by a pin rather than by messages: with no worker consuming
+	// them, a backlog that stays would be diagnosed "not consuming" and
+	// held, whatever the switches.
+	t.Run("annotations as switches", func(t *testing.T) {
+		const key = "queue-checker/"
+		held := func(what string, want int) {
+			t.Helper()
+			time.Sleep(3 * interval)
+			if got := replicas(); got != want {
+				t.Errorf("%s: spec.replicas %d after 3 intervals, want %d held", what, got, want)
+			}
+		}
+		eventually(t, 30*time.Second, "back at 1 replica", func() bool { return replicas() == 1 })
+		admin.Annotate(t, ns, "direct", key+"pin", "3")
+		eventually(t, 5*time.Second, "pin=3 applied", func() bool { return replicas() == 3 })
+
+		admin.Annotate(t, ns, "direct", key+"scale-in", "no") // not true or false: scale-in held
+		admin.Annotate(t, ns, "direct", key+"pin", "")
+		held("scale-in=no, pin removed", 3)
+		if _, _, w := decision("direct"); !strings.Contains(strings.Join(w, " "), "annotation queue-checker/scale-in") {
+			t.Errorf("scale-in=no: warnings %q, want one naming the annotation", w)
+		}
+		admin.Annotate(t, ns, "direct", key+"scale-in", "")
+		eventually(t, 10*time.Second, "scale-in released", func() bool { return replicas() == 1 })
+
+		for _, v := range []string{"true", "maybe"} { // maybe is not false: paused
+			admin.Annotate(t, ns, "direct", key+"paused", v)
+			eventually(t, 5*time.Second, "paused="+v+" seen", func() bool { _, p, _ := decision("direct"); return p })
+			admin.Annotate(t, ns, "direct", key+"pin", "4") // a pause wins over a pin
+			held("paused="+v+" with pin=4", 1)
+			admin.Annotate(t, ns, "direct", key+"pin", "")
+		}
+		if _, _, w := decision("direct"); !strings.Contains(strings.Join(w, " "), "annotation queue-checker/paused") {
+			t.Errorf("paused=maybe: warnings %q, want one naming the annotation", w)
+		}
+		admin.Annotate(t, ns, "direct", key+"pin", "2")
+		admin.Annotate(t, ns, "direct", key+"paused", "false")
+		eventually(t, 5*time.Second, "unpaused: pin=2 applied", func() bool { return replicas() == 2 })
+		admin.Annotate(t, ns, "direct", key+"pin", "")
+		admin.Annotate(t, ns, "direct", key+"paused", "")
+		eventually(t, 15*time.Second, "back at 1 replica", func() bool { return replicas() == 1 })
+	})
+
+	t.Run("an HPA refuses direct scaling", func(t *testing.T) {
+		admin.MustApply(t, `apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: keda-hpa-direct, namespace: `+ns+`}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: direct}
+  minReplicas: 1
+  maxReplicas: 5
+  metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}}]
+`)
+		admin.Annotate(t, ns, "direct", "queue-checker/pin", "3")
+		var actionErr string
+		eventually(t, 5*time.Second, "the action fails naming the HPA", func() bool {
+			_, body := d.get(t, "/api/v1/groups?group=direct")
+			var doc struct {
+				Groups []struct {
+					ActionError string `json:"action_error"`
+				} `json:"groups"`
+			}
+			if json.Unmarshal([]byte(body), &doc) != nil || len(doc.Groups) != 1 {
+				return false
+			}
+			actionErr = doc.Groups[0].ActionError
+			return strings.Contains(actionErr, "keda-hpa-direct")
+		})
+		t.Logf("action error: %s", actionErr)
+		if got := replicas(); got != 1 {
+			t.Errorf("spec.replicas %d with an HPA on the Deployment, want 1 untouched", got)
+		}
+	})
+
+	if code := d.stop(t); code != 0 {
+		t.Errorf("run exited %d, want 0", code)
+	}
+}

@@ -1,0 +1,192 @@
+// Package keda serves KEDA's external scaler (api/externalscaler) from the
+// checker: a cluster that runs KEDA asks it, per ScaledObject, whether a
+// group's workers should run at all and how many, and KEDA's HPA sets the
+// replicas (docs/kubernetes.md).
+//
+// The answers come from the controller's latest decisions (Decisions); the
+// scaler keeps no state of its own:
+//
+//   - GetMetricSpec: one metric per group, named queue-checker-<group>,
+//     with targetSizeFloat 1;
+//   - GetMetrics: the group's decided worker count, so that the HPA's
+//     AverageValue rule, ceil(value ÷ target), lands on exactly that count;
+//   - IsActive: the decided count is above zero (the policy's activation
+//     rule wakes a group at zero, and its scale-in window puts it back);
+//     StreamIsActive sends it at once and again each time it changes.
+//
+// A held decision (stale, partial or missing data, a pause) answers the
+// count the checker holds the fleet at, never a drop. Errors carry gRPC
+// codes: InvalidArgument without scalerMetadata.group, NotFound for a
+// group the configuration does not have, Unavailable before the group's
+// first decision and while another checker holds its lease.
+package keda
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/queuechecker/queue-checker/api/externalscaler"
+	"github.com/queuechecker/queue-checker/internal/controller"
+)
+
+// GroupKey is the trigger metadata key that names the checker group.
+const GroupKey = "group"
+
+// MetricPrefix starts the name of a group's metric.
+const MetricPrefix = "queue-checker-"
+
+// Decisions is where the scaler reads the groups' latest decisions: the
+// controller (*controller.Controller).
+type Decisions interface {
+	Latest(group string) (controller.Latest, bool)
+}
+
+var _ Decisions = (*controller.Controller)(nil)
+
+// Scaler is the ExternalScaler service. It is safe for concurrent use.
+type Scaler struct {
+	pb.UnimplementedExternalScalerServer
+	src Decisions
+	// poll is how often a StreamIsActive stream looks for a change.
+	poll time.Duration
+}
+
+// DefaultPoll is how often StreamIsActive looks at the latest decision
+// when New is given 0.
+const DefaultPoll = 250 * time.Millisecond
+
+// New returns a Scaler answering from src. poll is how often an open
+// StreamIsActive looks for a change (DefaultPoll when 0): a change is sent
+// within poll of the decision that made it.
+func New(src Decisions, poll time.Duration) *Scaler {
+	if poll <= 0 {
+		poll = DefaultPoll
+	}
+	return &Scaler{src: src, poll: poll}
+}
+
+// lookup finds the group ref names: InvalidArgument without the metadata
+// key, NotFound when the configuration has no such group.
+func (s *Scaler) lookup(ref *pb.ScaledObjectRef) (string, controller.Latest, error) {
+	group := ref.GetScalerMetadata()[GroupKey]
+	if group == "" {
+		return "", controller.Latest{}, status.Errorf(codes.InvalidArgument,
+			"scalerMetadata.%s: required: the checker group this ScaledObject scales (the trigger's metadata.%s)", GroupKey, GroupKey)
+	}
+	l, ok := s.src.Latest(group)
+	if !ok {
+		return group, l, status.Errorf(codes.NotFound, "scalerMetadata.%s: no group named %q in the checker's configuration", GroupKey, group)
+	}
+	return group, l, nil
+}
+
+// count is the decided worker count of the group ref names.
+func (s *Scaler) count(ref *pb.ScaledObjectRef) (string, int, error) {
+	group, l, err := s.lookup(ref)
+	switch {
+	case err != nil:
+		return group, 0, err
+	case !l.Held:
+		owner := l.Owner
+		if owner == "" {
+			owner = "none yet"
+		}
+		return group, 0, status.Errorf(codes.Unavailable, "group %q is held by another checker (%s): ask the checker that holds its lease", group, owner)
+	case l.Decision == nil:
+		return group, 0, status.Errorf(codes.Unavailable, "group %q has no decision yet: the first comes within one interval of the start", group)
+	}
+	return group, max(l.Decision.DesiredWorkers, 0), nil
+}
+
+// MetricName is the name of the group's metric.
+func MetricName(group string) string { return MetricPrefix + group }
+
+// IsActive answers whether the group wants any worker.
+func (s *Scaler) IsActive(_ context.Context, ref *pb.ScaledObjectRef) (*pb.IsActiveResponse, error) {
+	_, n, err := s.count(ref)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.IsActiveResponse{Result: n > 0}, nil
+}
+
+// StreamIsActive sends IsActive's answer at once, and again whenever it
+// changes, until the client goes away. A group that has no decision yet
+// sends nothing until it has one; an unknown group or missing metadata
+// ends the stream with the error.
+func (s *Scaler) StreamIsActive(ref *pb.ScaledObjectRef, stream pb.ExternalScaler_StreamIsActiveServer) error {
+	t := time.NewTicker(s.poll)
+	defer t.Stop()
+	sent, last := false, false
+	for {
+		_, n, err := s.count(ref)
+		switch {
+		case err != nil && status.Code(err) != codes.Unavailable:
+			return err
+		case err != nil:
+			// No decision here yet, or held elsewhere: wait for one.
+		case !sent || (n > 0) != last:
+			last, sent = n > 0, true
+			if err := stream.Send(&pb.IsActiveResponse{Result: last}); err != nil {
+				return err
+			}
+		}
+		select {
+		case <-stream.Context().Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// GetMetricSpec names the group's metric and its per-replica target, 1.
+func (s *Scaler) GetMetricSpec(_ context.Context, ref *pb.ScaledObjectRef) (*pb.GetMetricSpecResponse, error) {
+	group, _, err := s.lookup(ref)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.GetMetricSpecResponse{MetricSpecs: []*pb.MetricSpec{
+		{MetricName: MetricName(group), TargetSize: 1, TargetSizeFloat: 1},
+	}}, nil
+}
+
+// GetMetrics answers the group's decided worker count.
+func (s *Scaler) GetMetrics(_ context.Context, req *pb.GetMetricsRequest) (*pb.GetMetricsResponse, error) {
+	if req.GetScaledObjectRef() == nil {
+		return nil, status.Error(codes.InvalidArgument, "scaledObjectRef: required")
+	}
+	group, n, err := s.count(req.GetScaledObjectRef())
+	if err != nil {
+		return nil, err
+	}
+	name := req.GetMetricName()
+	if name == "" {
+		name = MetricName(group)
+	}
+	return &pb.GetMetricsResponse{MetricValues: []*pb.MetricValue{
+		{MetricName: name, MetricValue: int64(min(n, math.MaxInt32)), MetricValueFloat: float64(n)},
+	}}, nil
+}
+
+// ReplicasFor is the count an HPA sets for an AverageValue external metric
+// (KEDA's metric type for an external scaler): ceil(the sum of the values
+// ÷ the target), kept when within tolerance (0.1) of current replicas;
+// for tests and documentation.
+func ReplicasFor(values []float64, target float64, current int) int {
+	sum := 0.0
+	for _, v := range values {
+		sum += v
+	}
+	want := int(math.Ceil(sum / target))
+	if current > 0 {
+		ratio := sum / (target * float64(current))
+		if math.Abs(ratio-1) <= 0.1 {
+			return current
+		}
+	}
+	return want
+}
