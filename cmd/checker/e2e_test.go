@@ -83,7 +83,7 @@ func byGroup(ds []model.Decision) map[string]model.Decision {
 }
 
 // firstCycleWorkers is what the model policy recommends on a group's first
-// sample, computed here from seed 001's formulas: the arrival rate is not
+// sample, computed here from the planner's formulas (docs/model.md): the arrival rate is not
 // known yet, so λ = 0 and the count is the larger of the drain floor,
 // ceil(backlog ÷ drain_time ÷ μ), and the latency floor, ceil(visible ÷
 // latency ÷ μ), with μ = concurrency ÷ service_time.

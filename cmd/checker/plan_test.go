@@ -33,14 +33,14 @@ func planJSON(t *testing.T, args ...string) map[string]any {
 	return doc
 }
 
-var seed001Args = []string{
+var plannerExampleArgs = []string{
 	"--arrival-rate", "12", "--workers", "8", "--per-worker", "2.4",
 	"--backlog", "18000", "--drain-target", "30m", "--utilization", "0.8",
 }
 
 func TestPlanJSONContract(t *testing.T) {
 	t.Parallel()
-	doc := planJSON(t, seed001Args...)
+	doc := planJSON(t, plannerExampleArgs...)
 	for _, key := range []string{
 		"queue", "inputs", "modeled_arrival_rate", "effective_per_worker", "backlog_at_start", "drain_floor",
 		"utilization_floor", "wait_floor", "recommended_workers", "capped", "planned_workers", "current",
@@ -116,7 +116,7 @@ func TestPlanSeedExamples(t *testing.T) {
 	}{
 		{
 			// 25 msg/s modeled, 1.8 msg/s a worker, 30,000 in 20 min: 28, capped at 14.
-			name: "seed 001 burst and overhead against a cap",
+			name: "planner example burst and overhead against a cap",
 			args: []string{"--arrival-rate", "20", "--burst", "25", "--per-worker", "2", "--overhead", "10",
 				"--backlog", "30000", "--drain-target", "20m", "--cap", "14"},
 			want: map[string]any{"modeled_arrival_rate": 25.0, "effective_per_worker": 1.8, "drain_floor": 28.0,
@@ -124,13 +124,13 @@ func TestPlanSeedExamples(t *testing.T) {
 		},
 		{
 			// 40/(5 × 0.8) = 10.
-			name: "seed 001 zero backlog",
+			name: "planner example zero backlog",
 			args: []string{"--arrival-rate", "40", "--per-worker", "5", "--utilization", "0.8"},
 			want: map[string]any{"utilization_floor": 10.0, "recommended_workers": 10.0, "backlog_at_start": 0.0},
 		},
 		{
 			// Seed 002: 50/s at 200 ms; 8.7 ms at 14 workers, 19.0 ms at 13.
-			name: "seed 002 latency target",
+			name: "Erlang C example latency target",
 			args: []string{"--arrival-rate", "50", "--service-time", "200ms", "--latency-target", "10ms"},
 			want: map[string]any{"wait_floor": 14.0, "utilization_floor": 13.0, "recommended_workers": 14.0,
 				"service_time_seconds": 0.2, "offered_load": 10.0},
@@ -146,7 +146,7 @@ func TestPlanSeedExamples(t *testing.T) {
 		{
 			// 18000 − 7.2 × 300 = 15840 at start; (12 + 8.8)/2.4 = 8.67: 9, + 2 safety.
 			name: "start delay and safety",
-			args: append([]string{"--start-delay", "5m", "--safety", "2"}, seed001Args...),
+			args: append([]string{"--start-delay", "5m", "--safety", "2"}, plannerExampleArgs...),
 			want: map[string]any{"backlog_at_start": 15840.0, "drain_floor": 9.0, "recommended_workers": 11.0},
 		},
 	}
@@ -173,7 +173,7 @@ func TestPlanTextOutputs(t *testing.T) {
 	}{
 		{
 			name: "table is the default and prints every section",
-			args: seed001Args,
+			args: plannerExampleArgs,
 			wants: []string{
 				"Recommended worker target: 10", "Inputs", "Queue metrics", "Worker plan", "Worker sensitivity",
 				"Backlog burn-down", "Checkpoints", "Erlang C by pool size", "41m40s", "drain floor", "10 (target)",
@@ -181,7 +181,7 @@ func TestPlanTextOutputs(t *testing.T) {
 			absent: []string{"Warnings", "|"},
 		},
 		{
-			name: "seed 002 rows in the table",
+			name: "Erlang C example rows in the table",
 			args: []string{"--arrival-rate", "50", "--service-time", "200ms", "--latency-target", "10ms", "--queue-name", "thumbnails"},
 			wants: []string{
 				"Capacity plan for thumbnails", "90.9 %", "68.2 %", "136.4 ms", "336.4 ms", "44.9 ms", "244.9 ms",
@@ -190,7 +190,7 @@ func TestPlanTextOutputs(t *testing.T) {
 		},
 		{
 			name: "markdown",
-			args: append([]string{"--output", "markdown", "--cap", "8"}, seed001Args...),
+			args: append([]string{"--output", "markdown", "--cap", "8"}, plannerExampleArgs...),
 			wants: []string{
 				"# Capacity plan for (unnamed)", "## Worker plan", "| Plan point | Workers |", "| current | 8 |",
 				"## Warnings", "Capped at 8", "## Erlang C by pool size",
@@ -220,7 +220,7 @@ func TestPlanTextOutputs(t *testing.T) {
 
 func TestPlanCSV(t *testing.T) {
 	t.Parallel()
-	code, out, errOut := runPlan(t, append([]string{"--output", "csv"}, seed001Args...)...)
+	code, out, errOut := runPlan(t, append([]string{"--output", "csv"}, plannerExampleArgs...)...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -321,13 +321,13 @@ func TestPlanHelp(t *testing.T) {
 	}
 }
 
-// The price contract: seed 001's 10 workers at $0.0416 a worker-hour cost
+// The price contract: the planner example's 10 workers at $0.0416 a worker-hour cost
 // 10 × 0.0416 = $0.416 an hour and 0.416 × 730 = $303.68 a month; each
 // promise row costs its workers × 0.0416 × 730, looser promises never
 // need more workers, and the configured 10 s promise is the one marked.
 func TestPlanWorkerCost(t *testing.T) {
 	t.Parallel()
-	doc := planJSON(t, append(seed001Args, "--worker-cost", "0.0416")...)
+	doc := planJSON(t, append(plannerExampleArgs, "--worker-cost", "0.0416")...)
 	cost, ok := doc["cost"].(map[string]any)
 	if !ok {
 		t.Fatalf("cost = %v, want an object", doc["cost"])
@@ -335,7 +335,7 @@ func TestPlanWorkerCost(t *testing.T) {
 	if h, m := cost["dollars_per_hour"].(float64), cost["dollars_per_month"].(float64); !near(h, 0.416) || !near(m, 303.68) {
 		t.Errorf("cost %v, want $0.416 an hour and $303.68 a month", cost)
 	}
-	if doc := planJSON(t, seed001Args...); doc["cost"] != nil {
+	if doc := planJSON(t, plannerExampleArgs...); doc["cost"] != nil {
 		t.Errorf("cost without --worker-cost = %v, want null", doc["cost"])
 	}
 
@@ -368,7 +368,7 @@ func TestPlanWorkerCost(t *testing.T) {
 	if current != 1 || rows[0].(map[string]any)["workers"].(float64) <= prev {
 		t.Errorf("current rows %d (want 1); a 1 s promise must cost more than a 10 min one", current)
 	}
-	code, _, errOut := runPlan(t, append(seed001Args, "--worker-cost", "-1")...)
+	code, _, errOut := runPlan(t, append(plannerExampleArgs, "--worker-cost", "-1")...)
 	if code != 2 || !strings.Contains(errOut, "--worker-cost") {
 		t.Errorf("negative price: exit %d, %q; want 2 naming --worker-cost", code, errOut)
 	}

@@ -24,7 +24,7 @@ func TestCeilWorkers(t *testing.T) {
 		{"just below an integer", 2.9999999, 3},
 		{"a real fraction above rounds up", 10.5, 11},
 		{"above by more than the tolerance", 3.0000001, 4},
-		{"seed 000: 500*0.2/0.7", 500 * 0.2 / 0.7, 143},
+		{"model 10.1: 500*0.2/0.7", 500 * 0.2 / 0.7, 143},
 		{"tiny positive need is one worker", 1e-12, 1},
 		{"zero", 0, 0},
 		{"negative", -3.5, 0},
@@ -43,7 +43,7 @@ func TestCeilWorkers(t *testing.T) {
 	}
 }
 
-// TestLittlesLaw checks seed 000's and seed 002's multiplications.
+// TestLittlesLaw checks the model page's (docs/model.md, 10.1 and 10.8) multiplications.
 func TestLittlesLaw(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -55,11 +55,11 @@ func TestLittlesLaw(t *testing.T) {
 		wantConc    int
 	}{
 		// Seed 000: 500 msg/s at 200 ms is 100 in flight; at 0.7, 143 handlers.
-		{"seed 000 at 0.7", 500, 0.2, 0.7, 100, 143},
+		{"model 10.1 at 0.7", 500, 0.2, 0.7, 100, 143},
 		// At 100 % utilisation the concurrency is the offered load itself.
-		{"seed 000 at 1.0", 500, 0.2, 1, 100, 100},
+		{"model 10.1 at 1.0", 500, 0.2, 1, 100, 100},
 		// Seed 002: 50 jobs/s at 200 ms: offered load 10.
-		{"seed 002 offered load", 50, 0.2, 1, 10, 10},
+		{"Erlang C example offered load", 50, 0.2, 1, 10, 10},
 		// AWS Lambda's example: 5,000 req/s at 0.2 s is 1,000 concurrent.
 		{"lambda example", 5000, 0.2, 1, 1000, 1000},
 		// By hand: 3 msg/s at 1 s at 0.8 is 3/0.8 = 3.75: 4.
@@ -91,9 +91,9 @@ func TestDrainSeconds(t *testing.T) {
 		drains  bool
 	}{
 		// Seed 000: 1,000,000 at 600 served vs 500 arriving: 10,000 s.
-		{"seed 000", 1_000_000, 600, 500, 10_000, true},
+		{"model 10.1", 1_000_000, 600, 500, 10_000, true},
 		// Seed 001: 18,000 at 8 × 2.4 = 19.2 vs 12: 18000/7.2 = 2500 s (41 min 40 s).
-		{"seed 001 current pool", 18_000, 19.2, 12, 2500, true},
+		{"planner example current pool", 18_000, 19.2, 12, 2500, true},
 		{"equal rates never drain", 100, 5, 5, 0, false},
 		{"more arrivals than service never drain", 100, 4, 5, 0, false},
 		{"empty backlog drains at once even when overloaded", 0, 4, 5, 0, true},
@@ -112,7 +112,7 @@ func TestDrainSeconds(t *testing.T) {
 	}
 }
 
-// TestBacklogPerWorker checks AWS's example quoted in seed 000: 1,500
+// TestBacklogPerWorker checks AWS's example quoted in model 10.1: 1,500
 // messages, 10 instances, 0.1 s per message, 10 s acceptable latency.
 func TestBacklogPerWorker(t *testing.T) {
 	t.Parallel()
@@ -151,9 +151,9 @@ func TestBacklogPerWorker(t *testing.T) {
 	}
 }
 
-// TestSeed001Formulas checks the formula core of seed 001 on its three
+// TestPlannerFormulas checks the formula core of planner example on its three
 // worked examples and on cases computed by hand.
-func TestSeed001Formulas(t *testing.T) {
+func TestPlannerFormulas(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name                                 string
@@ -167,7 +167,7 @@ func TestSeed001Formulas(t *testing.T) {
 		{
 			// 8 × 2.4 − 12 = 7.2; (12 + 18000/1800)/2.4 = 22/2.4 = 9.17: 10;
 			// 12/(2.4 × 0.8) = 6.25: 7.
-			name: "seed 001 default queue", arrival: 12, perWorker: 2.4, workers: 8,
+			name: "planner example default queue", arrival: 12, perWorker: 2.4, workers: 8,
 			backlog: 18_000, drainTarget: 1800, u: 0.8,
 			wantArrival: 12, wantPerWorker: 2.4, wantNet: 7.2, wantStart: 18_000,
 			wantDrainFloor: 10, wantUtilizationFloor: 7,
@@ -175,14 +175,14 @@ func TestSeed001Formulas(t *testing.T) {
 		{
 			// 20 × 1.25 = 25; 2 × 0.9 = 1.8; (25 + 30000/1200)/1.8 = 27.8: 28;
 			// 25/(1.8 × 0.8) = 17.4: 18. No current workers: net = −25.
-			name: "seed 001 burst and overhead", arrival: 20, burst: 25, perWorker: 2, overhead: 10,
+			name: "planner example burst and overhead", arrival: 20, burst: 25, perWorker: 2, overhead: 10,
 			backlog: 30_000, drainTarget: 1200, u: 0.8,
 			wantArrival: 25, wantPerWorker: 1.8, wantNet: -25, wantStart: 30_000,
 			wantDrainFloor: 28, wantUtilizationFloor: 18,
 		},
 		{
 			// 40/(5 × 0.8) = 10 exactly, which floating point makes 10.000000000000002.
-			name: "seed 001 zero backlog", arrival: 40, perWorker: 5, workers: 8, u: 0.8, drainTarget: 1800,
+			name: "planner example zero backlog", arrival: 40, perWorker: 5, workers: 8, u: 0.8, drainTarget: 1800,
 			wantArrival: 40, wantPerWorker: 5, wantNet: 0, wantStart: 0,
 			wantDrainFloor: 8, wantUtilizationFloor: 10,
 		},

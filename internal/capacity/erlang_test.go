@@ -56,9 +56,9 @@ func bigErlangC(c int, a float64) float64 {
 func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 func ms(x float64) string  { return fmt.Sprintf("%.1f", 1000*x) }
 
-// TestSeed002PoolSizes checks every row of seed 002's first table: 50 jobs
+// TestErlangPoolSizes checks every row of the Erlang C example's first table: 50 jobs
 // a second, 200 ms each, to the printed digit.
-func TestSeed002PoolSizes(t *testing.T) {
+func TestErlangPoolSizes(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		workers                 int
@@ -91,9 +91,9 @@ func TestSeed002PoolSizes(t *testing.T) {
 	}
 }
 
-// TestSeed002BigPoolsBeatSmallPools checks every row of seed 002's second
+// TestBigPoolsBeatSmallPools checks every row of the Erlang C example's second
 // table: 80 % utilisation and 200 ms jobs at every pool size.
-func TestSeed002BigPoolsBeatSmallPools(t *testing.T) {
+func TestBigPoolsBeatSmallPools(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		workers  int
@@ -189,7 +189,7 @@ func TestErlangCAgainstReferences(t *testing.T) {
 		useBig  bool
 		tol     float64
 	}{
-		{"seed 002 pool, big float", 11, 10, true, 1e-14},
+		{"Erlang C example pool, big float", 11, 10, true, 1e-14},
 		{"light load, big float", 8, 0.5, true, 1e-13},
 		{"near saturation, big float", 50, 49.9, true, 1e-13},
 		{"300 servers, big float", 300, 280, true, 1e-12},
@@ -328,10 +328,10 @@ func TestWaitFloor(t *testing.T) {
 		ok            bool
 	}{
 		// Seed 002: 136.4 ms at 11, 44.9 ms at 12, 19.0 at 13, 8.7 at 14.
-		{"seed 002 at 100 ms", 50, 5, 0.1, 12, true},
-		{"seed 002 at 10 ms", 50, 5, 0.01, 14, true},
-		{"seed 002 at 20 ms", 50, 5, 0.02, 13, true},
-		{"seed 002 at one second: just above the load", 50, 5, 1, 11, true},
+		{"Erlang C example at 100 ms", 50, 5, 0.1, 12, true},
+		{"Erlang C example at 10 ms", 50, 5, 0.01, 14, true},
+		{"Erlang C example at 20 ms", 50, 5, 0.02, 13, true},
+		{"Erlang C example at one second: just above the load", 50, 5, 1, 11, true},
 		// M/M/1 λ = 4, μ = 5 waits 0.8 s: a 1 s target needs one server.
 		{"hand: M/M/1 meets one second", 4, 5, 1, 1, true},
 		// ... and 0.5 s needs two: M/M/2 waits (0.32/1.4)/6 = 38 ms.
@@ -401,8 +401,8 @@ func TestWaitQuantileFloor(t *testing.T) {
 		{"hand: one server misses under half", 4, 5, 0.5, 0.5, 1, true},
 		// With 10 % allowed, M/M/2 gives (0.32/1.4)·e^−3 = 0.0114.
 		{"hand: two servers for ten percent", 4, 5, 0.5, 0.1, 2, true},
-		// t = 0 is P(wait) itself: seed 002 at 12 is 44.9 %, at 13 28.5 %.
-		{"seed 002: under 30 % wait at all", 50, 5, 0, 0.3, 13, true},
+		// t = 0 is P(wait) itself: Erlang C example at 12 is 44.9 %, at 13 28.5 %.
+		{"Erlang C example: under 30 % wait at all", 50, 5, 0, 0.3, 13, true},
 		{"negative t is zero", 50, 5, -1, 0.3, 13, true},
 		{"no arrivals", 0, 5, 1, 0.01, 0, true},
 		{"miss of one is no answer", 50, 5, 1, 1, 0, false},

@@ -15,14 +15,14 @@ func TestFormatSeconds(t *testing.T) {
 		want string
 	}{
 		{"zero", 0, "0 s"},
-		{"seed 002 wait", 0.1364, "136.4 ms"},
-		{"seed 002 smallest wait", 0.0002, "0.2 ms"},
+		{"Erlang C example wait", 0.1364, "136.4 ms"},
+		{"Erlang C example smallest wait", 0.0002, "0.2 ms"},
 		{"below a tenth of a millisecond", 0.00004, "0.04 ms"},
 		{"seconds", 12.5, "12.5 s"},
 		{"whole seconds", 30, "30 s"},
 		{"rounds up to a minute", 59.97, "1m"},
-		{"seed 001 drain time", 2500, "41m40s"},
-		{"seed 000 drain time", 10_000, "2h46m40s"},
+		{"planner example drain time", 2500, "41m40s"},
+		{"model 10.1 drain time", 10_000, "2h46m40s"},
 		{"whole hour", 3600, "1h"},
 		{"days round to the minute", 2*86400 + 3*3600 + 4*60 + 31, "2d3h5m"},
 		{"thousands of days", 5000 * 86400, "5,000 days"},
@@ -48,7 +48,7 @@ func TestFormatNumber(t *testing.T) {
 		want string
 	}{
 		{"zero", 0, "0"},
-		{"seed 001 service rate", 19.2, "19.2"},
+		{"planner example service rate", 19.2, "19.2"},
 		{"float noise is hidden", 7.199999999999999, "7.2"},
 		{"backlog", 18_000, "18,000"},
 		{"million", 1_000_000, "1,000,000"},

@@ -12,8 +12,8 @@ import (
 	"testing"
 )
 
-// seed001Default is seed 001's default queue.
-func seed001Default() PlanInput {
+// plannerDefault is the planner example's default queue.
+func plannerDefault() PlanInput {
 	return PlanInput{
 		Queue: "default", ArrivalRate: 12, Workers: 8, PerWorker: 2.4,
 		Backlog: 18_000, DrainTarget: 1800, Utilization: 0.8,
@@ -59,13 +59,13 @@ func backlogAtT(t testing.TB, p Plan, at float64) float64 {
 	return 0
 }
 
-// TestPlanSeed001 runs the three worked examples of seed 001 through the
+// TestPlanWorkedExamples runs the three worked examples of planner example through the
 // whole plan.
-func TestPlanSeed001(t *testing.T) {
+func TestPlanWorkedExamples(t *testing.T) {
 	t.Parallel()
 	t.Run("default queue needs extra catch-up workers", func(t *testing.T) {
 		t.Parallel()
-		p := mustPlan(t, seed001Default())
+		p := mustPlan(t, plannerDefault())
 		// 8 × 2.4 = 19.2 msg/s; net 7.2; 18000/7.2 = 2500 s = 41 min 40 s.
 		c := p.Current
 		if c.Workers != 8 || c.ServiceRate != 19.2 || c.NetDrain != 7.2 || derefOr(c.DrainSeconds, -1) != 2500 ||
@@ -139,7 +139,7 @@ func TestPlanByHand(t *testing.T) {
 	t.Parallel()
 	t.Run("start delay and safety workers", func(t *testing.T) {
 		t.Parallel()
-		in := seed001Default()
+		in := plannerDefault()
 		in.StartDelay, in.SafetyWorkers = 300, 2
 		p := mustPlan(t, in)
 		// Q_start = 18000 − 7.2 × 300 = 15840; (12 + 8.8)/2.4 = 8.67: 9; + 2 = 11.
@@ -208,9 +208,9 @@ func TestPlanByHand(t *testing.T) {
 	})
 }
 
-// TestPlanSeed002 sizes seed 002's queue with a latency target and checks
+// TestPlanLatencyTarget sizes the Erlang C example's queue with a latency target and checks
 // its Erlang C table to the printed digit.
-func TestPlanSeed002(t *testing.T) {
+func TestPlanLatencyTarget(t *testing.T) {
 	t.Parallel()
 	want := map[int][4]string{
 		11: {"90.9%", "68.2%", "136.4", "336.4"},
@@ -259,7 +259,7 @@ func TestPlanSeed002(t *testing.T) {
 				}
 			}
 			if seen != len(want) {
-				t.Errorf("Erlang table has %d of seed 002's %d rows", seen, len(want))
+				t.Errorf("Erlang table has %d of the Erlang C example's %d rows", seen, len(want))
 			}
 		})
 	}
@@ -267,7 +267,7 @@ func TestPlanSeed002(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	t.Parallel()
-	ok := seed001Default()
+	ok := plannerDefault()
 	tests := []struct {
 		name   string
 		edit   func(*PlanInput)
@@ -534,7 +534,7 @@ func TestPlanExtremes(t *testing.T) {
 }
 
 func FuzzNewPlan(f *testing.F) {
-	// Seed 001's examples, seed 002's queue, and an invalid input.
+	// The planner's worked examples, the Erlang C example's queue, and an invalid input.
 	f.Add(12.0, 8, 2.4, 0.0, 0, 18000.0, 1800.0, 0.8, 0.0, 0.0, 0.0, 0, 0, 0.0, 0.0)
 	f.Add(20.0, 0, 2.0, 0.0, 0, 30000.0, 1200.0, 0.8, 25.0, 10.0, 0.0, 0, 14, 0.0, 0.0)
 	f.Add(40.0, 0, 5.0, 0.0, 0, 0.0, 1800.0, 0.8, 0.0, 0.0, 0.0, 0, 0, 0.0, 0.0)
@@ -567,7 +567,7 @@ func BenchmarkNewPlan(b *testing.B) {
 		name string
 		in   PlanInput
 	}{
-		{"seed 001 default", seed001Default()},
+		{"planner example default", plannerDefault()},
 		{"latency target, 100 workers", PlanInput{ArrivalRate: 400, ServiceTime: 0.2, Workers: 80, Backlog: 5000,
 			DrainTarget: 900, Utilization: 0.8, LatencyTarget: 0.005}},
 		{"latency target, 100,000 servers", PlanInput{ArrivalRate: 90_000, PerWorker: 1, Workers: 80_000,

@@ -21,12 +21,12 @@ func plan(t testing.TB, in capacity.PlanInput) capacity.Plan {
 	return p
 }
 
-// seed001 is seed 001's default queue; seed001Capped adds a start delay,
+// plannerExample is the planner example's default queue; plannerCapped adds a start delay,
 // a latency target and a cap below the target.
 var (
-	seed001 = capacity.PlanInput{Queue: "orders", ArrivalRate: 12, Workers: 8, PerWorker: 2.4,
+	plannerExample = capacity.PlanInput{Queue: "orders", ArrivalRate: 12, Workers: 8, PerWorker: 2.4,
 		Backlog: 18_000, DrainTarget: 1800, Utilization: 0.8}
-	seed001Capped = capacity.PlanInput{Queue: "a|b", ArrivalRate: 12, Workers: 8, PerWorker: 2.4,
+	plannerCapped = capacity.PlanInput{Queue: "a|b", ArrivalRate: 12, Workers: 8, PerWorker: 2.4,
 		Backlog: 18_000, DrainTarget: 1800, Utilization: 0.8, StartDelay: 300, Cap: 8, LatencyTarget: 0.05}
 )
 
@@ -61,9 +61,9 @@ func TestSections(t *testing.T) {
 		in    capacity.PlanInput
 		names []string
 	}{
-		{"no warnings", seed001, []string{SectionInputs, SectionSummary, SectionPlanPoints, SectionErlang,
+		{"no warnings", plannerExample, []string{SectionInputs, SectionSummary, SectionPlanPoints, SectionErlang,
 			SectionSensitivity, SectionBurnDown, SectionCheckpoints, SectionPromise, SectionCeilings}},
-		{"capped", seed001Capped, []string{SectionInputs, SectionSummary, SectionPlanPoints, SectionErlang,
+		{"capped", plannerCapped, []string{SectionInputs, SectionSummary, SectionPlanPoints, SectionErlang,
 			SectionSensitivity, SectionBurnDown, SectionCheckpoints, SectionPromise, SectionCeilings, SectionWarnings}},
 	}
 	for _, tt := range tests {
@@ -118,7 +118,7 @@ func TestWriteCSV(t *testing.T) {
 	for _, rec := range secs[SectionSummary] {
 		summary[rec[1]] = rec
 	}
-	// Seed 001's second example: raw numbers, units apart.
+	// The planner example's second example: raw numbers, units apart.
 	for key, want := range map[string][2]string{
 		"modeled_arrival_rate":  {"25", "msg/s"},
 		"effective_per_worker":  {"1.8", "msg/s"},
@@ -150,7 +150,7 @@ func TestWriteCSV(t *testing.T) {
 
 func TestWriteCSVSections(t *testing.T) {
 	t.Parallel()
-	p := plan(t, seed001)
+	p := plan(t, plannerExample)
 	var buf bytes.Buffer
 	if err := WriteCSV(&buf, p, SectionSensitivity); err != nil {
 		t.Fatal(err)
@@ -194,7 +194,7 @@ func TestWriteJSON(t *testing.T) {
 
 func TestWriteTable(t *testing.T) {
 	t.Parallel()
-	p := plan(t, seed001Capped)
+	p := plan(t, plannerCapped)
 	var buf bytes.Buffer
 	if err := Write(&buf, p, FormatTable); err != nil {
 		t.Fatal(err)
@@ -219,7 +219,7 @@ func TestWriteTable(t *testing.T) {
 
 func TestWriteMarkdown(t *testing.T) {
 	t.Parallel()
-	p := plan(t, seed001Capped)
+	p := plan(t, plannerCapped)
 	var buf bytes.Buffer
 	if err := Write(&buf, p, FormatMarkdown); err != nil {
 		t.Fatal(err)
@@ -276,7 +276,7 @@ func (failWriter) Write([]byte) (int, error) { return 0, errDiskFull }
 
 func TestWriteErrors(t *testing.T) {
 	t.Parallel()
-	p := plan(t, seed001)
+	p := plan(t, plannerExample)
 	for _, f := range Formats() {
 		t.Run(string(f), func(t *testing.T) {
 			t.Parallel()
@@ -291,7 +291,7 @@ func TestWriteErrors(t *testing.T) {
 }
 
 func BenchmarkWrite(b *testing.B) {
-	p := plan(b, seed001Capped)
+	p := plan(b, plannerCapped)
 	for _, f := range Formats() {
 		b.Run(string(f), func(b *testing.B) {
 			var buf bytes.Buffer
@@ -376,7 +376,7 @@ func TestPriceOfThePromise(t *testing.T) {
 	}
 	// Without a price the dollars say so.
 	b.Reset()
-	if err := WriteTable(&b, plan(t, seed001)); err != nil {
+	if err := WriteTable(&b, plan(t, plannerExample)); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), "no price set") {

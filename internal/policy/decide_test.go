@@ -351,10 +351,10 @@ func TestCapped(t *testing.T) {
 	})
 }
 
-// Seed 001's second worked example: 20 msg/s with a 25 % burst reserve,
+// The planner example's second worked example: 20 msg/s with a 25 % burst reserve,
 // 2 msg/s per worker less 10 % overhead, 30,000 waiting, a 20-minute target:
 // the drain floor is 28, and a 14-worker cap turns it into a capped plan.
-func TestSeed001CappedPlan(t *testing.T) {
+func TestPlannerCappedPlan(t *testing.T) {
 	t.Parallel()
 	s := Settings{Group: "g", Throughput: 2, BurstReserve: 25, OverheadReserve: 10,
 		DrainTime: 20 * time.Minute, Min: 1, Max: 100, Cap: 14}

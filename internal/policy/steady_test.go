@@ -8,7 +8,7 @@ import (
 	"github.com/queuechecker/queue-checker/internal/capacity"
 )
 
-// erlangCByHand is seed 002's formula as written:
+// erlangCByHand is the Erlang C example's formula as written:
 // C(c, a) = (a^c/c!) / [(1 − a/c)·Σ_{i<c} a^i/i! + a^c/c!], for c > a.
 func erlangCByHand(c int, a float64) float64 {
 	sum, term := 0.0, 1.0 // term = a^i/i!
@@ -49,8 +49,8 @@ func TestSteadyStreamAgreesWithErlangC(t *testing.T) {
 		waitGoverns bool
 	}{
 		// Seed 002's queue: 50 msg/s at 200 ms.
-		{"seed 002, 99 % within 100 ms", 50, 200 * time.Millisecond, 0, 1, 100 * time.Millisecond, 0, 1, 0, true},
-		{"seed 002, 90 % within 50 ms", 50, 200 * time.Millisecond, 0, 1, 50 * time.Millisecond, 0.9, 1, 0, true},
+		{"Erlang C example, 99 % within 100 ms", 50, 200 * time.Millisecond, 0, 1, 100 * time.Millisecond, 0, 1, 0, true},
+		{"Erlang C example, 90 % within 50 ms", 50, 200 * time.Millisecond, 0, 1, 50 * time.Millisecond, 0.9, 1, 0, true},
 		{"four slots per worker", 50, 200 * time.Millisecond, 0, 4, 50 * time.Millisecond, 0, 1, 0, true},
 		{"measured throughput", 12, 0, 2.4, 1, 500 * time.Millisecond, 0, 1, 0, true},
 		{"a big pool", 400, 200 * time.Millisecond, 0, 1, 20 * time.Millisecond, 0, 1, 2, true},
@@ -117,10 +117,10 @@ func TestSteadyStreamAgreesWithErlangC(t *testing.T) {
 	}
 }
 
-// Seed 001's first worked example, with the queue's own numbers: 12 msg/s,
+// The planner example's first worked example, with the queue's own numbers: 12 msg/s,
 // 2.4 msg/s per worker, 18,000 waiting, a 30-minute target, 8 workers. The
 // drain floor is 10, the current drain time about 41 min 40 s.
-func TestSeed001DrainFloor(t *testing.T) {
+func TestPlannerDrainFloor(t *testing.T) {
 	t.Parallel()
 	s := Settings{Group: "g", Throughput: 2.4, DrainTime: 30 * time.Minute, Min: 1, Max: 50}
 	h := newHarness(t, s, asg(8, 8, 0))

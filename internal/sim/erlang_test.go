@@ -77,12 +77,12 @@ func TestErlangCReferenceMatchesSeedTable(t *testing.T) {
 	for _, tt := range tests {
 		q := capacity.ErlangC(tt.c, 50, 5)
 		if math.Abs(q.WaitProbability-tt.pWait) > 0.0006 || math.Abs(q.MeanWait*1000-tt.wqMillis) > 0.06 {
-			t.Errorf("c=%d: P(wait) %.4f, Wq %.2f ms; seed 002 says %.3f, %.1f ms", tt.c, q.WaitProbability, q.MeanWait*1000, tt.pWait, tt.wqMillis)
+			t.Errorf("c=%d: P(wait) %.4f, Wq %.2f ms; Erlang C example says %.3f, %.1f ms", tt.c, q.WaitProbability, q.MeanWait*1000, tt.pWait, tt.wqMillis)
 		}
 	}
 }
 
-// The simulator against Erlang C on seed 002's M/M/c queue (λ = 50 msg/s,
+// The simulator against Erlang C on the Erlang C example's M/M/c queue (λ = 50 msg/s,
 // S = 200 ms exponential, c = 11..16 fixed workers): mean queue wait, the
 // share of messages that wait, and the median and 99th percentile of the
 // wait, whose M/M/c distribution is P(Wq > t) = C·e^−(cμ−λ)t.

@@ -71,7 +71,7 @@ func TestBrowser(t *testing.T) {
 	t.Run("status page without JavaScript", func(t *testing.T) {
 		testNoScript(t, ctx, base)
 	})
-	t.Run("planner computes seed 001's example", func(t *testing.T) {
+	t.Run("planner computes the worked example", func(t *testing.T) {
 		watch.expectError("utilization=1.5")
 		testPlanner(t, ctx, base)
 	})
@@ -833,7 +833,7 @@ func testPlanner(t *testing.T, ctx context.Context, base string) {
 	// Seed 001: 12 msg/s, 8 workers at 2.4 msg/s, 18,000 messages, 30 min,
 	// utilization 0.8: 10 workers.
 	within(t, ctx, 30*time.Second, chromedp.Steps(
-		fill(map[string]string{"queue": "seed 001", "arrival_rate": "12", "workers": "8", "per_worker": "2.4",
+		fill(map[string]string{"queue": "planner example", "arrival_rate": "12", "workers": "8", "per_worker": "2.4",
 			"service_time": "", "backlog": "18000", "drain_target": "30", "utilization": "0.8"}),
 		chromedp.Click(chromedp.CSS(`form.plan-form button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-plan="recommended_workers"]`)),

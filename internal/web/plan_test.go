@@ -50,7 +50,7 @@ func TestPlanPage(t *testing.T) {
 		absent []string
 	}{
 		{
-			name:   "seed 001's example: 10 workers",
+			name:   "the planner's worked example: 10 workers",
 			query:  exampleQuery,
 			status: http.StatusOK,
 			want: []string{`<p class="big-number" data-plan="recommended_workers">10 workers</p>`,
@@ -72,7 +72,7 @@ func TestPlanPage(t *testing.T) {
 			status: http.StatusOK,
 			want: []string{`data-plan="recommended_workers">12 workers</p>`,
 				`<th scope="row">Wait floor</th><td class="num">12 workers</td>`,
-				`<td class="num">44.9 ms</td>`, // seed 002: 12 workers wait 44.9 ms
+				`<td class="num">44.9 ms</td>`, // Erlang C example: 12 workers wait 44.9 ms
 			},
 		},
 		{
@@ -361,7 +361,7 @@ func TestPlanPrefilledWithTheMeasuredFleet(t *testing.T) {
 	}
 }
 
-// The planner in dollars: seed 001's 10 workers at $0.0416 a worker-hour
+// The planner in dollars: the planner example's 10 workers at $0.0416 a worker-hour
 // are 10 × 0.0416 × 730 = $303.68 a month and $0.42 an hour (0.416
 // rounded to the cent); without a price the page says so.
 func TestPlanPageDollars(t *testing.T) {
