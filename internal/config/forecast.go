@@ -18,8 +18,8 @@ const (
 var forecastModes = []string{ForecastAct, ForecastReport}
 
 // Bounds of forecast.history: the forecast needs an hour to see a job that
-// recurs within it, and keeps at most policy.MaxForecastHistory (8 days: a
-// week's seasonality and a day to match it against).
+// recurs within it, and keeps at most policy.MaxForecastHistory (8 days of
+// minutes: daily rhythms and the jobs within a day).
 const (
 	MinForecastHistory = time.Hour
 	MaxForecastHistory = policy.MaxForecastHistory

@@ -268,8 +268,8 @@ type Forecast struct {
 	// expected at any time (recent bursts), the next occurrence's time for a
 	// recurring pattern.
 	At time.Time `json:"at"`
-	// Pattern names what the forecast comes from: "every 20m", "daily",
-	// "weekly" (a recurring job or surge), or "recent bursts" (load that came
+	// Pattern names what the forecast comes from: "every 20m", "daily" (a
+	// recurring job or surge), or "recent bursts" (load that came
 	// and went often enough lately to be expected within the span).
 	Pattern string `json:"pattern"`
 	// Confidence is the share of the pattern's recent occurrences that came

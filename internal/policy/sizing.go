@@ -188,17 +188,17 @@ func (c *call) forecastReason(peak float64, wait bool) {
 		floor = "the wait floor"
 	}
 	r := c.fc
-	if r.occ == nil {
+	if r.Occurrence == nil {
 		c.reason("%s sizes for %s msg/s: bursts that high came often enough lately to be expected within the next %s",
 			floor, number(peak), c.horizon.Round(time.Second))
 		return
 	}
 	verb := "pre-starting for"
-	if !r.at.After(c.now) {
+	if !r.At.After(c.now) {
 		verb = "keeping workers for"
 	}
 	c.reason("%s the load expected at %s (%s): %s sizes for %s msg/s",
-		verb, r.at.Format("15:04:05"), r.occ.describe(time.UTC), floor, number(peak))
+		verb, r.At.Format("15:04:05"), r.Occurrence.Describe(time.UTC), floor, number(peak))
 }
 
 // backlogNeed is the most the backlog floors (drain, latency, oldest age)
