@@ -33,28 +33,32 @@ import (
 // before it; one that lasts longer than the reach has no baseline left and
 // ends, so a lasting step becomes the new level.
 //
-// Recurrence. Load that recurs is forecast from its onsets:
-//   - periodic jobs (every P minutes, 3 ≤ P ≤ 240, at fixed offsets): for
-//     each pair of recent onsets P apart, the next Occurrence T (one or two
-//     periods after the later one) is expected when onsets came within
-//     ±jitter of T − kP for at least 3 of the last 4 periods and at most one
-//     was missed. Noise has no onsets, and a one-off surge has one, so
-//     neither forecasts anything; a job that stops recurring fades after two
-//     missed Occurrences.
+// Recurrence. Load that recurs is forecast from its onsets, each expected
+// occurrence with the chance that it comes (see occurrenceChance), so that
+// the caller can bet on it by expected cost:
+//   - periodic jobs (every P minutes, 3 ≤ P ≤ 240, at fixed offsets): each
+//     pair of recent onsets P apart expects the next occurrence T one or
+//     two periods after the later one, its record the onsets within
+//     ±jitter of T − kP over the last 8 periods. Two onsets are enough (a
+//     job seen twice comes with chance 1/3 when no other onset could have
+//     paired with the later one); noise has no onsets, and a one-off surge
+//     one, so neither forecasts anything.
 //   - daily: an onset within ±dailyJitter of this time of day one or two
-//     days ago forecasts one at T = that onset + a day, when at least two
-//     and at least half of the days history covers had one, one of them
-//     within the last two days. A weekly rhythm needs two weeks to be told
-//     from a one-off, more than the history keeps: it shows only as far as
-//     it is daily.
+//     days ago expects one at T = that onset + a day, its record the days
+//     history covers, up to a week (a surge seen once comes with chance
+//     1/3).
 //
-// Either kind is a pattern only when its onsets land on its expected
-// minutes more often than onsets scattered at random over the same span
-// would (see binomialTail), and a period is not taken for a multiple of a
-// shorter one the same onsets follow.
+// A pattern whose latest expected occurrence did not come stops being
+// forecast unless its record outlives the miss (a job: 3 hits of the last
+// 8 periods with at most a quarter missed; a day: 2 hits and at least half
+// the days): a job seen twice that stops is forecast once, a day seen once
+// that does not recur once. A period is not taken for a multiple of a
+// shorter one the same onsets follow. A weekly rhythm needs weeks of
+// history to be told from a one-off, more than the minutes keep: it shows
+// only as far as it is daily.
 //
-// An Occurrence is expected at the highest peak rate of its matched
-// Occurrences (an upper estimate; a rising series is extrapolated by its last
+// An occurrence is expected at the highest peak rate of its matched
+// occurrences (an upper estimate; a rising series is extrapolated by its last
 // step), from jitter before T to its longest run plus jitter after it, and
 // not once it is overdue: no onset jitter plus a minute after T.
 //
@@ -67,7 +71,7 @@ import (
 // this memory, sizes for them.
 //
 // The forecast is recomputed when a minute closes; a decision takes the
-// highest rate of the Occurrences overlapping [now, now + horizon] and of the
+// highest rate of the occurrences overlapping [now, now + horizon] and of the
 // recent bursts.
 type Forecaster struct {
 	rates     []float32 // msg/s per minute; NaN unknown
@@ -89,12 +93,12 @@ type Forecaster struct {
 	exactOK bool
 	// baselined: some minute has had a baseline since the history began.
 	baselined bool
-	// released is the expected onset of the last Occurrence whose end
+	// released is the expected onset of the last occurrence whose end
 	// released the workers sized for it.
 	released int64
 
 	// computed when a minute closes
-	occ       [maxOccurrences]Occurrence
+	occ       [maxoccurrences]Occurrence
 	nOcc      int
 	memExcess float64 // the recent bursts' level above the baseline
 	// base is the baseline after the newest closed minute (the level
@@ -107,7 +111,7 @@ type Forecaster struct {
 	onsets [maxOnsets]int64 // scratch: recent onsets, oldest first
 }
 
-// Occurrence is one expected Occurrence of a recurring pattern.
+// Occurrence is one expected occurrence of a recurring pattern.
 type Occurrence struct {
 	at         int64 // expected onset, minute number
 	jitter     int64 // minutes either side an onset is matched within
@@ -116,8 +120,14 @@ type Occurrence struct {
 	rate       float64
 	period     int64 // minutes
 	hits, lags int
-	kind       Kind
-	seen       [4]int64 // the matched onsets, newest first (0 = none)
+	// misses are the lags that had no onset, newer than the oldest hit;
+	// newest: the newest lag had one.
+	misses int
+	newest bool
+	// chance is how likely the occurrence comes (see Chance).
+	chance float64
+	kind   Kind
+	seen   [4]int64 // the matched onsets, newest first (0 = none)
 }
 
 // Kind is the kind of pattern an occurrence follows.
@@ -164,12 +174,8 @@ const (
 	maxPeriod  = 240 // minutes
 	periodLags = 8
 	periodHits = 3
-	// Significance levels: how likely onsets scattered at random over the
-	// same span would land on a pattern's expected minutes as often as they
-	// did (see significant). Lower for periods, which are tried many at a
-	// time, than for days and weeks, tried once an onset.
-	periodAlpha   = 0.005
-	seasonalAlpha = 0.02
+	// minChance: an occurrence less likely than this is not forecast.
+	minChance     = 0.2
 	dailyJitter   = 5 // minutes
 	minutesPerDay = 1440
 	daysPerWeek   = 7
@@ -179,7 +185,7 @@ const (
 	memoryChance  = MemoryChance
 	maxBursts     = 64
 
-	maxOccurrences = 16
+	maxoccurrences = 16
 	// maxRate: a rate above this many messages a second is garbage, not
 	// kept (a float32 minute would hold it as +Inf).
 	maxRate   = 1e12
@@ -493,14 +499,14 @@ func (f *Forecaster) onsetNear(m, j int64) (int64, bool) {
 	return 0, false
 }
 
-// refresh recomputes the expected Occurrences and the recent-bursts memory
+// refresh recomputes the expected occurrences and the recent-bursts memory
 // after a minute closed.
 func (f *Forecaster) refresh(horizon time.Duration) {
 	f.base, f.baseOK = f.baseline(f.last + 1)
 	f.nOcc = 0
 	hm := max(int64((horizon+time.Minute-1)/time.Minute), 1)
 	f.horizonM = hm
-	ahead := hm + 2 // how far ahead Occurrences matter, in minutes
+	ahead := hm + 2 // how far ahead occurrences matter, in minutes
 	f.periodic(ahead)
 	f.daily(ahead)
 	f.memory(hm)
@@ -547,7 +553,7 @@ func (f *Forecaster) periodic(ahead int64) {
 					continue
 				}
 				// Checked even when far ahead: a pattern it bears out
-				// explains its past Occurrences to the memory.
+				// explains its past occurrences to the memory.
 				f.consider(t, p, periodJitter(p), KindEvery, t <= f.last+ahead)
 			}
 		}
@@ -567,8 +573,8 @@ func (f *Forecaster) daily(ahead int64) {
 	}
 }
 
-// consider checks an Occurrence expected at t for a pattern of period p and
-// keeps it when its past Occurrences bear it out.
+// consider checks an occurrence expected at t for a pattern of period p and
+// keeps it when its past occurrences bear it out.
 func (f *Forecaster) consider(t, p, j int64, kind Kind, keep bool) {
 	var o Occurrence
 	o.at, o.period, o.jitter, o.kind = t, p, j, kind
@@ -582,6 +588,7 @@ func (f *Forecaster) consider(t, p, j int64, kind Kind, keep bool) {
 	nh := 0
 	recent := false
 	deepest := t
+	missed := 0 // misses since the last hit, older ones first
 	for k := int64(1); k <= int64(lags); k++ {
 		m := t - k*p
 		if m-j < f.first {
@@ -596,8 +603,14 @@ func (f *Forecaster) consider(t, p, j int64, kind Kind, keep bool) {
 		o.lags++
 		g, ok := f.onsetNear(m, j)
 		if !ok {
+			missed++
 			continue
 		}
+		if o.lags == 1 {
+			o.newest = true
+		}
+		o.misses += missed
+		missed = 0
 		o.hits++
 		if k <= 2 {
 			recent = true
@@ -617,28 +630,33 @@ func (f *Forecaster) consider(t, p, j int64, kind Kind, keep bool) {
 			np++
 		}
 	}
-	switch kind {
-	case KindEvery:
-		if o.hits < periodHits || o.lags-o.hits > max(1, o.lags/4) {
-			return
-		}
-	case KindDaily:
-		if o.hits < 2 || 2*o.hits < o.lags || !recent {
-			return
-		}
+	// A pattern whose latest occurrence failed to come is kept only on a
+	// record that survives the miss.
+	switch {
+	case kind == KindEvery && (o.hits < 2 || !o.newest && (o.hits < periodHits || o.misses > max(1, o.lags/4))):
+		return
+	case kind == KindDaily && (o.hits < 1 || !recent || !o.newest && (o.hits < 2 || 2*o.hits < o.lags)):
+		return
 	}
 	if kind == KindEvery && f.multiple(o, deepest) {
 		return
 	}
-	alpha := periodAlpha
-	if kind == KindDaily {
-		alpha = seasonalAlpha
-	}
 	q := math.Min(1, float64(2*j+1)/float64(p))
-	if binomialTail(f.countOnsets(deepest, f.last), o.hits, q) >= alpha {
+	rivals := 1
+	if kind == KindEvery && o.hits == 2 {
+		// Two onsets fit a period to each other: any onset before the
+		// later one within the longest period would have fitted one too.
+		latest := o.seen[0]
+		if latest == 0 {
+			latest = o.seen[1]
+		}
+		rivals = max(1, f.countOnsets(latest-maxPeriod, latest-1))
+	}
+	o.chance = occurrenceChance(kind, o.hits, o.misses, binomialTail(f.countOnsets(deepest, f.last), o.hits, q)) / float64(rivals)
+	if o.chance < minChance {
 		return
 	}
-	// peaks[0] is the latest Occurrence.
+	// peaks[0] is the latest occurrence.
 	for i := 0; i < np; i++ {
 		o.rate = math.Max(o.rate, peaks[i])
 	}
@@ -648,7 +666,7 @@ func (f *Forecaster) consider(t, p, j int64, kind Kind, keep bool) {
 	if !(o.rate > 0) || math.IsInf(o.rate, 0) {
 		return
 	}
-	// The matched Occurrences are explained: the pattern sizes for them,
+	// The matched occurrences are explained: the pattern sizes for them,
 	// not the recent-bursts memory.
 	for _, g := range hit[:nh] {
 		for h := g; h < g+maxRun && f.isHot(h); h++ {
@@ -658,24 +676,53 @@ func (f *Forecaster) consider(t, p, j int64, kind Kind, keep bool) {
 	if !keep {
 		return
 	}
-	// Keep one Occurrence per expected time: the larger.
+	// Keep one occurrence per expected time: the larger.
 	for i := 0; i < f.nOcc; i++ {
 		e := &f.occ[i]
 		if abs64(e.at-o.at) <= max(e.jitter, o.jitter) {
-			// The same Occurrence: the higher rate, described by the
+			// The same occurrence: the higher rate, described by the
 			// pattern with the better record (then the shorter period).
 			rate := math.Max(e.rate, o.rate)
-			if o.hits*e.lags > e.hits*o.lags || (o.hits*e.lags == e.hits*o.lags && (o.hits > e.hits || o.hits == e.hits && o.period < e.period)) {
+			if o.chance > e.chance || o.chance == e.chance && o.period < e.period {
 				*e = o
 			}
 			e.rate = rate
 			return
 		}
 	}
-	if f.nOcc < maxOccurrences {
+	if f.nOcc < maxoccurrences {
 		f.occ[f.nOcc] = o
 		f.nOcc++
 	}
+}
+
+// occurrenceChance is how likely an occurrence of a pattern comes, from its
+// record: hits of its expected times had an onset, misses (newer than the
+// oldest hit) had none, and one in chance onsets scattered at random would
+// land on them as often (the binomial tail). The record is counted by the
+// rule of succession with two failures assumed: a pattern is doubted until
+// it has recurred a few times. A period is fitted to the onsets, so its
+// first hit only fixes the phase and counts for nothing; a day is known
+// beforehand.
+//
+//	chance = (1 − tail) × n ÷ (n + misses + 2),  n = hits − 1 (every) or hits (daily)
+//
+// A job seen twice, with no other onset within the longest period before
+// it, comes with chance 1/3; three times, 1/2; five times, 2/3; nine times,
+// 4/5; a daily surge seen once, 1/3. Two onsets
+// fit a period to each other, so a pair's chance is shared among the rival
+// periods the onsets before the later one would give (see consider). Noise,
+// whose onsets land on any lattice as often as chance has them, has a tail
+// near 1 and no chance.
+func occurrenceChance(kind Kind, hits, misses int, tail float64) float64 {
+	n := hits
+	if kind == KindEvery {
+		n--
+	}
+	if n <= 0 || !(tail < 1) {
+		return 0
+	}
+	return math.Max(0, 1-tail) * float64(n) / float64(n+misses+2)
 }
 
 // multiple reports whether o's period is a multiple of a shorter one that
@@ -810,8 +857,10 @@ type Result struct {
 	At   time.Time
 	OK   bool
 	// Occurrence is the recurring occurrence that rate comes from; nil for
-	// recent bursts.
+	// recent bursts. Came: it has come, or is arriving (the current
+	// arrivals are hot within its window), and is not over.
 	Occurrence *Occurrence
+	Came       bool
 	// Ended is an expected occurrence that came and is over, within the
 	// span, not yet released (see Release); Base is the baseline arrivals
 	// now, msg/s.
@@ -856,7 +905,11 @@ func (f *Forecaster) Forecast(now time.Time, horizon time.Duration, current floa
 			continue // overdue
 		}
 		if o.rate > r.Rate {
-			r = Result{Rate: o.rate, At: o.At(), Occurrence: o, OK: true}
+			// It came when its onset minute closed, or arrives now: the
+			// latest arrivals stand hot above the baseline within its
+			// window.
+			arriving := currentOK && f.baseOK && nowM >= start && nowM <= o.at+o.jitter && hotOver(current, f.base, false)
+			r = Result{Rate: o.rate, At: o.At(), Occurrence: o, Came: came && g <= f.last || arriving, OK: true}
 		}
 	}
 	return r
@@ -879,6 +932,32 @@ func (o *Occurrence) Kind() Kind { return o.kind }
 // Confidence is the share of the pattern's recent occurrences that came as
 // expected, 0..1.
 func (o *Occurrence) Confidence() float64 { return float64(o.hits) / float64(max(o.lags, 1)) }
+
+// Chance is how likely the occurrence comes, 0..1, from how many times and
+// how regularly its pattern came and how many times it failed to (see
+// occurrenceChance).
+func (o *Occurrence) Chance() float64 { return o.chance }
+
+// Hits and Lags are the pattern's record: of its last lags expected times,
+// hits had an onset.
+func (o *Occurrence) Hits() int { return o.hits }
+
+// Lags: see Hits.
+func (o *Occurrence) Lags() int { return o.lags }
+
+// Length is how long the occurrence is expected to last: its longest
+// matched run.
+func (o *Occurrence) Length() time.Duration { return time.Duration(max(o.length, 1)) * time.Minute }
+
+// Period is the pattern's period.
+func (o *Occurrence) Period() time.Duration { return time.Duration(o.period) * time.Minute }
+
+// Overdue is how long after At an occurrence that has not come stops being
+// expected, and Early how long before At it may come.
+func (o *Occurrence) Overdue() time.Duration { return time.Duration(o.jitter+1) * time.Minute }
+
+// Early: see Overdue.
+func (o *Occurrence) Early() time.Duration { return time.Duration(o.spread) * time.Minute }
 
 // Describe says where an occurrence's forecast comes from, for the reasons.
 func (o *Occurrence) Describe(loc *time.Location) string {

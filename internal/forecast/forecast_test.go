@@ -96,16 +96,20 @@ func TestForecastFindsNothingInNoise(t *testing.T) {
 	}
 }
 
-// One-off spikes, at random times over three days, are bursts but no
-// pattern: no occurrence is ever forecast, and once a spike is over nothing
-// keeps its level.
-func TestForecastOneOffSpikesDoNotRecur(t *testing.T) {
+// One-off spikes, at random times over three days, are bursts, and a spike
+// may be a daily job seen once, two spikes a job seen twice: each is
+// forecast again at most once (a day later, a period after the later), with
+// a chance of at most one half; once it has failed to come, never again. Between those bets, once a spike is over nothing keeps its
+// level.
+func TestForecastOneOffSpikesAreBetOnOnce(t *testing.T) {
 	t.Parallel()
 	for seed := uint64(1); seed <= 3; seed++ {
 		r := rand.New(rand.NewPCG(seed, 5))
 		spikes := map[int]bool{}
+		var starts []int
 		for range 4 {
 			at := 60 + r.IntN(3*minutesPerDay-120)
+			starts = append(starts, at)
 			for m := at; m < at+5; m++ {
 				spikes[m] = true
 			}
@@ -118,21 +122,50 @@ func TestForecastOneOffSpikesDoNotRecur(t *testing.T) {
 		})
 		f := newForecaster()
 		quiet := 0
+		bets := map[int64]bool{} // the expected minutes forecast
 		feed(f, fcStart, counts, func(i int, now time.Time) {
-			if f.nOcc != 0 {
-				t.Fatalf("seed %d minute %d: a recurrence forecast from one-off spikes: %+v", seed, i, f.occ[0])
+			for k := 0; k < f.nOcc; k++ {
+				o := f.occ[k]
+				if o.chance > 0.5 {
+					t.Fatalf("seed %d minute %d: chance %v of an occurrence forecast from one-off spikes: %+v", seed, i, o.chance, o)
+				}
+				bets[o.at] = true
 			}
+			res := f.Forecast(now, fcHorizon, 0, false)
 			if spikes[i] {
 				quiet = 0
 				return
 			}
 			quiet++
-			if quiet > 2 {
-				if r := f.Forecast(now, fcHorizon, 0, false); r.OK && r.Rate > 60 {
-					t.Fatalf("seed %d minute %d: %v msg/s still forecast %d minutes after a spike", seed, i, r.Rate, quiet)
-				}
+			if quiet > 2 && res.OK && res.Rate > 60 && res.Occurrence == nil {
+				t.Fatalf("seed %d minute %d: %v msg/s still forecast %d minutes after a spike", seed, i, res.Rate, quiet)
 			}
 		})
+		// What a spike can be taken for: a daily job seen once (a day
+		// later), or with another spike within the longest period, a job
+		// seen twice (one period after the later).
+		allowed := map[int]bool{}
+		for _, a := range starts {
+			allowed[a+minutesPerDay] = true
+			for _, b := range starts {
+				if d := b - a; d >= minPeriod && d <= maxPeriod {
+					allowed[b+d] = true
+				}
+			}
+		}
+		for at := range bets {
+			m := int(at - minuteOf(fcStart))
+			ok := false
+			for a := range allowed {
+				ok = ok || abs64(int64(m-a)) <= dailyJitter
+			}
+			if !ok {
+				t.Errorf("seed %d: an occurrence forecast at minute %d, neither a day after a spike nor a period after two (spikes at %v)", seed, m, starts)
+			}
+		}
+		if len(bets) > len(allowed) {
+			t.Errorf("seed %d: %d occurrences forecast from %d one-off spikes, want at most %d", seed, len(bets), len(starts), len(allowed))
+		}
 	}
 }
 

@@ -76,11 +76,14 @@ func TestDecidePreStartsForForecastJob(t *testing.T) {
 	if d.Forecast == nil || d.Forecast.Pattern != "every 20m0s" || !d.Forecast.At.Equal(fcStart.Add(4*time.Hour+7*time.Minute)) {
 		t.Fatalf("forecast %+v, want the job every 20m0s at 04:07", d.Forecast)
 	}
-	// 200 msg/s at 1 s a message: at least 200 workers, by the wait floor.
-	if d.Floors.Wait == nil || *d.Floors.Wait < 200 || d.DesiredWorkers < 200 {
-		t.Fatalf("wait floor %v, desired %d: want at least 200 for the job", d.Floors.Wait, d.DesiredWorkers)
+	// 200 msg/s at 1 s a message needs over 200 workers once it has come;
+	// before, those that keep its first 70 s (the start delay and two
+	// intervals: until workers launched when it comes start) within the
+	// 30 s promise, at least 200 × 70 ÷ (70 + 30) = 140, by the wait floor.
+	if d.Floors.Wait == nil || *d.Floors.Wait < 140 || d.DesiredWorkers < 140 {
+		t.Fatalf("wait floor %v, desired %d: want at least 140 for the job", d.Floors.Wait, d.DesiredWorkers)
 	}
-	if !hasReason(d, "pre-starting for the load expected at 04:07:00 (every 20m0s, seen at") {
+	if !hasReason(d, "seen 8 of 8 times, every 20m0s, chance") || !hasReason(d, "workers for the load expected at 04:07:00") {
 		t.Fatalf("reasons %q", d.Reasons)
 	}
 	// Report-only: the same forecast is shown, the count is not changed.
