@@ -890,14 +890,16 @@ func (f *Forecaster) Forecast(now time.Time, horizon time.Duration, current floa
 	for i := 0; i < f.nOcc; i++ {
 		o := &f.occ[i]
 		start, end := o.at-o.spread, o.at+max(o.length, 1)+o.spread
-		if end < nowM || start > endM {
+		if end < nowM || start > endM || o.at == f.released {
+			// Out of the span, or came and was released: its workers
+			// are gone and stay gone, whatever its last minutes show.
 			continue
 		}
 		g, came := f.onsetNear(o.at, o.jitter)
 		switch {
 		case came && g <= f.last && (!f.isHot(f.last) || currentOK && !f.stillHot(current)):
 			// It came and is over.
-			if f.baseOK && f.released != o.at {
+			if f.baseOK {
 				r.Ended, r.Base = o, f.base
 			}
 			continue
@@ -916,7 +918,8 @@ func (f *Forecaster) Forecast(now time.Time, horizon time.Duration, current floa
 }
 
 // Release records that the workers sized for the ended occurrence o were
-// released: a later Forecast no longer reports it as ended.
+// released: a later Forecast no longer forecasts it, nor reports it as
+// ended.
 func (f *Forecaster) Release(o *Occurrence) {
 	if o != nil {
 		f.released = o.at

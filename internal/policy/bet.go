@@ -44,7 +44,7 @@ type bet struct {
 	mu       float64 // msg/s one worker serves within the promise (see occurrenceBet)
 	most     int     // the most workers the fleet may have
 	react    float64 // seconds until workers launched when it comes start
-	latency  float64 // the promise, seconds
+	latency  float64 // the wait the fluid model counts as within the promise, seconds
 	lateCost float64 // worker-seconds one late message costs
 	wrong    float64 // seconds a pre-started worker runs when it does not come
 	early    float64 // seconds a pre-started worker runs early when it does
@@ -125,15 +125,18 @@ func (c *call) occurrenceBet(o *forecast.Occurrence, rate float64, base, need in
 	mu := math.Min(c.muEff, rate/float64(max(base+need, 1)))
 	horizon := c.horizon.Seconds()
 	return bet{
-		p:        o.Chance(),
-		rate:     rate,
-		length:   o.Length().Seconds(),
-		base:     base,
-		need:     need,
-		mu:       mu,
-		most:     min(c.hi, maxRecommended),
-		react:    (s.StartDelay + 2*dt).Seconds(),
-		latency:  c.latency(),
+		p:      o.Chance(),
+		rate:   rate,
+		length: o.Length().Seconds(),
+		base:   base,
+		need:   need,
+		mu:     mu,
+		most:   min(c.hi, maxRecommended),
+		react:  (s.StartDelay + 2*dt).Seconds(),
+		// Half the promise: the fluid backlog leaves out the noise of
+		// arrivals and service times, which a fleet at the edge of keeping
+		// pace turns into waits of the same order.
+		latency:  c.latency() / 2,
 		lateCost: s.Forecast.LateCost / c.muEff,
 		wrong:    horizon + (o.Early() + o.Overdue()).Seconds(),
 		early:    horizon + dt.Seconds(),

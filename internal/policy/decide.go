@@ -366,10 +366,12 @@ func (c *call) forecast() {
 		// The job the forecast expected came and is over: the smoothed
 		// estimate, which follows a deleted count a minute or more late,
 		// drops at once to what arrives now, and the workers sized for the
-		// job go with the backlog.
+		// job go with the backlog, not held by the scale-in window for the
+		// job's own recommendations.
 		st.fc.Release(e)
 		if v := math.Max(cur, r.Base); curOK && st.est.rate > v {
 			st.est.rate = v
+			st.win.reset()
 			c.setLambda(v)
 			c.reason("the load expected at %s came and is over: arrivals back to %s msg/s", e.At().Format("15:04"), number(v))
 		}

@@ -78,10 +78,11 @@ func TestDecidePreStartsForForecastJob(t *testing.T) {
 	}
 	// 200 msg/s at 1 s a message needs over 200 workers once it has come;
 	// before, those that keep its first 70 s (the start delay and two
-	// intervals: until workers launched when it comes start) within the
-	// 30 s promise, at least 200 × 70 ÷ (70 + 30) = 140, by the wait floor.
-	if d.Floors.Wait == nil || *d.Floors.Wait < 140 || d.DesiredWorkers < 140 {
-		t.Fatalf("wait floor %v, desired %d: want at least 140 for the job", d.Floors.Wait, d.DesiredWorkers)
+	// intervals: until workers launched when it comes start) within half
+	// the 30 s promise, at least 200 × 70 ÷ (70 + 15) = 165, by the wait
+	// floor.
+	if d.Floors.Wait == nil || *d.Floors.Wait < 165 || d.DesiredWorkers < 165 {
+		t.Fatalf("wait floor %v, desired %d: want at least 165 for the job", d.Floors.Wait, d.DesiredWorkers)
 	}
 	if !hasReason(d, "seen 8 of 8 times, every 20m0s, chance") || !hasReason(d, "workers for the load expected at 04:07:00") {
 		t.Fatalf("reasons %q", d.Reasons)
