@@ -19,7 +19,7 @@ import (
 // no forecast needs is released.
 //
 // History. Each closed minute keeps its measured arrival rate (float32, NaN
-// where nothing is known), for up to Settings.Forecast.History (8 days:
+// where nothing is known), for up to the history Init is given (8 days:
 // 11,520 minutes, 45 KB), in a ring indexed by the minute's number since the
 // Unix epoch. Beside it, two bitsets mark the hot minutes (arrivals well above
 // the baseline) and the onsets (the first hot minute of a run).
@@ -53,9 +53,10 @@ import (
 // 8 periods with at most a quarter missed; a day: 2 hits and at least half
 // the days): a job seen twice that stops is forecast once, a day seen once
 // that does not recur once. A period is not taken for a multiple of a
-// shorter one the same onsets follow. A weekly rhythm needs weeks of
-// history to be told from a one-off, more than the minutes keep: it shows
-// only as far as it is daily.
+// shorter one the same onsets follow. Weekly rhythms, which need more weeks
+// than the minutes keep, come from five-minute buckets (see weekly.go): a
+// daily occurrence is weighed by its weekday's record, and an onset a week
+// ago expects one now.
 //
 // An occurrence is expected at the highest peak rate of its matched
 // occurrences (an upper estimate; a rising series is extrapolated by its last
@@ -98,7 +99,7 @@ type Forecaster struct {
 	released int64
 
 	// computed when a minute closes
-	occ       [maxoccurrences]Occurrence
+	occ       [maxOccurrences]Occurrence
 	nOcc      int
 	memExcess float64 // the recent bursts' level above the baseline
 	// base is the baseline after the newest closed minute (the level
@@ -109,6 +110,8 @@ type Forecaster struct {
 	horizonM int64 // the horizon, in minutes, the memory was computed for
 
 	onsets [maxOnsets]int64 // scratch: recent onsets, oldest first
+
+	weeks coarse // five-minute buckets of the last weeks (weekly.go)
 }
 
 // Occurrence is one expected occurrence of a recurring pattern.
@@ -126,8 +129,10 @@ type Occurrence struct {
 	newest bool
 	// chance is how likely the occurrence comes (see Chance).
 	chance float64
-	kind   Kind
-	seen   [4]int64 // the matched onsets, newest first (0 = none)
+	// weekHits of the last weekLags weeks held it (daily: its weekday).
+	weekHits, weekLags int
+	kind               Kind
+	seen               [4]int64 // the matched onsets, newest first (0 = none)
 }
 
 // Kind is the kind of pattern an occurrence follows.
@@ -139,6 +144,8 @@ const (
 	KindEvery Kind = iota + 1
 	// KindDaily is load at the same time each day.
 	KindDaily
+	// KindWeekly is load at the same time each week.
+	KindWeekly
 )
 
 // String names the kind: "every", "daily".
@@ -148,6 +155,8 @@ func (k Kind) String() string {
 		return "every"
 	case KindDaily:
 		return "daily"
+	case KindWeekly:
+		return "weekly"
 	}
 	return "unknown"
 }
@@ -185,7 +194,7 @@ const (
 	memoryChance  = MemoryChance
 	maxBursts     = 64
 
-	maxoccurrences = 16
+	maxOccurrences = 16
 	// maxRate: a rate above this many messages a second is garbage, not
 	// kept (a float32 minute would hold it as +Inf).
 	maxRate   = 1e12
@@ -219,6 +228,7 @@ func (f *Forecaster) init(history time.Duration) {
 	}
 	*f = Forecaster{size: n}
 	f.rates = make([]float32, n)
+	f.weeks.init()
 	words := (n + 63) / 64
 	bitsAll := make([]uint64, 3*words)
 	f.hot, f.onset, f.explained = bitsAll[:words:words], bitsAll[words:2*words:2*words], bitsAll[2*words:]
@@ -349,6 +359,7 @@ func (f *Forecaster) close(m int64, v float64) {
 	f.rates[i] = float32(v)
 	setBit(f.explained, i, false)
 	f.mark(m)
+	f.weeks.minute(m, v)
 }
 
 // set replaces the rate of a closed minute m with a better measurement of
@@ -509,6 +520,7 @@ func (f *Forecaster) refresh(horizon time.Duration) {
 	ahead := hm + 2 // how far ahead occurrences matter, in minutes
 	f.periodic(ahead)
 	f.daily(ahead)
+	f.weekly(ahead)
 	f.memory(hm)
 }
 
@@ -666,6 +678,12 @@ func (f *Forecaster) consider(t, p, j int64, kind Kind, keep bool) {
 	if !(o.rate > 0) || math.IsInf(o.rate, 0) {
 		return
 	}
+	if kind == KindDaily {
+		f.weekday(&o)
+		if o.chance < minChance {
+			return
+		}
+	}
 	// The matched occurrences are explained: the pattern sizes for them,
 	// not the recent-bursts memory.
 	for _, g := range hit[:nh] {
@@ -673,10 +691,14 @@ func (f *Forecaster) consider(t, p, j int64, kind Kind, keep bool) {
 			setBit(f.explained, f.idx(h), true)
 		}
 	}
-	if !keep {
-		return
+	if keep {
+		f.keep(o)
 	}
-	// Keep one occurrence per expected time: the larger.
+}
+
+// keep adds an expected occurrence to the forecast: one per expected time,
+// the larger rate, described by the pattern with the better chance.
+func (f *Forecaster) keep(o Occurrence) {
 	for i := 0; i < f.nOcc; i++ {
 		e := &f.occ[i]
 		if abs64(e.at-o.at) <= max(e.jitter, o.jitter) {
@@ -690,7 +712,7 @@ func (f *Forecaster) consider(t, p, j int64, kind Kind, keep bool) {
 			return
 		}
 	}
-	if f.nOcc < maxoccurrences {
+	if f.nOcc < maxOccurrences {
 		f.occ[f.nOcc] = o
 		f.nOcc++
 	}
@@ -908,9 +930,11 @@ func (f *Forecaster) Forecast(now time.Time, horizon time.Duration, current floa
 		}
 		if o.rate > r.Rate {
 			// It came when its onset minute closed, or arrives now: the
-			// latest arrivals stand hot above the baseline within its
-			// window.
-			arriving := currentOK && f.baseOK && nowM >= start && nowM <= o.at+o.jitter && hotOver(current, f.base, false)
+			// latest arrivals, within its window, stand hot above the
+			// baseline and at least halfway to its rate (an interval's
+			// count is noisier than a minute's).
+			arriving := currentOK && f.baseOK && nowM >= start && nowM <= o.at+o.jitter &&
+				hotOver(current, f.base, false) && current >= f.base+(o.rate-f.base)/2
 			r = Result{Rate: o.rate, At: o.At(), Occurrence: o, Came: came && g <= f.last || arriving, OK: true}
 		}
 	}
@@ -981,8 +1005,15 @@ func (o *Occurrence) Describe(loc *time.Location) string {
 		b = fmt.Appendf(b, ", %d of the last %d times", o.hits, o.lags)
 		return string(b)
 	}
-	return fmt.Sprintf("%s at %s, %d of the last %d days", o.kind,
-		time.Unix(o.at*60, 0).In(loc).Format("15:04"), o.hits, o.lags)
+	at := time.Unix(o.at*60, 0).In(loc)
+	if o.kind == KindWeekly {
+		return fmt.Sprintf("weekly at %s %s, %d of the last %d weeks", at.Weekday(), at.Format("15:04"), o.hits, o.lags)
+	}
+	if o.weekLags > 0 {
+		return fmt.Sprintf("daily at %s, %d of the last %d days, %d of the last %d %ss", at.Format("15:04"),
+			o.hits, o.lags, o.weekHits, o.weekLags, at.Weekday())
+	}
+	return fmt.Sprintf("daily at %s, %d of the last %d days", at.Format("15:04"), o.hits, o.lags)
 }
 
 // Pattern names an occurrence's pattern for the decision's JSON: "every

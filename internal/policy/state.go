@@ -511,13 +511,18 @@ func queueKey(s model.GroupSample) uint64 {
 }
 
 // Preload warms the forecast with a group's per-minute arrival history (for
-// example NumberOfMessagesSent read from CloudWatch at start), so that the
-// rhythm of its load is known from the first decision. Minutes the state
-// already measured are kept; history older than s's forecast history is
-// dropped. It returns the minutes taken from h.
+// example NumberOfMessagesSent read from CloudWatch at start), and its
+// five-minute history of the weeks before (h.Weekly), so that the rhythm of
+// its load is known from the first decision. Minutes and buckets the state
+// already measured are kept; history older than s's forecast history (the
+// minutes) or five weeks (the buckets) is dropped. It returns the minutes
+// taken from h.
 func (st *State) Preload(s Settings, h model.MinuteHistory) int {
 	s = s.WithDefaults()
 	st.fc.Init(s.Forecast.History)
+	if len(h.Weekly) > 0 {
+		st.fc.PreloadCoarse(model.MinuteHistory{Start: h.WeeklyStart, Counts: h.Weekly}, st.horizon(s))
+	}
 	return st.fc.Preload(h, st.horizon(s))
 }
 
