@@ -919,8 +919,12 @@ func (f *Forecaster) Forecast(now time.Time, horizon time.Duration, current floa
 		}
 		g, came := f.onsetNear(o.at, o.jitter)
 		switch {
-		case came && g <= f.last && (!f.isHot(f.last) || currentOK && !f.stillHot(current)):
-			// It came and is over.
+		case came && g <= f.last && nowM >= g+max(o.length, 1)-1 && (!f.isHot(f.last) || currentOK && !f.stillHot(current)):
+			// It came and is over: no sooner than a minute before the
+			// longest of its matched runs would end (an interval's
+			// arrivals read low while starting workers drain its
+			// backlog), once its minutes or the current arrivals are no
+			// longer hot.
 			if f.baseOK {
 				r.Ended, r.Base = o, f.base
 			}

@@ -370,11 +370,13 @@ func TestForecasterMemoryBound(t *testing.T) {
 	f := newForecaster()
 	runtime.GC()
 	runtime.ReadMemStats(&after)
-	bytes := len(f.rates)*4 + (len(f.hot)+len(f.onset)+len(f.explained))*8 + len(f.weeks.means)*4
+	bytes := len(f.rates)*4 + (len(f.hot)+len(f.onset)+len(f.explained))*8 + len(f.weeks.means)*2
 	if f.size != 8*minutesPerDay || len(f.weeks.means) != 5*7*minutesPerDay/5 || bytes > 100_000 {
 		t.Fatalf("%d minutes and %d buckets in %d bytes, want 11520 minutes and 10080 buckets within 100 KB", f.size, len(f.weeks.means), bytes)
 	}
-	if heap := int64(after.HeapAlloc) - int64(before.HeapAlloc); heap > 100_000 {
+	heap := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	t.Logf("%d bytes counted, %d bytes of heap", bytes, heap)
+	if heap > 100_000 {
 		t.Fatalf("a forecaster holds %d bytes of heap, want at most 100 KB", heap)
 	}
 	runtime.KeepAlive(f)
@@ -486,7 +488,7 @@ func TestPreloadCoarseMatchesLiveHistory(t *testing.T) {
 	now := weeksStart.Add(time.Duration(len(counts)) * time.Minute)
 	for _, m := range []int{0, 7, 60} {
 		a, b := live.weeks.mean(minuteOf(now)/5-int64(m)-minutesPerWeek/5), warm.weeks.mean(minuteOf(now)/5-int64(m)-minutesPerWeek/5)
-		if math.Abs(a-b) > 1e-3*math.Max(1, a) {
+		if math.Abs(a-b) > 5e-3*math.Max(1, a) {
 			t.Fatalf("bucket %d before a week ago: live %v, warm %v", m, a, b)
 		}
 	}

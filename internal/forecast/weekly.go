@@ -10,7 +10,8 @@ import (
 // Weekly rhythms. Eight days of minutes cannot tell a weekly surge from a
 // one-off, nor a weekday's batch from a daily one, so the forecaster also
 // keeps the mean arrival rate of every five minutes over the last five
-// weeks (coarseWeeks), 10,080 buckets in 40 KB, filled as minutes close and
+// weeks (coarseWeeks), 10,080 buckets in 20 KB (each a float32 cut to its
+// upper 16 bits: 3 significant digits), filled as minutes close and
 // from CloudWatch's 5-minute history at a warm start (PreloadCoarse). They
 // outlive a reload of the minutes: a warm start only fills the buckets it
 // does not know.
@@ -48,9 +49,9 @@ const CoarseSpan = coarseWeeks * 7 * 24 * time.Hour
 
 // coarse is the five-minute history (see Weekly rhythms above).
 type coarse struct {
-	means []float32 // msg/s per bucket; NaN unknown
-	last  int64     // the newest bucket written, when have
-	first int64     // the oldest bucket that may hold data
+	means []uint16 // msg/s per bucket, the upper half of a float32; NaN unknown
+	last  int64    // the newest bucket written, when have
+	first int64    // the oldest bucket that may hold data
 	have  bool
 	// the bucket being filled from closing minutes
 	cur      int64
@@ -63,11 +64,29 @@ func (c *coarse) init() {
 	if c.means != nil {
 		return
 	}
-	c.means = make([]float32, coarseBuckets)
+	c.means = make([]uint16, coarseBuckets)
 	for i := range c.means {
-		c.means[i] = float32(math.NaN())
+		c.means[i] = halfNaN
 	}
 }
+
+// halfNaN is a NaN cut to its upper 16 bits.
+const halfNaN = 0x7fc0
+
+// half cuts v to the upper 16 bits of its float32, rounding to nearest.
+func half(v float64) uint16 {
+	if math.IsNaN(v) {
+		return halfNaN
+	}
+	b := math.Float32bits(float32(v))
+	if b&0x7f800000 != 0x7f800000 { // finite: round
+		b += 0x7fff + (b>>16)&1
+	}
+	return uint16(b >> 16)
+}
+
+// whole widens a cut value back.
+func whole(h uint16) float64 { return float64(math.Float32frombits(uint32(h) << 16)) }
 
 func (c *coarse) idx(b int64) int64 {
 	i := b % coarseBuckets
@@ -86,7 +105,7 @@ func (c *coarse) mean(b int64) float64 {
 	if !c.known(b) {
 		return math.NaN()
 	}
-	return float64(c.means[c.idx(b)])
+	return whole(c.means[c.idx(b)])
 }
 
 // extend makes b the newest bucket, clearing those skipped.
@@ -96,12 +115,12 @@ func (c *coarse) extend(b int64) {
 	}
 	if !c.have {
 		c.have, c.first, c.last = true, b, b
-		c.means[c.idx(b)] = float32(math.NaN())
+		c.means[c.idx(b)] = halfNaN
 		return
 	}
 	from := max(c.last+1, b-coarseBuckets+1)
 	for g := from; g <= b; g++ {
-		c.means[c.idx(g)] = float32(math.NaN())
+		c.means[c.idx(g)] = halfNaN
 	}
 	c.last = b
 }
@@ -121,7 +140,7 @@ func (c *coarse) minute(m int64, v float64) {
 	}
 	c.sum += v
 	c.n++
-	c.means[c.idx(b)] = float32(c.sum / float64(c.n))
+	c.means[c.idx(b)] = half(c.sum / float64(c.n))
 }
 
 // surge reports whether the buckets around minute t hold the surge of an
@@ -261,7 +280,7 @@ func (f *Forecaster) PreloadCoarse(h model.MinuteHistory, horizon time.Duration)
 		if !(v >= 0) || v/(60*coarseMinutes) > maxRate || !math.IsNaN(c.mean(b)) {
 			continue
 		}
-		c.means[c.idx(b)] = float32(v / (60 * coarseMinutes))
+		c.means[c.idx(b)] = half(v / (60 * coarseMinutes))
 		n++
 	}
 	if f.have {
