@@ -329,6 +329,11 @@ func TestForecasterSurvivesGarbage(t *testing.T) {
 	}
 }
 
+// r0 is the occurrence the forecast at now comes from, if any.
+func r0(f *Forecaster, now time.Time) *Occurrence {
+	return f.Forecast(now, fcHorizon, 0, false).Occurrence
+}
+
 func FuzzForecaster(f *testing.F) {
 	f.Add([]byte{1, 2, 3, 4, 200, 7, 0, 255, 9})
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -357,6 +362,22 @@ func FuzzForecaster(f *testing.F) {
 		fc.preload(h, fcHorizon)
 		if r := fc.Forecast(now, fcHorizon, 0, false); r.OK && (math.IsNaN(r.Rate) || r.Rate < 0) {
 			t.Fatalf("forecast after preload %v", r.Rate)
+		}
+		// Weekly history, anywhere in time, of any values.
+		w := model.MinuteHistory{Start: now.Add(-time.Duration(len(data)) * 37 * time.Minute)}
+		for _, b := range data {
+			v := float64(b) * float64(b)
+			if b == 0xfe {
+				v = math.Inf(1)
+			}
+			w.Counts = append(w.Counts, v)
+		}
+		fc.PreloadCoarse(w, fcHorizon)
+		if r := fc.Forecast(now, fcHorizon, 0, false); r.OK && (math.IsNaN(r.Rate) || math.IsInf(r.Rate, 0) || r.Rate < 0) {
+			t.Fatalf("forecast after weekly preload %v", r.Rate)
+		}
+		if o := r0(fc, now); o != nil && !(o.Chance() >= 0 && o.Chance() <= 1) {
+			t.Fatalf("chance %v", o.Chance())
 		}
 	})
 }

@@ -481,7 +481,10 @@ func (c *call) guard() {
 	if target != c.current && c.current > 0 && s.Deadband > 0 {
 		change := math.Abs(float64(target - c.current))
 		if change <= s.Deadband*float64(c.current) {
-			unstable := c.lambdaKnown && float64(c.current)*c.muEff <= c.lambdaEff
+			// Unstable: the fleet cannot keep up with the arrivals, or with
+			// those the forecast sizes for (a pre-started fleet a few
+			// workers short of a job that has come).
+			unstable := c.lambdaKnown && float64(c.current)*c.muEff <= math.Max(c.lambdaEff, c.peakEff)
 			late := c.ageOK && c.latency() > 0 && c.age > c.latency()
 			switch {
 			case target > c.current && unstable:
