@@ -540,3 +540,46 @@ func TestBinomialTail(t *testing.T) {
 		}
 	}
 }
+
+// A job that came and was released is not forecast again from its last
+// minutes, whatever the arrivals read then; nor is it over before its
+// record says it ends.
+func TestForecastReleasedJobStaysReleased(t *testing.T) {
+	t.Parallel()
+	const base, job = 50.0, 750.0
+	counts := minutes(8, 3*60, func(i int) float64 {
+		if m := i % 20; m >= 7 && m <= 9 { // three minutes
+			return job
+		}
+		return base
+	})
+	f := newForecaster()
+	feed(f, fcStart, counts[:2*60+7], nil) // to 02:07, the job's first minute
+	at := fcStart.Add(2*time.Hour + 7*time.Minute)
+	// The job's first minute closes at 02:08:05; the interval's arrivals
+	// read low (workers draining its backlog), but it lasts three minutes.
+	f.Observe(at, at.Add(time.Minute), job, fcHorizon)
+	now := at.Add(65 * time.Second)
+	f.Observe(at.Add(time.Minute), now, base, fcHorizon)
+	if r := f.Forecast(now, fcHorizon, base, true); r.Ended != nil || r.Occurrence == nil || !r.At.Equal(at) {
+		t.Fatalf("02:08:05: %+v, want the 02:07 job going on", r)
+	}
+	// Its second minute closed, low arrivals end it a minute before its
+	// third would.
+	f.Observe(now, at.Add(2*time.Minute), job, fcHorizon)
+	now = at.Add(2*time.Minute + 5*time.Second)
+	f.Observe(at.Add(2*time.Minute), now, base, fcHorizon)
+	r := f.Forecast(now, fcHorizon, base, true)
+	if r.Ended == nil || !r.Ended.At().Equal(at) {
+		t.Fatalf("02:09:05: %+v, want the 02:07 job ended", r)
+	}
+	f.Release(r.Ended)
+	// Arrivals that read hot again do not bring it back.
+	for s := 10; s <= 50; s += 10 {
+		now := at.Add(2*time.Minute + time.Duration(s)*time.Second)
+		f.Observe(now.Add(-10*time.Second), now, 3*base, fcHorizon)
+		if r := f.Forecast(now, fcHorizon, 3*base, true); r.Occurrence != nil && r.At.Equal(at) {
+			t.Fatalf("%v: the released job forecast again: %+v", now, r)
+		}
+	}
+}
