@@ -48,10 +48,10 @@ import (
 //     history covers, up to a week (a surge seen once comes with chance
 //     1/3).
 //
-// A pattern whose latest expected occurrence did not come stops being
-// forecast unless its record outlives the miss (a job: 3 hits of the last
-// 8 periods with at most a quarter missed; a day: 2 hits and at least half
-// the days): a job seen twice that stops is forecast once, a day seen once
+// A job that misses more than a quarter of its periods since it was first
+// seen is no job. A pattern whose latest expected occurrence did not come
+// stops being forecast unless its record outlives the miss (a job: 3 hits;
+// a day: 2 hits and at least half the days): a job seen twice that stops is forecast once, a day seen once
 // that does not recur once. A period is not taken for a multiple of a
 // shorter one the same onsets follow. Weekly rhythms, which need more weeks
 // than the minutes keep, come from five-minute buckets (see weekly.go): a
@@ -645,7 +645,7 @@ func (f *Forecaster) consider(t, p, j int64, kind Kind, keep bool) {
 	// A pattern whose latest occurrence failed to come is kept only on a
 	// record that survives the miss.
 	switch {
-	case kind == KindEvery && (o.hits < 2 || !o.newest && (o.hits < periodHits || o.misses > max(1, o.lags/4))):
+	case kind == KindEvery && (o.hits < 2 || o.misses > max(1, o.lags/4) || !o.newest && o.hits < periodHits):
 		return
 	case kind == KindDaily && (o.hits < 1 || !recent || !o.newest && (o.hits < 2 || 2*o.hits < o.lags)):
 		return
