@@ -30,10 +30,13 @@ var (
 	comparisonSeeds     = []string{"1", "2", "3"}
 	// comparisonArgs run the recurring scenarios long enough to recur, and
 	// leave out of the scores the start a learning policy has not seen
-	// yet: cron's first hour (three jobs), days' first day.
+	// yet: cron's first hour (three jobs), days' first day, weeks' first
+	// two weeks (at 15 msg/s, which keeps five weeks within what the
+	// simulator runs).
 	comparisonArgs = map[string][]string{
-		"cron": {"--duration", "6h", "--warm-up", "1h"},
-		"days": {"--warm-up", "24h"},
+		"cron":  {"--duration", "6h", "--warm-up", "1h"},
+		"days":  {"--warm-up", "24h"},
+		"weeks": {"--rate", "15", "--warm-up", "14d"},
 	}
 )
 

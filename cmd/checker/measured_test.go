@@ -118,7 +118,7 @@ func TestComparisonMeasuredStartDelaySpread(t *testing.T) {
 // of the cost).
 func TestComparisonDeletedCountNeverHurts(t *testing.T) {
 	t.Parallel()
-	args := map[string][]string{"days": {"--warm-up", "24h"}, "cron": {"--duration", "6h", "--warm-up", "1h"}}
+	args := map[string][]string{"days": {"--warm-up", "24h"}, "cron": {"--duration", "6h", "--warm-up", "1h"}, "weeks": comparisonArgs["weeks"]}
 	var jobs [][]string
 	for _, sc := range comparisonScenarios {
 		for _, seed := range comparisonSeeds {

@@ -136,6 +136,7 @@ func parseSimFlags(fs *flag.FlagSet, args []string) (simFlags, error) {
 	fs.StringVar(&f.scenario, "scenario", sim.ScenarioSteady,
 		"traffic: steady, step (×3 after a third), spike (×10 for 5 minutes at a third), diurnal (one sinusoid, 0.2× to 1.8×), bursty (2 minutes at ×3 every 10, ×0.5 between), "+
 			"cron (90 s at ×15 every 20 minutes), days (3 days: daily sinusoid 0.4× to 1.6×, nightly batch +8×, morning surge +3×, noise; runs 72h unless --duration), "+
+			"weeks (5 weeks from a Wednesday: days' weekdays, weekends at 0.4×, a Monday surge +5× 09:00-10:00, a Monday holiday with no traffic in the fourth week; runs 35d unless --duration), "+
 			"or a CSV file with the header t_seconds,arrivals_per_second (runs to its end unless --duration)")
 	fs.Float64Var(&f.rate, "rate", 50, "base arrival rate of the built-in scenarios, msg/s")
 	f.duration = 2 * time.Hour
@@ -154,7 +155,7 @@ func parseSimFlags(fs *flag.FlagSet, args []string) (simFlags, error) {
 		"keda: visible + in-flight ÷ queueLength under the HPA (tolerance 0.1, scale-up at most +100 % or +4 pods per 15 s); "+
 		"target-tracking: SQS visible ÷ in-service on 1-minute datapoints, out after 3 above the target, in after 15 below; "+
 		"step: +1 at 1,000 visible, +2 at 1,500, -1 below 100; oracle: clairvoyant, launching one start delay ahead; oracle-instant: clairvoyant with instant workers")
-	fs.Uint64Var(&f.seed, "seed", 1, "random seed; the same seed gives the same run (and the days scenario's noise)")
+	fs.Uint64Var(&f.seed, "seed", 1, "random seed; the same seed gives the same run (and the days and weeks scenarios' noise)")
 	fs.StringVar(&f.output, "output", "table", "output format: table or json")
 	fs.Float64Var(&f.workerCost, "worker-cost", 0, "dollars one worker costs an hour: every policy's bill, and its saving against the oracle's; 0: no price")
 	fs.StringVar(&f.chart, "chart", "", "also draw backlog, oldest age and workers over time to this .svg or .png file")

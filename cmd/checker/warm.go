@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/queuechecker/queue-checker/internal/forecast"
 	"github.com/queuechecker/queue-checker/internal/measure"
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
@@ -33,8 +34,9 @@ type preloader interface {
 	PreloadFleet(h map[string]model.FleetHistory) map[string]int
 }
 
-// warmStartTimeout bounds one warm start: reading up to 8 days of history
-// for every queue, a few dozen CloudWatch calls for a thousand queues.
+// warmStartTimeout bounds one warm start: reading up to 8 days of minutes
+// and five weeks of five minutes for every queue, about two hundred
+// CloudWatch calls for a thousand queues.
 const warmStartTimeout = 2 * time.Minute
 
 // historySpan is the longest forecast history of the groups that forecast
@@ -85,6 +87,11 @@ func warmStart(ctx context.Context, src arrivalHistory, to preloader, groups []p
 	}
 	end := now.UTC().Truncate(time.Minute)
 	req := poller.HistoryRequest{From: end.Add(-span), To: end, FleetFrom: end.Add(-measure.PreloadSpan), Fleet: fleet}
+	if span > 0 {
+		// The weeks before the minutes, at five minutes: the forecast's
+		// weekly rhythms.
+		req.WeeklyFrom = end.Add(-forecast.CoarseSpan)
+	}
 	began := time.Now()
 	h, err := src.History(ctx, req)
 	if err != nil {

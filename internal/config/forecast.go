@@ -18,12 +18,16 @@ const (
 var forecastModes = []string{ForecastAct, ForecastReport}
 
 // Bounds of forecast.history: the forecast needs an hour to see a job that
-// recurs within it, and keeps at most policy.MaxForecastHistory (8 days: a
-// week's seasonality and a day to match it against).
+// recurs within it, and keeps at most policy.MaxForecastHistory (8 days of
+// minutes: daily rhythms and the jobs within a day).
 const (
 	MinForecastHistory = time.Hour
 	MaxForecastHistory = policy.MaxForecastHistory
 )
+
+// MaxLateCost bounds forecast.late_cost: beyond a thousand service times a
+// late message, every pattern seen twice gets its whole fleet anyway.
+const MaxLateCost = 1000
 
 // On reports whether the group forecasts: enabled (or left to its default)
 // under the model policy.
@@ -42,6 +46,7 @@ func (f Forecast) settings() policy.ForecastSettings {
 		Off:        f.Enabled != nil && !*f.Enabled,
 		ReportOnly: f.Mode == ForecastReport,
 		History:    f.History.D(),
+		LateCost:   f.LateCost,
 	}
 }
 
@@ -57,6 +62,9 @@ func (f Forecast) validate(p *problems, path, policyName string) {
 	oneOf(p, joinPath(path, "mode"), f.Mode, forecastModes)
 	if h := f.History.D(); h < MinForecastHistory || h > MaxForecastHistory {
 		p.add(joinPath(path, "history"), "must be from %s to %s, got %s", Duration(MinForecastHistory), Duration(MaxForecastHistory), f.History)
+	}
+	if !(f.LateCost >= 0) || f.LateCost > MaxLateCost {
+		p.add(joinPath(path, "late_cost"), "must be from 0 (the default, %v) to %v, got %v", policy.DefaultLateCost, MaxLateCost, f.LateCost)
 	}
 }
 

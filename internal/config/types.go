@@ -193,6 +193,11 @@ type Forecast struct {
 	// History is how much per-minute arrival history the forecast keeps and
 	// reads at start: 1h to 8d, default 8d.
 	History Duration `yaml:"history"`
+	// LateCost says how eagerly workers are pre-started for recurring load
+	// that may not come: what a message past the promise costs, in worker
+	// time, as a multiple of the worker time serving it takes. 0: the
+	// default (policy.DefaultLateCost, 10).
+	LateCost float64 `yaml:"late_cost"`
 }
 
 // Fleet is where the workers live and the bounds on their number.

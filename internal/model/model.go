@@ -274,8 +274,8 @@ type Forecast struct {
 	// expected at any time (recent bursts), the next occurrence's time for a
 	// recurring pattern.
 	At time.Time `json:"at"`
-	// Pattern names what the forecast comes from: "every 20m", "daily",
-	// "weekly" (a recurring job or surge), or "recent bursts" (load that came
+	// Pattern names what the forecast comes from: "every 20m", "daily" (a
+	// recurring job or surge), or "recent bursts" (load that came
 	// and went often enough lately to be expected within the span).
 	Pattern string `json:"pattern"`
 	// Confidence is the share of the pattern's recent occurrences that came
@@ -283,10 +283,16 @@ type Forecast struct {
 	Confidence float64 `json:"confidence"`
 }
 
-// MinuteHistory is a per-minute count series, oldest first.
+// MinuteHistory is a per-minute count series, oldest first, and the
+// coarser weekly history before it.
 type MinuteHistory struct {
 	Start  time.Time // the first minute, UTC, truncated to the minute
 	Counts []float64 // messages in each minute; NaN where CloudWatch had no datapoint
+	// Weekly are the messages of each five minutes from WeeklyStart
+	// (truncated to five minutes), NaN where CloudWatch had no datapoint:
+	// the weeks before Start, for the forecast's weekly rhythms.
+	WeeklyStart time.Time
+	Weekly      []float64
 }
 
 // FleetHistory is a group's recent per-minute completions and in-flight

@@ -3,6 +3,8 @@ package policy
 import (
 	"math"
 	"time"
+
+	"github.com/queuechecker/queue-checker/internal/forecast"
 )
 
 // DefaultActivation is the backlog (visible plus delayed messages) that
@@ -97,13 +99,13 @@ func (c *call) expectingMessage() bool {
 	if c.s.Forecast.Off || c.s.StartDelay <= 0 {
 		return false
 	}
-	mean, ok := c.st.fc.recentMean(expectMinutes)
+	mean, ok := c.st.fc.RecentMean(expectMinutes)
 	if !ok {
 		return false
 	}
 	span := c.s.StartDelay + c.st.lastDt
 	p := 1 - math.Exp(-mean*span.Seconds())
-	if p < memoryChance {
+	if p < forecast.MemoryChance {
 		return false
 	}
 	c.reason("keeping 1 worker: at %s msg/min over the last hour, a message is expected within the %s start delay (%s)",

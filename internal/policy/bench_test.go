@@ -82,8 +82,9 @@ func BenchmarkDecide10000Groups(b *testing.B) {
 }
 
 // BenchmarkDecideWithForecastHistory is one decision of a group whose
-// forecast holds 8 days of per-minute history: a base load with a job every
-// 20 minutes and a daily batch, preloaded as at a warm start. Decisions run
+// forecast holds its full history, 8 days of minutes and five weeks of five
+// minutes: a base load with a job every 20 minutes and a daily batch,
+// preloaded as at a warm start. Decisions run
 // every 5 s, so one in twelve closes a minute and recomputes the forecast.
 func BenchmarkDecideWithForecastHistory(b *testing.B) {
 	s := benchSettings()
@@ -97,8 +98,18 @@ func BenchmarkDecideWithForecastHistory(b *testing.B) {
 		}
 		return 300
 	})
+	// The 27 days before, at five minutes: the same rhythm.
+	weekly := make([]float64, 27*minutesPerDay/5)
+	for i := range weekly {
+		m := i * 5
+		weekly[i] = 5 * 60 * 300
+		if m%20 == 5 || m%minutesPerDay >= 120 && m%minutesPerDay < 135 { // the job's five minutes, the batch
+			weekly[i] = 5 * 60 * 700
+		}
+	}
 	var st State
-	st.Preload(s, model.MinuteHistory{Start: start, Counts: counts})
+	st.Preload(s, model.MinuteHistory{Start: start, Counts: counts,
+		WeeklyStart: start.Add(-27 * 24 * time.Hour), Weekly: weekly})
 	fleet := asg(20, 18, 2)
 	fleet.PendingSince = []time.Time{t0, t0}
 	now := t0

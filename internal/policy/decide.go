@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/queuechecker/queue-checker/internal/capacity"
+	"github.com/queuechecker/queue-checker/internal/forecast"
 	"github.com/queuechecker/queue-checker/internal/model"
 )
 
@@ -155,7 +156,7 @@ type call struct {
 	surging     bool    // lambda is a surge measured over saturated intervals
 	lambdaEff   float64 // λ with the burst reserve
 	peakEff     float64 // the arrivals the wait floor sizes for: lambdaEff, or the forecast's when higher
-	fc          forecastResult
+	fc          forecast.Result
 	horizon     time.Duration
 	deleted     float64
 	deletedOK   bool
@@ -341,16 +342,16 @@ func (c *call) forecast() {
 	if s.Forecast.Off || s.Policy != PolicyModel {
 		return
 	}
-	st.fc.init(s.Forecast.History)
+	st.fc.Init(s.Forecast.History)
 	if c.prevOK && st.est.updatedAt.Equal(c.at) && st.est.lastObsOK {
 		st.lastDt = c.at.Sub(c.prev.at)
-		st.fc.add(c.prev.at, c.at, st.est.lastObs, st.horizon(s))
+		st.fc.Observe(c.prev.at, c.at, st.est.lastObs, st.horizon(s))
 	}
 	if ms := st.est.minuteStart; st.est.minuteAt.Equal(c.at) && ms.Equal(ms.Truncate(time.Minute)) {
 		// The exact arrivals of a minute the deleted count covers (a
 		// CloudWatch period, aligned to the minute) replace the interval
 		// observations' approximation of it.
-		st.fc.set(minuteOf(st.est.minuteStart), st.est.minute)
+		st.fc.Correct(st.est.minuteStart, st.est.minute)
 	}
 	if !c.lambdaKnown {
 		return
@@ -360,33 +361,35 @@ func (c *call) forecast() {
 	// (m, see arrivalEstimator) tell at once when a job is over; the deleted
 	// count lags it by a minute or more.
 	cur, curOK := st.est.lastM, st.est.lastMOK && st.est.updatedAt.Equal(c.at)
-	r := st.fc.forecast(c.at, h, cur, curOK)
-	if e := r.ended; e != nil && s.forecasting() && !c.surging && st.fc.released != e.at {
+	r := st.fc.Forecast(c.at, h, cur, curOK)
+	if e := r.Ended; e != nil && s.forecasting() && !c.surging {
 		// The job the forecast expected came and is over: the smoothed
 		// estimate, which follows a deleted count a minute or more late,
 		// drops at once to what arrives now, and the workers sized for the
-		// job go with the backlog.
-		st.fc.released = e.at
-		if v := math.Max(cur, r.base); curOK && st.est.rate > v {
+		// job go with the backlog, not held by the scale-in window for the
+		// job's own recommendations.
+		st.fc.Release(e)
+		if v := math.Max(cur, r.Base); curOK && st.est.rate > v {
 			st.est.rate = v
+			st.win.reset()
 			c.setLambda(v)
-			c.reason("the load expected at %s came and is over: arrivals back to %s msg/s", time.Unix(e.at*60, 0).UTC().Format("15:04"), number(v))
+			c.reason("the load expected at %s came and is over: arrivals back to %s msg/s", e.At().Format("15:04"), number(v))
 		}
 	}
-	if !r.ok || !(r.rate > c.lambda) {
+	if !r.OK || !(r.Rate > c.lambda) {
 		return
 	}
 	c.fc, c.horizon = r, h
-	c.b.fc = model.Forecast{Rate: r.rate, At: r.at, Pattern: "recent bursts", Confidence: memoryChance}
-	if r.occ != nil {
-		c.b.fc.Pattern = r.occ.pattern()
-		c.b.fc.Confidence = float64(r.occ.hits) / float64(max(r.occ.lags, 1))
+	c.b.fc = model.Forecast{Rate: r.Rate, At: r.At, Pattern: "recent bursts", Confidence: forecast.MemoryChance}
+	if o := r.Occurrence; o != nil {
+		c.b.fc.Pattern = o.Pattern()
+		c.b.fc.Confidence = o.Confidence()
 	}
 	c.d.Forecast = &c.b.fc
 	if !s.forecasting() {
 		return
 	}
-	v := capacity.EffectiveArrival(r.rate, s.BurstReserve)
+	v := capacity.EffectiveArrival(r.Rate, s.BurstReserve)
 	if math.IsInf(v, 0) {
 		v = math.MaxFloat64
 	}
@@ -478,7 +481,10 @@ func (c *call) guard() {
 	if target != c.current && c.current > 0 && s.Deadband > 0 {
 		change := math.Abs(float64(target - c.current))
 		if change <= s.Deadband*float64(c.current) {
-			unstable := c.lambdaKnown && float64(c.current)*c.muEff <= c.lambdaEff
+			// Unstable: the fleet cannot keep up with the arrivals, or with
+			// those the forecast sizes for (a pre-started fleet a few
+			// workers short of a job that has come).
+			unstable := c.lambdaKnown && float64(c.current)*c.muEff <= math.Max(c.lambdaEff, c.peakEff)
 			late := c.ageOK && c.latency() > 0 && c.age > c.latency()
 			switch {
 			case target > c.current && unstable:

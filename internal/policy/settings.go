@@ -111,6 +111,11 @@ type ForecastSettings struct {
 	// History is how much per-minute arrival history the forecast keeps;
 	// default and most: 8 days.
 	History time.Duration
+	// LateCost is how eagerly workers are pre-started for a recurring
+	// occurrence that may not come: the worker time a message past the
+	// promise costs, in multiples of the worker time serving it takes;
+	// default DefaultLateCost (see bet).
+	LateCost float64
 }
 
 // MaxForecastHistory is the most per-minute history a group keeps.
@@ -182,6 +187,9 @@ func (s Settings) WithDefaults() Settings {
 	}
 	if s.Forecast.History <= 0 || s.Forecast.History > MaxForecastHistory {
 		s.Forecast.History = DefaultForecastHistory
+	}
+	if !(s.Forecast.LateCost > 0) || math.IsInf(s.Forecast.LateCost, 0) {
+		s.Forecast.LateCost = DefaultLateCost
 	}
 	if s.MetricStaleAfter <= 0 {
 		s.MetricStaleAfter = DefaultMetricStaleAfter

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/queuechecker/queue-checker/internal/capacity"
+	"github.com/queuechecker/queue-checker/internal/forecast"
 )
 
 // size computes the floors and the recommendation, before any guard.
@@ -153,13 +154,35 @@ func (c *call) sizeModel() {
 		// The wait floor holds the promise for the peak; without one, the
 		// utilisation floor sizes for the peak itself.
 		utilFor := lam
-		if peak > lam {
-			if !waitOK {
-				utilFor = peak
-			}
-			c.forecastReason(peak, waitOK)
+		if peak > lam && !waitOK {
+			utilFor = peak
 		}
 		c.b.util = capacity.UtilizationFloor(utilFor, c.muEff, s.Utilization)
+		if peak > lam {
+			if o := c.fc.Occurrence; o != nil && !c.fc.Came {
+				// A recurring occurrence not yet come: pre-start the share of
+				// its workers that pays (see bet).
+				full, base := c.b.util, capacity.UtilizationFloor(lam, c.muEff, s.Utilization)
+				if waitOK {
+					full = wait
+					if w, ok := c.waitFloor(lam, latency); ok {
+						base = max(base, w)
+					}
+				}
+				b := c.occurrenceBet(o, peak, base, full-base)
+				n := base + b.workers()
+				if n < full {
+					if waitOK {
+						wait = n
+					} else {
+						c.b.util = n
+					}
+				}
+				c.betReason(o, b, min(n, full), full, peak, waitOK)
+			} else {
+				c.forecastReason(peak, waitOK)
+			}
+		}
 		c.d.Floors.Utilization = &c.b.util
 		rec = max(rec, c.b.util)
 		rate = max(rate, c.b.util)
@@ -188,17 +211,27 @@ func (c *call) forecastReason(peak float64, wait bool) {
 		floor = "the wait floor"
 	}
 	r := c.fc
-	if r.occ == nil {
+	if r.Occurrence == nil {
 		c.reason("%s sizes for %s msg/s: bursts that high came often enough lately to be expected within the next %s",
 			floor, number(peak), c.horizon.Round(time.Second))
 		return
 	}
 	verb := "pre-starting for"
-	if !r.at.After(c.now) {
+	if !r.At.After(c.now) {
 		verb = "keeping workers for"
 	}
 	c.reason("%s the load expected at %s (%s): %s sizes for %s msg/s",
-		verb, r.at.Format("15:04:05"), r.occ.describe(time.UTC), floor, number(peak))
+		verb, r.At.Format("15:04:05"), r.Occurrence.Describe(time.UTC), floor, number(peak))
+}
+
+// betReason says what the bet on an occurrence pre-starts.
+func (c *call) betReason(o *forecast.Occurrence, b bet, n, full int, peak float64, wait bool) {
+	floor := "the utilisation floor"
+	if wait {
+		floor = "the wait floor"
+	}
+	c.reason("seen %d of %d times, %s, chance %s: pre-starting %d of %d workers for the load expected at %s (%s msg/s; missed, about %s messages past the promise): %s",
+		o.Hits(), o.Lags(), o.Pattern(), percent(o.Chance()), n, full, c.fc.At.Format("15:04:05"), number(peak), number(math.Round(b.late(b.base))), floor)
 }
 
 // backlogNeed is the most the backlog floors (drain, latency, oldest age)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/queuechecker/queue-checker/internal/ceiling"
+	"github.com/queuechecker/queue-checker/internal/forecast"
 	"github.com/queuechecker/queue-checker/internal/measure"
 	"github.com/queuechecker/queue-checker/internal/model"
 )
@@ -19,8 +20,8 @@ import (
 // use.
 type State struct {
 	est arrivalEstimator
-	win slidingMax[int] // recommendations, for scale-in stabilisation
-	fc  forecaster      // per-minute arrivals and what they forecast
+	win slidingMax[int]     // recommendations, for scale-in stabilisation
+	fc  forecast.Forecaster // per-minute arrivals and what they forecast
 	// lastDt is the last sampling interval seen, for the forecast's horizon.
 	lastDt time.Duration
 
@@ -510,21 +511,26 @@ func queueKey(s model.GroupSample) uint64 {
 }
 
 // Preload warms the forecast with a group's per-minute arrival history (for
-// example NumberOfMessagesSent read from CloudWatch at start), so that the
-// rhythm of its load is known from the first decision. Minutes the state
-// already measured are kept; history older than s's forecast history is
-// dropped. It returns the minutes taken from h.
+// example NumberOfMessagesSent read from CloudWatch at start), and its
+// five-minute history of the weeks before (h.Weekly), so that the rhythm of
+// its load is known from the first decision. Minutes and buckets the state
+// already measured are kept; history older than s's forecast history (the
+// minutes) or five weeks (the buckets) is dropped. It returns the minutes
+// taken from h.
 func (st *State) Preload(s Settings, h model.MinuteHistory) int {
 	s = s.WithDefaults()
-	st.fc.init(s.Forecast.History)
-	return st.fc.preload(h, st.horizon(s))
+	st.fc.Init(s.Forecast.History)
+	if len(h.Weekly) > 0 {
+		st.fc.PreloadCoarse(model.MinuteHistory{Start: h.WeeklyStart, Counts: h.Weekly}, st.horizon(s))
+	}
+	return st.fc.Preload(h, st.horizon(s))
 }
 
 // horizon is how far ahead the forecast looks: the start delay, one
 // sampling interval and a minute (the history's resolution).
 func (st *State) horizon(s Settings) time.Duration {
 	dt := st.lastDt
-	if dt <= 0 || dt > maxObservation {
+	if dt <= 0 || dt > forecast.MaxObservation {
 		dt = 0
 	}
 	return s.StartDelay + dt + time.Minute

@@ -45,10 +45,11 @@ const (
 	ScenarioBursty  = "bursty"
 	ScenarioCron    = "cron"
 	ScenarioDays    = "days"
+	ScenarioWeeks   = "weeks"
 )
 
 // BuiltinScenarios lists the built-in scenario names.
-var BuiltinScenarios = []string{ScenarioSteady, ScenarioStep, ScenarioSpike, ScenarioDiurnal, ScenarioBursty, ScenarioCron, ScenarioDays}
+var BuiltinScenarios = []string{ScenarioSteady, ScenarioStep, ScenarioSpike, ScenarioDiurnal, ScenarioBursty, ScenarioCron, ScenarioDays, ScenarioWeeks}
 
 // Shapes of the built-in scenarios.
 const (
@@ -78,6 +79,14 @@ const (
 	daysSurgeAdd = 3.0              // days: the surge adds this many times the base rate
 	daysNoise    = 0.15             // days: each minute's rate is multiplied by 1 + this × a standard normal
 	daysDayVary  = 0.2              // days: each day's batch and surge sizes vary by up to ± this share
+
+	weeksCount     = 5              // weeks: how many weeks
+	weeksFirstDay  = time.Wednesday // weeks: the simulated clock starts on Wednesday 1 January 2025
+	weeksWeekend   = 0.4            // weeks: the level of Saturdays and Sundays, as a share of a weekday's
+	weeksMondayAt  = 9 * time.Hour  // weeks: the Monday surge starts (time of day)
+	weeksMondayFor = time.Hour      // weeks: its length
+	weeksMondayAdd = 5.0            // weeks: it adds this many times the base rate
+	weeksHoliday   = 3*7 + 5        // weeks: the day with no traffic (a Monday in the fourth week)
 )
 
 // Builtin returns the built-in scenario name at base rate (messages per
@@ -103,6 +112,13 @@ const (
 //     by 1 + 0.15 × a standard normal (at least 0). The noise is drawn from
 //     seed 1; BuiltinSeeded draws it from another seed. Its Length is the
 //     three days.
+//   - weeks: five weeks (more when the run is longer) of 1-minute steps,
+//     from a Wednesday: weekdays as in days (sinusoid, nightly batch,
+//     morning surge), weekends at 0.4× a weekday's sinusoid with no batch
+//     and no surge, a Monday surge (+5×, 09:00 to 10:00) every week, a
+//     holiday with no traffic at all (the fourth week's Monday), each
+//     minute's noise and each day's sizes as in days. Its Length is the
+//     five weeks.
 func Builtin(name string, rate float64, duration time.Duration) (Scenario, error) {
 	return BuiltinSeeded(name, rate, duration, 1)
 }
@@ -144,6 +160,9 @@ func BuiltinSeeded(name string, rate float64, duration time.Duration, seed uint6
 	case ScenarioDays:
 		sc.Segments = daysSegments(rate, max(daysCount, int((duration+24*time.Hour-1)/(24*time.Hour))), seed)
 		sc.Length = daysCount * 24 * time.Hour
+	case ScenarioWeeks:
+		sc.Segments = weeksSegments(rate, max(7*weeksCount, int((duration+24*time.Hour-1)/(24*time.Hour))), seed)
+		sc.Length = 7 * weeksCount * 24 * time.Hour
 	default:
 		return Scenario{}, fmt.Errorf("unknown scenario %q (want %s or a CSV file)", name, strings.Join(BuiltinScenarios, ", "))
 	}
@@ -166,6 +185,43 @@ func daysSegments(rate float64, n int, seed uint64) []Segment {
 			}
 			if m >= daysSurgeAt && m < daysSurgeAt+daysSurgeFor {
 				v += surge
+			}
+			v *= max(0, 1+daysNoise*r.NormFloat64())
+			segs = append(segs, Segment{time.Duration(d)*day + m, rate * v})
+		}
+	}
+	return segs
+}
+
+// weeksSegments are the weeks scenario's 1-minute steps over n days.
+func weeksSegments(rate float64, n int, seed uint64) []Segment {
+	r := rand.New(rand.NewPCG(seed, 0x7765656b73))
+	const day = 24 * time.Hour
+	segs := make([]Segment, 0, n*int(day/time.Minute))
+	for d := range n {
+		wd := (weeksFirstDay + time.Weekday(d)) % 7
+		weekend := wd == time.Saturday || wd == time.Sunday
+		batch := daysBatchAdd * (1 + daysDayVary*(2*r.Float64()-1))
+		surge := daysSurgeAdd * (1 + daysDayVary*(2*r.Float64()-1))
+		monday := weeksMondayAdd * (1 + daysDayVary*(2*r.Float64()-1))
+		for m := time.Duration(0); m < day; m += time.Minute {
+			tod := m + 30*time.Second // the middle of the minute
+			v := 1 - daysDepth*math.Cos(2*math.Pi*(tod-daysTrough).Hours()/24)
+			switch {
+			case d == weeksHoliday:
+				v = 0
+			case weekend:
+				v *= weeksWeekend
+			default:
+				if m >= daysBatchAt && m < daysBatchAt+daysBatchFor {
+					v += batch
+				}
+				if m >= daysSurgeAt && m < daysSurgeAt+daysSurgeFor {
+					v += surge
+				}
+				if wd == time.Monday && m >= weeksMondayAt && m < weeksMondayAt+weeksMondayFor {
+					v += monday
+				}
 			}
 			v *= max(0, 1+daysNoise*r.NormFloat64())
 			segs = append(segs, Segment{time.Duration(d)*day + m, rate * v})

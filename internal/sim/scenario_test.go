@@ -295,3 +295,48 @@ func TestDaysShape(t *testing.T) {
 		t.Errorf("a 100-hour run has %d minutes of days, want 5 days' worth", n)
 	}
 }
+
+func TestWeeksShape(t *testing.T) {
+	t.Parallel()
+	const day = 24 * time.Hour
+	sc, err := Builtin(ScenarioWeeks, 20, 2*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sc.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if sc.Length != 35*day || len(sc.Segments) != 35*24*60 {
+		t.Fatalf("length %v, %d segments; want 35 days in 1-minute steps", sc.Length, len(sc.Segments))
+	}
+	// Day 0 is a Wednesday: days 3 and 4 the weekend, day 5 a Monday.
+	for d := range 35 {
+		base := time.Duration(d) * day
+		wd := (time.Wednesday + time.Weekday(d)) % 7
+		batch := sc.RateAt(base + time.Hour + 10*time.Minute)
+		monday := sc.RateAt(base + 9*time.Hour + 40*time.Minute)
+		afternoon := sc.RateAt(base + 15*time.Hour)
+		switch {
+		case d == 3*7+5:
+			if wd != time.Monday || batch != 0 || monday != 0 || afternoon != 0 {
+				t.Errorf("day %d (%v), the holiday: batch %.0f, Monday surge %.0f, afternoon %.0f msg/s, want none", d, wd, batch, monday, afternoon)
+			}
+		case wd == time.Saturday || wd == time.Sunday:
+			if batch > 20 || monday > 20 || afternoon > 24 {
+				t.Errorf("day %d (%v): batch %.0f, 09:40 %.0f, afternoon %.0f msg/s, want a quiet weekend", d, wd, batch, monday, afternoon)
+			}
+		case wd == time.Monday:
+			if batch < 5*20 || monday < 4*20 {
+				t.Errorf("day %d (Monday): batch %.0f, surge %.0f msg/s", d, batch, monday)
+			}
+		default:
+			if batch < 5*20 || monday > 2.5*20 || afternoon < 12 {
+				t.Errorf("day %d (%v): batch %.0f, 09:40 %.0f, afternoon %.0f msg/s", d, wd, batch, monday, afternoon)
+			}
+		}
+	}
+	other, _ := BuiltinSeeded(ScenarioWeeks, 20, 2*time.Hour, 2)
+	if other.RateAt(12*time.Hour) == sc.RateAt(12*time.Hour) {
+		t.Error("seeds 1 and 2 give the same noise")
+	}
+}

@@ -1,4 +1,7 @@
-package policy
+// Package forecast learns a queue group's per-minute arrivals and forecasts
+// the load it will face over the next start delay: recurring jobs, daily
+// rhythms and recent bursts. It is pure: time is an argument.
+package forecast
 
 import (
 	"fmt"
@@ -10,13 +13,13 @@ import (
 	"github.com/queuechecker/queue-checker/internal/model"
 )
 
-// forecaster learns a group's per-minute arrivals and forecasts the highest
+// Forecaster learns a group's per-minute arrivals and forecasts the highest
 // arrival rate the fleet will face over the next start delay, so that the
 // workers that load needs are launched before it arrives, and capacity that
 // no forecast needs is released.
 //
 // History. Each closed minute keeps its measured arrival rate (float32, NaN
-// where nothing is known), for up to Settings.Forecast.History (8 days:
+// where nothing is known), for up to the history Init is given (8 days:
 // 11,520 minutes, 45 KB), in a ring indexed by the minute's number since the
 // Unix epoch. Beside it, two bitsets mark the hot minutes (arrivals well above
 // the baseline) and the onsets (the first hot minute of a run).
@@ -30,25 +33,30 @@ import (
 // before it; one that lasts longer than the reach has no baseline left and
 // ends, so a lasting step becomes the new level.
 //
-// Recurrence. Load that recurs is forecast from its onsets:
-//   - periodic jobs (every P minutes, 3 ≤ P ≤ 240, at fixed offsets): for
-//     each pair of recent onsets P apart, the next occurrence T (one or two
-//     periods after the later one) is expected when onsets came within
-//     ±jitter of T − kP for at least 3 of the last 4 periods and at most one
-//     was missed. Noise has no onsets, and a one-off surge has one, so
-//     neither forecasts anything; a job that stops recurring fades after two
-//     missed occurrences.
+// Recurrence. Load that recurs is forecast from its onsets, each expected
+// occurrence with the chance that it comes (see occurrenceChance), so that
+// the caller can bet on it by expected cost:
+//   - periodic jobs (every P minutes, 3 ≤ P ≤ 240, at fixed offsets): each
+//     pair of recent onsets P apart expects the next occurrence T one or
+//     two periods after the later one, its record the onsets within
+//     ±jitter of T − kP over the last 8 periods. Two onsets are enough (a
+//     job seen twice comes with chance 1/3 when no other onset could have
+//     paired with the later one); noise has no onsets, and a one-off surge
+//     one, so neither forecasts anything.
 //   - daily: an onset within ±dailyJitter of this time of day one or two
-//     days ago forecasts one at T = that onset + a day, when at least two
-//     and at least half of the days history covers had one, one of them
-//     within the last two days. A weekly rhythm needs two weeks to be told
-//     from a one-off, more than the history keeps: it shows only as far as
-//     it is daily.
+//     days ago expects one at T = that onset + a day, its record the days
+//     history covers, up to a week (a surge seen once comes with chance
+//     1/3).
 //
-// Either kind is a pattern only when its onsets land on its expected
-// minutes more often than onsets scattered at random over the same span
-// would (see binomialTail), and a period is not taken for a multiple of a
-// shorter one the same onsets follow.
+// A job that misses more than a quarter of its periods since it was first
+// seen is no job. A pattern whose latest expected occurrence did not come
+// stops being forecast unless its record outlives the miss (a job: 3 hits;
+// a day: 2 hits and at least half the days): a job seen twice that stops is forecast once, a day seen once
+// that does not recur once. A period is not taken for a multiple of a
+// shorter one the same onsets follow. Weekly rhythms, which need more weeks
+// than the minutes keep, come from five-minute buckets (see weekly.go): a
+// daily occurrence is weighed by its weekday's record, and an onset a week
+// ago expects one now.
 //
 // An occurrence is expected at the highest peak rate of its matched
 // occurrences (an upper estimate; a rising series is extrapolated by its last
@@ -66,7 +74,7 @@ import (
 // The forecast is recomputed when a minute closes; a decision takes the
 // highest rate of the occurrences overlapping [now, now + horizon] and of the
 // recent bursts.
-type forecaster struct {
+type Forecaster struct {
 	rates     []float32 // msg/s per minute; NaN unknown
 	hot       []uint64  // bitset: minute hot
 	onset     []uint64  // bitset: a hot run starts in this minute
@@ -91,7 +99,7 @@ type forecaster struct {
 	released int64
 
 	// computed when a minute closes
-	occ       [maxOccurrences]occurrence
+	occ       [maxOccurrences]Occurrence
 	nOcc      int
 	memExcess float64 // the recent bursts' level above the baseline
 	// base is the baseline after the newest closed minute (the level
@@ -102,10 +110,12 @@ type forecaster struct {
 	horizonM int64 // the horizon, in minutes, the memory was computed for
 
 	onsets [maxOnsets]int64 // scratch: recent onsets, oldest first
+
+	weeks coarse // five-minute buckets of the last weeks (weekly.go)
 }
 
-// occurrence is one expected occurrence of a recurring pattern.
-type occurrence struct {
+// Occurrence is one expected occurrence of a recurring pattern.
+type Occurrence struct {
 	at         int64 // expected onset, minute number
 	jitter     int64 // minutes either side an onset is matched within
 	spread     int64 // the farthest a matched onset was from its expected minute
@@ -113,11 +123,53 @@ type occurrence struct {
 	rate       float64
 	period     int64 // minutes
 	hits, lags int
-	kind       string   // "every", "daily", "weekly"
-	seen       [4]int64 // the matched onsets, newest first (0 = none)
+	// misses are the lags that had no onset, newer than the oldest hit;
+	// newest: the newest lag had one.
+	misses int
+	newest bool
+	// chance is how likely the occurrence comes (see Chance).
+	chance float64
+	// weekHits of the last weekLags weeks held it (daily: its weekday).
+	weekHits, weekLags int
+	kind               Kind
+	seen               [4]int64 // the matched onsets, newest first (0 = none)
 }
 
-// Tuning of the forecaster (see forecaster).
+// Kind is the kind of pattern an occurrence follows.
+type Kind uint8
+
+// The kinds of pattern.
+const (
+	// KindEvery is a job every N minutes at a fixed offset.
+	KindEvery Kind = iota + 1
+	// KindDaily is load at the same time each day.
+	KindDaily
+	// KindWeekly is load at the same time each week.
+	KindWeekly
+)
+
+// String names the kind: "every", "daily".
+func (k Kind) String() string {
+	switch k {
+	case KindEvery:
+		return "every"
+	case KindDaily:
+		return "daily"
+	case KindWeekly:
+		return "weekly"
+	}
+	return "unknown"
+}
+
+// MemoryChance is how likely a recent burst must be to come again within the
+// horizon for its capacity to be kept (see Forecaster).
+const MemoryChance = 0.05
+
+// MaxObservation: an observation spanning longer than this is a gap, not
+// spread over the minutes it spans.
+const MaxObservation = 5 * time.Minute
+
+// Tuning of the forecaster (see Forecaster).
 const (
 	baselineMinutes = 15
 	baselineReach   = 60 // minutes
@@ -131,19 +183,15 @@ const (
 	maxPeriod  = 240 // minutes
 	periodLags = 8
 	periodHits = 3
-	// Significance levels: how likely onsets scattered at random over the
-	// same span would land on a pattern's expected minutes as often as they
-	// did (see significant). Lower for periods, which are tried many at a
-	// time, than for days and weeks, tried once an onset.
-	periodAlpha   = 0.005
-	seasonalAlpha = 0.02
+	// minChance: an occurrence less likely than this is not forecast.
+	minChance     = 0.2
 	dailyJitter   = 5 // minutes
 	minutesPerDay = 1440
 	daysPerWeek   = 7
 
 	memoryMinutes = 240
 	memoryPrior   = 30 // minutes
-	memoryChance  = 0.05
+	memoryChance  = MemoryChance
 	maxBursts     = 64
 
 	maxOccurrences = 16
@@ -151,9 +199,6 @@ const (
 	// kept (a float32 minute would hold it as +Inf).
 	maxRate   = 1e12
 	maxOnsets = 128
-	// maxObservation: an observation spanning longer than this is a gap,
-	// not spread over the minutes it spans.
-	maxObservation = 5 * time.Minute
 )
 
 func minuteOf(t time.Time) int64 {
@@ -164,7 +209,7 @@ func minuteOf(t time.Time) int64 {
 	return s / 60
 }
 
-func (f *forecaster) idx(m int64) int64 {
+func (f *Forecaster) idx(m int64) int64 {
 	i := m % f.size
 	if i < 0 {
 		i += f.size
@@ -173,7 +218,7 @@ func (f *forecaster) idx(m int64) int64 {
 }
 
 // init sizes the ring for history, once; a different history resets it.
-func (f *forecaster) init(history time.Duration) {
+func (f *Forecaster) init(history time.Duration) {
 	n := int64(history / time.Minute)
 	if n < 2*minutesPerDay {
 		n = max(n, maxPeriod*(periodLags+1)+60)
@@ -181,8 +226,9 @@ func (f *forecaster) init(history time.Duration) {
 	if f.size == n {
 		return
 	}
-	*f = forecaster{size: n}
+	*f = Forecaster{size: n}
 	f.rates = make([]float32, n)
+	f.weeks.init()
 	words := (n + 63) / 64
 	bitsAll := make([]uint64, 3*words)
 	f.hot, f.onset, f.explained = bitsAll[:words:words], bitsAll[words:2*words:2*words], bitsAll[2*words:]
@@ -201,28 +247,28 @@ func setBit(b []uint64, i int64, v bool) {
 }
 
 // known reports whether minute m is inside the ring's span.
-func (f *forecaster) known(m int64) bool {
+func (f *Forecaster) known(m int64) bool {
 	return f.have && m <= f.last && m > f.last-f.size && m >= f.first
 }
 
-func (f *forecaster) rate(m int64) float64 {
+func (f *Forecaster) rate(m int64) float64 {
 	if !f.known(m) {
 		return math.NaN()
 	}
 	return float64(f.rates[f.idx(m)])
 }
 
-func (f *forecaster) isHot(m int64) bool     { return f.known(m) && getBit(f.hot, f.idx(m)) }
-func (f *forecaster) isOnset(m int64) bool   { return f.known(m) && getBit(f.onset, f.idx(m)) }
-func (f *forecaster) isExplain(m int64) bool { return f.known(m) && getBit(f.explained, f.idx(m)) }
+func (f *Forecaster) isHot(m int64) bool     { return f.known(m) && getBit(f.hot, f.idx(m)) }
+func (f *Forecaster) isOnset(m int64) bool   { return f.known(m) && getBit(f.onset, f.idx(m)) }
+func (f *Forecaster) isExplain(m int64) bool { return f.known(m) && getBit(f.explained, f.idx(m)) }
 
 // add credits an observation of rate msg/s over [from, to) to the minutes it
 // covers, closing the minutes it passes.
-func (f *forecaster) add(from, to time.Time, rate float64, horizon time.Duration) {
+func (f *Forecaster) add(from, to time.Time, rate float64, horizon time.Duration) {
 	if !(rate >= 0) || rate > maxRate || !to.After(from) {
 		return
 	}
-	if to.Sub(from) > maxObservation {
+	if to.Sub(from) > MaxObservation {
 		f.advance(minuteOf(to), horizon)
 		return
 	}
@@ -251,7 +297,7 @@ func floorDiv(a, b int64) int64 {
 }
 
 // advance makes m the minute being filled, closing the ones before it.
-func (f *forecaster) advance(m int64, horizon time.Duration) {
+func (f *Forecaster) advance(m int64, horizon time.Duration) {
 	switch {
 	case !f.curOK && f.have && m > f.last && m-f.last <= f.size:
 		// The first observation after a warm start: the minutes between
@@ -290,7 +336,7 @@ func (f *forecaster) advance(m int64, horizon time.Duration) {
 	f.refresh(horizon)
 }
 
-func (f *forecaster) reset() {
+func (f *Forecaster) reset() {
 	for i := range f.rates {
 		f.rates[i] = float32(math.NaN())
 	}
@@ -301,7 +347,7 @@ func (f *forecaster) reset() {
 }
 
 // close stores minute m's rate and marks it hot and onset.
-func (f *forecaster) close(m int64, v float64) {
+func (f *Forecaster) close(m int64, v float64) {
 	if f.have && m <= f.last {
 		return
 	}
@@ -313,11 +359,12 @@ func (f *forecaster) close(m int64, v float64) {
 	f.rates[i] = float32(v)
 	setBit(f.explained, i, false)
 	f.mark(m)
+	f.weeks.minute(m, v)
 }
 
 // set replaces the rate of a closed minute m with a better measurement of
 // it, and marks it and the minute after it hot again.
-func (f *forecaster) set(m int64, v float64) {
+func (f *Forecaster) set(m int64, v float64) {
 	if !(v >= 0) || v > maxRate {
 		return
 	}
@@ -338,7 +385,7 @@ func (f *forecaster) set(m int64, v float64) {
 // mark sets minute m's hot and onset bits from its rate. The first minute
 // with a baseline also marks the minutes before it, which had none, against
 // that baseline: load that starts high (a burst at start) is a burst too.
-func (f *forecaster) mark(m int64) {
+func (f *Forecaster) mark(m int64) {
 	b, ok := f.baseline(m)
 	if ok && !f.baselined {
 		f.baselined = true
@@ -352,7 +399,7 @@ func (f *forecaster) mark(m int64) {
 }
 
 // markWith marks minute m against the baseline b, when ok.
-func (f *forecaster) markWith(m int64, b float64, ok bool) {
+func (f *Forecaster) markWith(m int64, b float64, ok bool) {
 	i := f.idx(m)
 	v := float64(f.rates[i])
 	hot := !math.IsNaN(v) && ok && hotOver(v, b, f.isHot(m-1))
@@ -366,7 +413,7 @@ func (f *forecaster) markWith(m int64, b float64, ok bool) {
 
 // recentMean is the mean arrival rate, msg/s, of the known minutes among
 // the last n closed ones; false when fewer than half of them are known.
-func (f *forecaster) recentMean(n int64) (float64, bool) {
+func (f *Forecaster) recentMean(n int64) (float64, bool) {
 	if !f.have {
 		return 0, false
 	}
@@ -386,7 +433,7 @@ func (f *forecaster) recentMean(n int64) (float64, bool) {
 // stillHot reports whether arrivals of v msg/s now would carry on a hot run:
 // whether they stand above the baseline by the share and noise a run goes on
 // at (see mark).
-func (f *forecaster) stillHot(v float64) bool {
+func (f *Forecaster) stillHot(v float64) bool {
 	if !f.baseOK || math.IsNaN(v) {
 		return true
 	}
@@ -406,7 +453,7 @@ func hotOver(v, b float64, continuing bool) bool {
 }
 
 // baseline is the median of the known, not hot minutes shortly before m.
-func (f *forecaster) baseline(m int64) (float64, bool) {
+func (f *Forecaster) baseline(m int64) (float64, bool) {
 	var buf [baselineMinutes]float32
 	n := 0
 	for g := m - 1; g >= m-baselineReach && n < baselineMinutes; g-- {
@@ -440,7 +487,7 @@ func (f *forecaster) baseline(m int64) (float64, bool) {
 }
 
 // run is the length and the peak rate of the hot run starting at onset o.
-func (f *forecaster) run(o int64) (length int64, peak float64) {
+func (f *Forecaster) run(o int64) (length int64, peak float64) {
 	for g := o; g < o+maxRun && f.isHot(g); g++ {
 		length++
 		if v := f.rate(g); v > peak {
@@ -451,7 +498,7 @@ func (f *forecaster) run(o int64) (length int64, peak float64) {
 }
 
 // onsetNear returns the onset within ±j of m closest to it.
-func (f *forecaster) onsetNear(m, j int64) (int64, bool) {
+func (f *Forecaster) onsetNear(m, j int64) (int64, bool) {
 	for d := int64(0); d <= j; d++ {
 		if f.isOnset(m - d) {
 			return m - d, true
@@ -465,14 +512,15 @@ func (f *forecaster) onsetNear(m, j int64) (int64, bool) {
 
 // refresh recomputes the expected occurrences and the recent-bursts memory
 // after a minute closed.
-func (f *forecaster) refresh(horizon time.Duration) {
+func (f *Forecaster) refresh(horizon time.Duration) {
 	f.base, f.baseOK = f.baseline(f.last + 1)
 	f.nOcc = 0
 	hm := max(int64((horizon+time.Minute-1)/time.Minute), 1)
 	f.horizonM = hm
 	ahead := hm + 2 // how far ahead occurrences matter, in minutes
 	f.periodic(ahead)
-	f.seasonal(ahead, minutesPerDay, "daily")
+	f.daily(ahead)
+	f.weekly(ahead)
 	f.memory(hm)
 }
 
@@ -485,7 +533,7 @@ func periodJitter(p int64) int64 {
 
 // periodic finds the periodic jobs expected from one hour ago to ahead
 // minutes from now (see forecaster).
-func (f *forecaster) periodic(ahead int64) {
+func (f *Forecaster) periodic(ahead int64) {
 	// The recent onsets, oldest first.
 	n := 0
 	from := max(f.first, f.last-maxPeriod*(periodLags+1))
@@ -518,20 +566,20 @@ func (f *forecaster) periodic(ahead int64) {
 				}
 				// Checked even when far ahead: a pattern it bears out
 				// explains its past occurrences to the memory.
-				f.consider(t, p, periodJitter(p), "every", t <= f.last+ahead)
+				f.consider(t, p, periodJitter(p), KindEvery, t <= f.last+ahead)
 			}
 		}
 	}
 }
 
-// seasonal finds daily (or weekly) occurrences expected soon.
-func (f *forecaster) seasonal(ahead, period int64, kind string) {
-	j := int64(dailyJitter)
+// daily finds the daily occurrences expected soon.
+func (f *Forecaster) daily(ahead int64) {
+	j, period := int64(dailyJitter), int64(minutesPerDay)
 	for back := int64(1); back <= 2; back++ {
 		lo, hi := f.last-baselineReach-back*period, f.last+ahead-back*period
 		for g := lo; g <= hi; g++ {
 			if f.isOnset(g) {
-				f.consider(g+back*period, period, j, kind, true)
+				f.consider(g+back*period, period, j, KindDaily, true)
 			}
 		}
 	}
@@ -539,15 +587,12 @@ func (f *forecaster) seasonal(ahead, period int64, kind string) {
 
 // consider checks an occurrence expected at t for a pattern of period p and
 // keeps it when its past occurrences bear it out.
-func (f *forecaster) consider(t, p, j int64, kind string, keep bool) {
-	var o occurrence
+func (f *Forecaster) consider(t, p, j int64, kind Kind, keep bool) {
+	var o Occurrence
 	o.at, o.period, o.jitter, o.kind = t, p, j, kind
 	lags := periodLags
-	if kind != "every" {
+	if kind == KindDaily {
 		lags = int(min(int64(daysPerWeek), (f.last-f.first)/p))
-		if kind == "weekly" {
-			lags = 1
-		}
 	}
 	var peaks [daysPerWeek]float64
 	np := 0
@@ -555,6 +600,7 @@ func (f *forecaster) consider(t, p, j int64, kind string, keep bool) {
 	nh := 0
 	recent := false
 	deepest := t
+	missed := 0 // misses since the last hit, older ones first
 	for k := int64(1); k <= int64(lags); k++ {
 		m := t - k*p
 		if m-j < f.first {
@@ -569,8 +615,14 @@ func (f *forecaster) consider(t, p, j int64, kind string, keep bool) {
 		o.lags++
 		g, ok := f.onsetNear(m, j)
 		if !ok {
+			missed++
 			continue
 		}
+		if o.lags == 1 {
+			o.newest = true
+		}
+		o.misses += missed
+		missed = 0
 		o.hits++
 		if k <= 2 {
 			recent = true
@@ -590,25 +642,30 @@ func (f *forecaster) consider(t, p, j int64, kind string, keep bool) {
 			np++
 		}
 	}
-	switch kind {
-	case "every":
-		if o.hits < periodHits || o.lags-o.hits > max(1, o.lags/4) {
-			return
-		}
-	default:
-		if o.hits < 2 || 2*o.hits < o.lags || !recent {
-			return
-		}
-	}
-	if kind == "every" && f.multiple(o, deepest) {
+	// A pattern whose latest occurrence failed to come is kept only on a
+	// record that survives the miss.
+	switch {
+	case kind == KindEvery && (o.hits < 2 || o.misses > max(1, o.lags/4) || !o.newest && o.hits < periodHits):
+		return
+	case kind == KindDaily && (o.hits < 1 || !recent || !o.newest && (o.hits < 2 || 2*o.hits < o.lags)):
 		return
 	}
-	alpha := periodAlpha
-	if kind != "every" {
-		alpha = seasonalAlpha
+	if kind == KindEvery && f.multiple(o, deepest) {
+		return
 	}
 	q := math.Min(1, float64(2*j+1)/float64(p))
-	if binomialTail(f.countOnsets(deepest, f.last), o.hits, q) >= alpha {
+	rivals := 1
+	if kind == KindEvery && o.hits == 2 {
+		// Two onsets fit a period to each other: any onset before the
+		// later one within the longest period would have fitted one too.
+		latest := o.seen[0]
+		if latest == 0 {
+			latest = o.seen[1]
+		}
+		rivals = max(1, f.countOnsets(latest-maxPeriod, latest-1))
+	}
+	o.chance = occurrenceChance(kind, o.hits, o.misses, binomialTail(f.countOnsets(deepest, f.last), o.hits, q)) / float64(rivals)
+	if o.chance < minChance {
 		return
 	}
 	// peaks[0] is the latest occurrence.
@@ -621,6 +678,12 @@ func (f *forecaster) consider(t, p, j int64, kind string, keep bool) {
 	if !(o.rate > 0) || math.IsInf(o.rate, 0) {
 		return
 	}
+	if kind == KindDaily {
+		f.weekday(&o)
+		if o.chance < minChance {
+			return
+		}
+	}
 	// The matched occurrences are explained: the pattern sizes for them,
 	// not the recent-bursts memory.
 	for _, g := range hit[:nh] {
@@ -628,17 +691,21 @@ func (f *forecaster) consider(t, p, j int64, kind string, keep bool) {
 			setBit(f.explained, f.idx(h), true)
 		}
 	}
-	if !keep {
-		return
+	if keep {
+		f.keep(o)
 	}
-	// Keep one occurrence per expected time: the larger.
+}
+
+// keep adds an expected occurrence to the forecast: one per expected time,
+// the larger rate, described by the pattern with the better chance.
+func (f *Forecaster) keep(o Occurrence) {
 	for i := 0; i < f.nOcc; i++ {
 		e := &f.occ[i]
 		if abs64(e.at-o.at) <= max(e.jitter, o.jitter) {
 			// The same occurrence: the higher rate, described by the
 			// pattern with the better record (then the shorter period).
 			rate := math.Max(e.rate, o.rate)
-			if o.hits*e.lags > e.hits*o.lags || (o.hits*e.lags == e.hits*o.lags && (o.hits > e.hits || o.hits == e.hits && o.period < e.period)) {
+			if o.chance > e.chance || o.chance == e.chance && o.period < e.period {
 				*e = o
 			}
 			e.rate = rate
@@ -651,10 +718,39 @@ func (f *forecaster) consider(t, p, j int64, kind string, keep bool) {
 	}
 }
 
+// occurrenceChance is how likely an occurrence of a pattern comes, from its
+// record: hits of its expected times had an onset, misses (newer than the
+// oldest hit) had none, and one in chance onsets scattered at random would
+// land on them as often (the binomial tail). The record is counted by the
+// rule of succession with two failures assumed: a pattern is doubted until
+// it has recurred a few times. A period is fitted to the onsets, so its
+// first hit only fixes the phase and counts for nothing; a day is known
+// beforehand.
+//
+//	chance = (1 − tail) × n ÷ (n + misses + 2),  n = hits − 1 (every) or hits (daily)
+//
+// A job seen twice, with no other onset within the longest period before
+// it, comes with chance 1/3; three times, 1/2; five times, 2/3; nine times,
+// 4/5; a daily surge seen once, 1/3. Two onsets
+// fit a period to each other, so a pair's chance is shared among the rival
+// periods the onsets before the later one would give (see consider). Noise,
+// whose onsets land on any lattice as often as chance has them, has a tail
+// near 1 and no chance.
+func occurrenceChance(kind Kind, hits, misses int, tail float64) float64 {
+	n := hits
+	if kind == KindEvery {
+		n--
+	}
+	if n <= 0 || !(tail < 1) {
+		return 0
+	}
+	return math.Max(0, 1-tail) * float64(n) / float64(n+misses+2)
+}
+
 // multiple reports whether o's period is a multiple of a shorter one that
 // the same onsets follow (a job every 20 minutes is also "every 80"): the
 // shorter period, which misses sooner when the job stops, speaks for it.
-func (f *forecaster) multiple(o occurrence, deepest int64) bool {
+func (f *Forecaster) multiple(o Occurrence, deepest int64) bool {
 	latest := o.at - o.period
 	for k := range o.seen {
 		if o.seen[k] != 0 {
@@ -682,7 +778,7 @@ func (f *forecaster) multiple(o occurrence, deepest int64) bool {
 }
 
 // countOnsets counts the onsets in minutes [from, to].
-func (f *forecaster) countOnsets(from, to int64) int {
+func (f *Forecaster) countOnsets(from, to int64) int {
 	n := 0
 	for g := max(from, f.first, f.last-f.size+1); g <= to; g++ {
 		i := f.idx(g)
@@ -738,7 +834,7 @@ func abs64(x int64) int64 {
 // frequent), the level kept is the highest excess e for which bursts at
 // least e above the baseline come within the horizon with probability
 // memoryChance or more: 1 − exp(−(bursts ≥ e) ÷ span × horizon).
-func (f *forecaster) memory(hm int64) {
+func (f *Forecaster) memory(hm int64) {
 	f.memExcess = 0
 	var ex [maxBursts]float64
 	n := 0
@@ -775,30 +871,37 @@ func (f *forecaster) memory(hm int64) {
 	}
 }
 
-// forecastResult is the forecast of one decision.
-type forecastResult struct {
-	rate float64
-	at   time.Time
-	occ  *occurrence // nil for recent bursts
-	ok   bool
-	// ended is an expected occurrence that came and is over, within the
-	// span; base is the baseline arrivals now.
-	ended *occurrence
-	base  float64
+// Result is the forecast of one decision.
+type Result struct {
+	// Rate is the highest arrival rate expected over the span, msg/s, and
+	// At when it is expected (now for recent bursts), when OK.
+	Rate float64
+	At   time.Time
+	OK   bool
+	// Occurrence is the recurring occurrence that rate comes from; nil for
+	// recent bursts. Came: it has come, or is arriving (the current
+	// arrivals are hot within its window), and is not over.
+	Occurrence *Occurrence
+	Came       bool
+	// Ended is an expected occurrence that came and is over, within the
+	// span, not yet released (see Release); Base is the baseline arrivals
+	// now, msg/s.
+	Ended *Occurrence
+	Base  float64
 }
 
-// forecast is the highest arrival rate expected over [now, now+horizon].
+// Forecast is the highest arrival rate expected over [now, now+horizon].
 // current is the latest interval's measured arrivals, when currentOK: an
 // occurrence that came is over once its minutes, or these, are no longer
 // hot.
-func (f *forecaster) forecast(now time.Time, horizon time.Duration, current float64, currentOK bool) forecastResult {
-	var r forecastResult
+func (f *Forecaster) Forecast(now time.Time, horizon time.Duration, current float64, currentOK bool) Result {
+	var r Result
 	if !f.have {
 		return r
 	}
 	if f.memExcess > 0 {
 		if f.baseOK {
-			r = forecastResult{rate: f.base + f.memExcess, at: now, ok: true}
+			r = Result{Rate: f.base + f.memExcess, At: now, OK: true}
 		}
 	}
 	nowM := minuteOf(now)
@@ -809,32 +912,87 @@ func (f *forecaster) forecast(now time.Time, horizon time.Duration, current floa
 	for i := 0; i < f.nOcc; i++ {
 		o := &f.occ[i]
 		start, end := o.at-o.spread, o.at+max(o.length, 1)+o.spread
-		if end < nowM || start > endM {
+		if end < nowM || start > endM || o.at == f.released {
+			// Out of the span, or came and was released: its workers
+			// are gone and stay gone, whatever its last minutes show.
 			continue
 		}
 		g, came := f.onsetNear(o.at, o.jitter)
 		switch {
-		case came && g <= f.last && (!f.isHot(f.last) || currentOK && !f.stillHot(current)):
-			// It came and is over.
+		case came && g <= f.last && nowM >= g+max(o.length, 1)-1 && (!f.isHot(f.last) || currentOK && !f.stillHot(current)):
+			// It came and is over: no sooner than a minute before the
+			// longest of its matched runs would end (an interval's
+			// arrivals read low while starting workers drain its
+			// backlog), once its minutes or the current arrivals are no
+			// longer hot.
 			if f.baseOK {
-				r.ended, r.base = o, f.base
+				r.Ended, r.Base = o, f.base
 			}
 			continue
 		case !came && nowM > o.at+o.jitter+1:
 			continue // overdue
 		}
-		if o.rate > r.rate {
-			at := time.Unix(o.at*60, 0).UTC()
-			r = forecastResult{rate: o.rate, at: at, occ: o, ok: true}
+		if o.rate > r.Rate {
+			// It came when its onset minute closed, or arrives now: the
+			// latest arrivals, within its window, stand hot above the
+			// baseline and at least halfway to its rate (an interval's
+			// count is noisier than a minute's).
+			arriving := currentOK && f.baseOK && nowM >= start && nowM <= o.at+o.jitter &&
+				hotOver(current, f.base, false) && current >= f.base+(o.rate-f.base)/2
+			r = Result{Rate: o.rate, At: o.At(), Occurrence: o, Came: came && g <= f.last || arriving, OK: true}
 		}
 	}
 	return r
 }
 
-// describe says where an occurrence's forecast comes from, for the reasons.
-func (o *occurrence) describe(loc *time.Location) string {
-	switch o.kind {
-	case "every":
+// Release records that the workers sized for the ended occurrence o were
+// released: a later Forecast no longer forecasts it, nor reports it as
+// ended.
+func (f *Forecaster) Release(o *Occurrence) {
+	if o != nil {
+		f.released = o.at
+	}
+}
+
+// At is when the occurrence is expected to start.
+func (o *Occurrence) At() time.Time { return time.Unix(o.at*60, 0).UTC() }
+
+// Kind is the pattern the occurrence follows.
+func (o *Occurrence) Kind() Kind { return o.kind }
+
+// Confidence is the share of the pattern's recent occurrences that came as
+// expected, 0..1.
+func (o *Occurrence) Confidence() float64 { return float64(o.hits) / float64(max(o.lags, 1)) }
+
+// Chance is how likely the occurrence comes, 0..1, from how many times and
+// how regularly its pattern came and how many times it failed to (see
+// occurrenceChance).
+func (o *Occurrence) Chance() float64 { return o.chance }
+
+// Hits and Lags are the pattern's record: of its last lags expected times,
+// hits had an onset.
+func (o *Occurrence) Hits() int { return o.hits }
+
+// Lags: see Hits.
+func (o *Occurrence) Lags() int { return o.lags }
+
+// Length is how long the occurrence is expected to last: its longest
+// matched run.
+func (o *Occurrence) Length() time.Duration { return time.Duration(max(o.length, 1)) * time.Minute }
+
+// Period is the pattern's period.
+func (o *Occurrence) Period() time.Duration { return time.Duration(o.period) * time.Minute }
+
+// Overdue is how long after At an occurrence that has not come stops being
+// expected, and Early how long before At it may come.
+func (o *Occurrence) Overdue() time.Duration { return time.Duration(o.jitter+1) * time.Minute }
+
+// Early: see Overdue.
+func (o *Occurrence) Early() time.Duration { return time.Duration(o.spread) * time.Minute }
+
+// Describe says where an occurrence's forecast comes from, for the reasons.
+func (o *Occurrence) Describe(loc *time.Location) string {
+	if o.kind == KindEvery {
 		var b []byte
 		b = fmt.Appendf(b, "every %s, seen at", time.Duration(o.period)*time.Minute)
 		first := true
@@ -850,25 +1008,56 @@ func (o *occurrence) describe(loc *time.Location) string {
 		}
 		b = fmt.Appendf(b, ", %d of the last %d times", o.hits, o.lags)
 		return string(b)
-	default:
-		return fmt.Sprintf("%s at %s, %d of the last %d %s", o.kind,
-			time.Unix(o.at*60, 0).In(loc).Format("15:04"), o.hits, o.lags, map[bool]string{true: "days", false: "weeks"}[o.kind == "daily"])
 	}
+	at := time.Unix(o.at*60, 0).In(loc)
+	if o.kind == KindWeekly {
+		return fmt.Sprintf("weekly at %s %s, %d of the last %d weeks", at.Weekday(), at.Format("15:04"), o.hits, o.lags)
+	}
+	if o.weekLags > 0 {
+		return fmt.Sprintf("daily at %s, %d of the last %d days, %d of the last %d %ss", at.Format("15:04"),
+			o.hits, o.lags, o.weekHits, o.weekLags, at.Weekday())
+	}
+	return fmt.Sprintf("daily at %s, %d of the last %d days", at.Format("15:04"), o.hits, o.lags)
 }
 
-// pattern names an occurrence's pattern for the decision's JSON.
-func (o *occurrence) pattern() string {
-	switch o.kind {
-	case "every":
+// Pattern names an occurrence's pattern for the decision's JSON: "every
+// 20m0s", "daily".
+func (o *Occurrence) Pattern() string {
+	if o.kind == KindEvery {
 		return "every " + (time.Duration(o.period) * time.Minute).String()
-	default:
-		return o.kind
 	}
+	return o.kind.String()
 }
+
+// Init sizes the history for history, once; a different history resets
+// it. Every other method needs it first.
+func (f *Forecaster) Init(history time.Duration) { f.init(history) }
+
+// Observe credits an observation of rate msg/s over [from, to) to the
+// minutes it covers, closing the minutes it passes and recomputing the
+// forecast for the horizon when one closes.
+func (f *Forecaster) Observe(from, to time.Time, rate float64, horizon time.Duration) {
+	f.add(from, to, rate, horizon)
+}
+
+// Correct replaces the rate of the minute starting at minute (closed, or
+// being filled) with an exact measurement of it, msg/s.
+func (f *Forecaster) Correct(minute time.Time, rate float64) { f.set(minuteOf(minute), rate) }
+
+// Preload fills the minutes the forecaster does not know from h (a warm
+// start), and recomputes the forecast. Minutes it measured are kept. It
+// returns the minutes taken from h.
+func (f *Forecaster) Preload(h model.MinuteHistory, horizon time.Duration) int {
+	return f.preload(h, horizon)
+}
+
+// RecentMean is the mean arrival rate, msg/s, of the known minutes among
+// the last n closed ones; false when fewer than half of them are known.
+func (f *Forecaster) RecentMean(n int) (float64, bool) { return f.recentMean(int64(n)) }
 
 // preload fills minutes the forecaster does not know from h (warm start),
 // and recomputes the hot minutes and the forecast.
-func (f *forecaster) preload(h model.MinuteHistory, horizon time.Duration) int {
+func (f *Forecaster) preload(h model.MinuteHistory, horizon time.Duration) int {
 	if len(h.Counts) == 0 || h.Start.IsZero() {
 		return 0
 	}
