@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"strings"
 	"time"
@@ -82,12 +83,12 @@ type costDoc struct {
 
 func costOf(b controller.Bill) costDoc {
 	d := costDoc{Bill: b}
-	hours := formatNumber(b.BilledSeconds / 3600)
+	hours := spanText(b.BilledSeconds)
 	if !b.Priced {
-		d.Summary = fmt.Sprintf("no price set (fleet.worker_cost_per_hour): %s worker-hours over the last %s h", formatNumber(b.WorkerHours), hours)
+		d.Summary = fmt.Sprintf("no price set (fleet.worker_cost_per_hour): %s worker-hours over the last %s", formatNumber(b.WorkerHours), hours)
 		return d
 	}
-	d.Summary = fmt.Sprintf("%s an hour now (%s × %s); %s over the last %s h", capacity.FormatDollars(b.DollarsPerHour),
+	d.Summary = fmt.Sprintf("%s an hour now (%s × %s); %s over the last %s", capacity.FormatDollars(b.DollarsPerHour),
 		workersWord(b.Workers), priceText(b.WorkerCostPerHour), capacity.FormatDollars(b.Dollars), hours)
 	if b.PerMillionMessages != nil {
 		d.Summary += fmt.Sprintf(", %s per million messages served", capacity.FormatDollars(*b.PerMillionMessages))
@@ -96,9 +97,23 @@ func costOf(b controller.Bill) costDoc {
 	if b.ForecastSavingDollars < 0 {
 		saving = "cost " + capacity.FormatDollars(-b.ForecastSavingDollars)
 	}
-	d.ForecastSummary = fmt.Sprintf("sized by the same rule without the forecast, the last %s h would have cost %s, with it %s: the forecast %s",
+	d.ForecastSummary = fmt.Sprintf("sized by the same rule without the forecast, the last %s would have cost %s, with it %s: the forecast %s",
 		hours, capacity.FormatDollars(b.SizedWithoutForecastDollars), capacity.FormatDollars(b.SizedWithForecastDollars), saving)
 	return d
+}
+
+// spanText is a billed span in words: "45 s", "10 min", "3 h 20 min".
+func spanText(seconds float64) string {
+	s := int(math.Round(seconds))
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%d s", s)
+	case s < 3600:
+		return fmt.Sprintf("%d min", s/60)
+	case s%3600/60 == 0:
+		return fmt.Sprintf("%d h", s/3600)
+	}
+	return fmt.Sprintf("%d h %d min", s/3600, s%3600/60)
 }
 
 // settingsDoc is policy.Settings with durations in seconds and percents as

@@ -262,7 +262,7 @@ func TestCostSentences(t *testing.T) {
 		BilledSeconds: 600, WorkerHours: 143 * 600.0 / 3600, Dollars: 143 * 600.0 / 3600 * 0.0416, Messages: 60000,
 		PerMillionMessages: &per, SizedWithForecastDollars: 150 * 600.0 / 3600 * 0.0416,
 		SizedWithoutForecastDollars: 140 * 600.0 / 3600 * 0.0416, ForecastSavingDollars: -10 * 600.0 / 3600 * 0.0416})
-	for _, want := range []string{"$5.95 an hour now (143 workers × $0.0416 an hour)", "$0.99 over the last 0.167 h", "$16.52 per million messages"} {
+	for _, want := range []string{"$5.95 an hour now (143 workers × $0.0416 an hour)", "$0.99 over the last 10 min", "$16.52 per million messages"} {
 		if !strings.Contains(d.Summary, want) {
 			t.Errorf("summary %q lacks %q", d.Summary, want)
 		}
@@ -272,5 +272,17 @@ func TestCostSentences(t *testing.T) {
 	}
 	if d := costOf(controller.Bill{WorkerHours: 2}); !strings.HasPrefix(d.Summary, "no price set") || d.ForecastSummary != "" {
 		t.Errorf("unpriced: %+v", d)
+	}
+}
+
+func TestSpanText(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		seconds float64
+		want    string
+	}{{0, "0 s"}, {44.6, "45 s"}, {600, "10 min"}, {3599, "59 min"}, {3600, "1 h"}, {12000, "3 h 20 min"}, {86400, "24 h"}} {
+		if got := spanText(tt.seconds); got != tt.want {
+			t.Errorf("spanText(%v) = %q, want %q", tt.seconds, got, tt.want)
+		}
 	}
 }
