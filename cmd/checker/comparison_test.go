@@ -243,10 +243,6 @@ func TestComparisonModelGoalsOnRecurringLoad(t *testing.T) {
 	}
 }
 
-// comparisonWorkerCost is the worker price of the README's bill: an
-// on-demand t3.medium in us-east-1, dollars an hour.
-const comparisonWorkerCost = 0.0416
-
 // comparisonBill is the README's bill: each cell the mean over seeds of a
 // policy's worker-hours × the price, and what it pays beyond the oracle
 // (negative: less, for a fleet that breaks the promise).

@@ -43,3 +43,7 @@ func TestComparisonTable(t *testing.T) {
 	fmt.Println(b.String())
 	fmt.Println(comparisonBill(runs, policies, comparisonWorkerCost))
 }
+
+// comparisonWorkerCost is the worker price of the comparison's bill: an
+// on-demand t3.medium in us-east-1, dollars an hour.
+const comparisonWorkerCost = 0.0416

@@ -323,7 +323,8 @@ func (c *QueueAttributes) attempt(ctx context.Context, endpoint string, body []b
 			return nil, readError(ctx, rerr)
 		}
 		err := decodeError(resp.Header, resp.StatusCode, raw)
-		if apiErr, ok := err.(smithy.APIError); ok && skewCodes[apiErr.ErrorCode()] {
+		var apiErr smithy.APIError
+		if errors.As(err, &apiErr) && skewCodes[apiErr.ErrorCode()] {
 			if server, ok := serverOffset(resp.Header, sent, c.now()); ok && (server-skew).Abs() > skewThreshold {
 				err = &clockSkewError{APIError: apiErr, offset: server}
 			}

@@ -38,7 +38,6 @@ type billMinute struct {
 	fleet, with, without float64
 	messages             float64
 	seconds              float64
-	messagesKnownSeconds float64
 }
 
 // meter is a group's bill over the last day.

@@ -165,8 +165,8 @@ func (k Kind) String() string {
 // horizon for its capacity to be kept (see Forecaster).
 const MemoryChance = 0.05
 
-// MaxObservation: an observation spanning longer than this is a gap, not
-// spread over the minutes it spans.
+// MaxObservation is the longest observation spread over the minutes it
+// spans; a longer one is a gap.
 const MaxObservation = 5 * time.Minute
 
 // Tuning of the forecaster (see Forecaster).
@@ -973,7 +973,8 @@ func (o *Occurrence) Chance() float64 { return o.chance }
 // hits had an onset.
 func (o *Occurrence) Hits() int { return o.hits }
 
-// Lags: see Hits.
+// Lags is the count of the pattern's recent periods without an
+// occurrence (see Hits).
 func (o *Occurrence) Lags() int { return o.lags }
 
 // Length is how long the occurrence is expected to last: its longest
@@ -987,7 +988,7 @@ func (o *Occurrence) Period() time.Duration { return time.Duration(o.period) * t
 // expected, and Early how long before At it may come.
 func (o *Occurrence) Overdue() time.Duration { return time.Duration(o.jitter+1) * time.Minute }
 
-// Early: see Overdue.
+// Early is how long before At the occurrence may come (see Overdue).
 func (o *Occurrence) Early() time.Duration { return time.Duration(o.spread) * time.Minute }
 
 // Describe says where an occurrence's forecast comes from, for the reasons.

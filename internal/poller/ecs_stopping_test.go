@@ -195,14 +195,13 @@ func TestObserveCountsStoppingECSTasks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	director := proxy.Director
-	proxy.Director = func(r *http.Request) {
-		if err := rw.request(r); err != nil {
+	proxy := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
+		if err := rw.request(pr.Out); err != nil {
 			t.Errorf("read the request: %v", err)
 		}
-		director(r)
-	}
+		pr.SetURL(target)
+		pr.Out.Host = pr.In.Host
+	}}
 	proxy.ModifyResponse = rw.modify
 	srv := httptest.NewServer(proxy)
 	defer srv.Close()
