@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queuechecker/queue-checker/internal/forecast/forecasttest"
 	"github.com/queuechecker/queue-checker/internal/model"
 )
 
@@ -15,36 +16,6 @@ import (
 var fcStart = time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
 
 const fcHorizon = time.Minute + 5*time.Second + time.Minute
-
-// poisson draws a Poisson count of mean m: Knuth's method for small means,
-// the normal approximation for large ones.
-func poisson(r *rand.Rand, m float64) float64 {
-	if m <= 0 {
-		return 0
-	}
-	if m > 50 {
-		return math.Max(0, math.Round(m+math.Sqrt(m)*r.NormFloat64()))
-	}
-	l, k, p := math.Exp(-m), 0.0, 1.0
-	for {
-		p *= r.Float64()
-		if p <= l {
-			return k
-		}
-		k++
-	}
-}
-
-// minutes makes n minutes of Poisson counts whose mean per minute is
-// rate(i) × 60 for minute i.
-func minutes(seed uint64, n int, rate func(i int) float64) []float64 {
-	r := rand.New(rand.NewPCG(seed, 99))
-	c := make([]float64, n)
-	for i := range c {
-		c[i] = poisson(r, rate(i)*60)
-	}
-	return c
-}
 
 // feed gives the forecaster the counts minute by minute, as a running
 // checker would, and calls check after each minute closes.
@@ -78,7 +49,7 @@ func TestForecastFindsNothingInNoise(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			f := newForecaster()
-			counts := minutes(tc.seed, 8*minutesPerDay, func(int) float64 { return tc.rate })
+			counts := forecasttest.Minutes(tc.seed, 8*minutesPerDay, func(int) float64 { return tc.rate })
 			feed(f, fcStart, counts, func(i int, now time.Time) {
 				if f.nOcc != 0 {
 					t.Fatalf("minute %d: %d occurrences forecast in noise, first %+v", i, f.nOcc, f.occ[0])
@@ -115,7 +86,7 @@ func TestForecastOneOffSpikesAreBetOnOnce(t *testing.T) {
 				spikes[m] = true
 			}
 		}
-		counts := minutes(seed, 3*minutesPerDay, func(i int) float64 {
+		counts := forecasttest.Minutes(seed, 3*minutesPerDay, func(i int) float64 {
 			if spikes[i] {
 				return 500
 			}
@@ -178,7 +149,7 @@ func TestForecastPeriodicJob(t *testing.T) {
 	const base, job = 50.0, 750.0
 	isJob := func(i int) bool { return i%20 == 7 || i%20 == 8 }
 	stop := 6 * 60 // the job stops after six hours
-	counts := minutes(7, 8*60, func(i int) float64 {
+	counts := forecasttest.Minutes(7, 8*60, func(i int) float64 {
 		if i < stop && isJob(i) {
 			return job
 		}
@@ -219,7 +190,7 @@ func TestForecastPeriodicJob(t *testing.T) {
 func TestForecastDailyBatch(t *testing.T) {
 	t.Parallel()
 	batch := func(i int) bool { m := i % minutesPerDay; return m >= 120 && m < 135 }
-	counts := minutes(11, 4*minutesPerDay, func(i int) float64 {
+	counts := forecasttest.Minutes(11, 4*minutesPerDay, func(i int) float64 {
 		if batch(i) {
 			return 400
 		}
@@ -253,7 +224,7 @@ func TestForecastDailyBatch(t *testing.T) {
 // Preload equals the one of a forecaster that lived through it.
 func TestPreloadMatchesLiveHistory(t *testing.T) {
 	t.Parallel()
-	counts := minutes(3, 4*60+6, func(i int) float64 {
+	counts := forecasttest.Minutes(3, 4*60+6, func(i int) float64 {
 		if i%20 == 7 || i%20 == 8 {
 			return 600
 		}
@@ -435,7 +406,7 @@ var weeksStart = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 // top of the daily morning surge, at its size on Mondays only.
 func TestForecastWeeklyRhythm(t *testing.T) {
 	t.Parallel()
-	counts := minutes(21, 4*7*minutesPerDay, weeksRate)
+	counts := forecasttest.Minutes(21, 4*7*minutesPerDay, weeksRate)
 	f := newForecaster()
 	at := func(day, hour, minute int) int { return day*minutesPerDay + hour*60 + minute }
 	// occAt is the occurrence expected at minute m, if any.
@@ -491,7 +462,7 @@ func TestForecastWeeklyRhythm(t *testing.T) {
 // weekday record as one the forecaster lived through.
 func TestPreloadCoarseMatchesLiveHistory(t *testing.T) {
 	t.Parallel()
-	counts := minutes(22, 3*7*minutesPerDay, weeksRate)
+	counts := forecasttest.Minutes(22, 3*7*minutesPerDay, weeksRate)
 	live := newForecaster()
 	feed(live, weeksStart, counts, nil)
 	// The warm forecaster: the 5-minute sums of the whole span, then the
@@ -547,7 +518,7 @@ func TestBinomialTail(t *testing.T) {
 func TestForecastReleasedJobStaysReleased(t *testing.T) {
 	t.Parallel()
 	const base, job = 50.0, 750.0
-	counts := minutes(8, 3*60, func(i int) float64 {
+	counts := forecasttest.Minutes(8, 3*60, func(i int) float64 {
 		if m := i % 20; m >= 7 && m <= 9 { // three minutes
 			return job
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queuechecker/queue-checker/internal/forecast/forecasttest"
 	"github.com/queuechecker/queue-checker/internal/model"
 )
 
@@ -89,7 +90,7 @@ func BenchmarkDecide10000Groups(b *testing.B) {
 func BenchmarkDecideWithForecastHistory(b *testing.B) {
 	s := benchSettings()
 	start := t0.Add(-8 * 24 * time.Hour).Truncate(time.Minute)
-	counts := minutes(1, 8*minutesPerDay, func(i int) float64 {
+	counts := forecasttest.Minutes(1, 8*minutesPerDay, func(i int) float64 {
 		switch {
 		case i%20 == 7 || i%20 == 8:
 			return 1500

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queuechecker/queue-checker/internal/forecast/forecasttest"
 	"github.com/queuechecker/queue-checker/internal/model"
 )
 
@@ -103,7 +104,7 @@ func TestBetOnAJobThatStopsAfterTwo(t *testing.T) {
 	s := Settings{Policy: PolicyModel, ServiceTime: time.Second, Concurrency: 1, Latency: 30 * time.Second,
 		Max: 500, StartDelay: time.Minute, StaleAfter: time.Minute}
 	const job, base = 200.0, 10.0
-	counts := minutes(5, 4*60, func(i int) float64 {
+	counts := forecasttest.Minutes(5, 4*60, func(i int) float64 {
 		if i == 7 || i == 8 || i == 27 || i == 28 {
 			return job
 		}

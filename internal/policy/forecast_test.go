@@ -1,11 +1,10 @@
 package policy
 
 import (
-	"math"
-	"math/rand/v2"
 	"testing"
 	"time"
 
+	"github.com/queuechecker/queue-checker/internal/forecast/forecasttest"
 	"github.com/queuechecker/queue-checker/internal/model"
 )
 
@@ -15,43 +14,13 @@ const minutesPerDay = 24 * 60
 // fcStart is a minute-aligned start for the forecast's tests.
 var fcStart = time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
 
-// poisson draws a Poisson count of mean m: Knuth's method for small means,
-// the normal approximation for large ones.
-func poisson(r *rand.Rand, m float64) float64 {
-	if m <= 0 {
-		return 0
-	}
-	if m > 50 {
-		return math.Max(0, math.Round(m+math.Sqrt(m)*r.NormFloat64()))
-	}
-	l, k, p := math.Exp(-m), 0.0, 1.0
-	for {
-		p *= r.Float64()
-		if p <= l {
-			return k
-		}
-		k++
-	}
-}
-
-// minutes makes n minutes of Poisson counts whose mean per minute is
-// rate(i) × 60 for minute i.
-func minutes(seed uint64, n int, rate func(i int) float64) []float64 {
-	r := rand.New(rand.NewPCG(seed, 99))
-	c := make([]float64, n)
-	for i := range c {
-		c[i] = poisson(r, rate(i)*60)
-	}
-	return c
-}
-
 // Through Decide: a group warmed with the history of a job every 20 minutes
 // is sized for it before it comes, says so, and reports the forecast.
 func TestDecidePreStartsForForecastJob(t *testing.T) {
 	t.Parallel()
 	s := Settings{Policy: PolicyModel, ServiceTime: time.Second, Concurrency: 1, Latency: 30 * time.Second,
 		Max: 500, StartDelay: time.Minute, StaleAfter: time.Minute}
-	counts := minutes(5, 4*60, func(i int) float64 {
+	counts := forecasttest.Minutes(5, 4*60, func(i int) float64 {
 		if i%20 == 7 || i%20 == 8 {
 			return 200
 		}
