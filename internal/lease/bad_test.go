@@ -2,7 +2,6 @@ package lease
 
 import (
 	"context"
-	"strconv"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -22,16 +21,8 @@ func TestBadItemsAreTakenOver(t *testing.T) {
 	c, tbl := table(t)
 	clk := newClock()
 	groups := groupNames(4)
-	put := func(item map[string]types.AttributeValue) {
-		t.Helper()
-		if _, err := c.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(tbl), Item: item}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
-	n := func(v int64) types.AttributeValue {
-		return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
-	}
+	put := func(item map[string]types.AttributeValue) { putItem(t, c, tbl, item) }
+	s, n := str, number
 	decade := clk.Now().AddDate(10, 0, 0).UnixMilli()
 	put(map[string]types.AttributeValue{"key": s("group/g00")})
 	put(map[string]types.AttributeValue{"key": s("group/g01"), "owner": s("ghost"), "counter": s("seven")})
@@ -52,5 +43,14 @@ func TestBadItemsAreTakenOver(t *testing.T) {
 	if v := testutil.ToFloat64(a.metrics.bad); v != 1 {
 		// The ghost's heartbeat stays (no checker rewrites another's).
 		t.Errorf("checker_lease_bad_items = %v, want 1 (the far-future heartbeat)", v)
+	}
+}
+
+// putItem writes an item into the table as it is, as something other than
+// a checker would.
+func putItem(t *testing.T, c *dynamodb.Client, tbl string, item map[string]types.AttributeValue) {
+	t.Helper()
+	if _, err := c.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(tbl), Item: item}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,14 +1,10 @@
 package lease
 
 import (
-	"context"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -30,16 +26,8 @@ func TestThreeCheckersTakeEveryGroupFromGarbage(t *testing.T) {
 	c, tbl := table(t)
 	clk := newClock()
 	groups := groupNames(6)
-	put := func(item map[string]types.AttributeValue) {
-		t.Helper()
-		if _, err := c.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(tbl), Item: item}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
-	n := func(v int64) types.AttributeValue {
-		return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
-	}
+	put := func(item map[string]types.AttributeValue) { putItem(t, c, tbl, item) }
+	s, n := str, number
 	start := clk.Now()
 	decade := start.AddDate(10, 0, 0).UnixMilli()
 	put(map[string]types.AttributeValue{"key": s("group/g00")})
