@@ -186,22 +186,10 @@ func summary(p capacity.Plan) Section {
 // pool that holds it under the plan's ceiling, in workers and dollars.
 func promiseCosts(p capacity.Plan) Section {
 	s := Section{Name: SectionPromise, Title: fmt.Sprintf("Price of the promise (mean queue wait, ceiling %s)",
-		capacity.FormatPercent(p.Inputs.Utilization)), Columns: []Column{
-		{Key: "latency_seconds", Title: "Promise"}, {Key: "workers", Title: "Workers"},
-		{Key: "binding", Title: "Bound by"}, {Key: "dollars_per_hour", Title: "$ an hour"},
-		{Key: "dollars_per_month", Title: "$ a month"}, {Key: "current", Title: "Current", CSVOnly: true},
-	}}
+		capacity.FormatPercent(p.Inputs.Utilization)), Columns: costColumns(Column{Key: "latency_seconds", Title: "Promise"})}
 	for _, r := range p.PromiseCosts {
-		l := secs(r.LatencySeconds)
-		if r.Current {
-			l.Text += " (current)"
-		}
-		w := count(r.Workers)
-		if r.Capped {
-			w.Text += " (above the cap)"
-		}
-		s.Rows = append(s.Rows, []Cell{l, w, text(r.Binding), moneyPtr(r.DollarsPerHour), moneyPtr(r.DollarsPerMonth),
-			{Text: yesNo(r.Current), Raw: strconv.FormatBool(r.Current)}})
+		s.Rows = append(s.Rows, costRow(secs(r.LatencySeconds), r.Current, r.Workers, r.Capped, r.Binding,
+			r.DollarsPerHour, r.DollarsPerMonth))
 	}
 	return s
 }
@@ -213,24 +201,35 @@ func ceilingCosts(p capacity.Plan) Section {
 	if p.Inputs.LatencyTarget > 0 {
 		title += " (promise " + capacity.FormatSeconds(p.Inputs.LatencyTarget) + ")"
 	}
-	s := Section{Name: SectionCeilings, Title: title, Columns: []Column{
-		{Key: "utilization", Title: "Ceiling"}, {Key: "workers", Title: "Workers"},
-		{Key: "binding", Title: "Bound by"}, {Key: "dollars_per_hour", Title: "$ an hour"},
-		{Key: "dollars_per_month", Title: "$ a month"}, {Key: "current", Title: "Current", CSVOnly: true},
-	}}
+	s := Section{Name: SectionCeilings, Title: title, Columns: costColumns(Column{Key: "utilization", Title: "Ceiling"})}
 	for _, r := range p.UtilizationCosts {
-		u := ratio(r.Utilization)
-		if r.Current {
-			u.Text += " (current)"
-		}
-		w := count(r.Workers)
-		if r.Capped {
-			w.Text += " (above the cap)"
-		}
-		s.Rows = append(s.Rows, []Cell{u, w, text(r.Binding), moneyPtr(r.DollarsPerHour), moneyPtr(r.DollarsPerMonth),
-			{Text: yesNo(r.Current), Raw: strconv.FormatBool(r.Current)}})
+		s.Rows = append(s.Rows, costRow(ratio(r.Utilization), r.Current, r.Workers, r.Capped, r.Binding,
+			r.DollarsPerHour, r.DollarsPerMonth))
 	}
 	return s
+}
+
+// costColumns are the columns of a price table: the setting it varies,
+// then the workers, the floor that binds and the dollars.
+func costColumns(setting Column) []Column {
+	return []Column{setting, {Key: "workers", Title: "Workers"},
+		{Key: "binding", Title: "Bound by"}, {Key: "dollars_per_hour", Title: "$ an hour"},
+		{Key: "dollars_per_month", Title: "$ a month"}, {Key: "current", Title: "Current", CSVOnly: true},
+	}
+}
+
+// costRow is one row of a price table, its setting marked when it is the
+// plan's own and its workers when they are above the cap.
+func costRow(setting Cell, current bool, workers int, capped bool, binding string, perHour, perMonth *float64) []Cell {
+	if current {
+		setting.Text += " (current)"
+	}
+	w := count(workers)
+	if capped {
+		w.Text += " (above the cap)"
+	}
+	return []Cell{setting, w, text(binding), moneyPtr(perHour), moneyPtr(perMonth),
+		{Text: yesNo(current), Raw: strconv.FormatBool(current)}}
 }
 
 func planPoints(p capacity.Plan) Section {
