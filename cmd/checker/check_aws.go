@@ -27,13 +27,7 @@ func checkAWS(ctx context.Context, cfg config.Config) ([]*config.FieldError, err
 	ctx, cancel := context.WithTimeout(ctx, 3*cfg.CallTimeout()+10*time.Second)
 	defer cancel()
 	if co := cfg.Coordination; co != nil {
-		region := co.DynamoDB.Region
-		if region == "" {
-			region = cfg.AWS.Region
-		}
-		opts := awsOptions(cfg, nil)
-		opts.Region = region
-		clients, err := awsclient.New(ctx, opts)
+		clients, region, err := leaseClients(ctx, cfg, nil)
 		if err != nil {
 			return nil, err
 		}

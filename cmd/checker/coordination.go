@@ -67,13 +67,7 @@ func newLeases(ctx context.Context, cfg config.Config, reg prometheus.Registerer
 	if co == nil {
 		return nil, nil
 	}
-	region := co.DynamoDB.Region
-	if region == "" {
-		region = cfg.AWS.Region
-	}
-	opts := awsOptions(cfg, reg)
-	opts.Region = region
-	clients, err := awsclient.New(ctx, opts)
+	clients, region, err := leaseClients(ctx, cfg, reg)
 	if err != nil {
 		return nil, err
 	}
@@ -85,6 +79,20 @@ func newLeases(ctx context.Context, cfg config.Config, reg prometheus.Registerer
 		Table: co.DynamoDB.Table, Identity: id, Duration: co.LeaseDuration, Interval: cfg.Interval,
 		ActionDeadline: cfg.CallTimeout(), Groups: groupNames(cfg), Logger: log.Named("lease"), Registerer: reg,
 	})
+}
+
+// leaseClients makes the AWS clients of a configuration's lease table, in
+// the table's region (coordination.dynamodb.region, else aws.region), and
+// returns that region.
+func leaseClients(ctx context.Context, cfg config.Config, reg prometheus.Registerer) (*awsclient.Factory, string, error) {
+	region := cfg.Coordination.DynamoDB.Region
+	if region == "" {
+		region = cfg.AWS.Region
+	}
+	opts := awsOptions(cfg, reg)
+	opts.Region = region
+	clients, err := awsclient.New(ctx, opts)
+	return clients, region, err
 }
 
 func groupNames(cfg config.Config) []string {
