@@ -27,8 +27,9 @@ const InstallHint = "moto's server is needed for the integration tests: " +
 
 // Moto is one running moto server.
 type Moto struct {
-	URL string // http://127.0.0.1:PORT
-	cmd *exec.Cmd
+	URL   string // http://127.0.0.1:PORT, the front that serialises DynamoDB's requests
+	cmd   *exec.Cmd
+	front *serialFront
 }
 
 // Start launches moto_server on a free loopback port and waits until it
@@ -57,6 +58,12 @@ func Start(ctx context.Context, env ...string) (*Moto, error) {
 		m.Close()
 		return nil, err
 	}
+	front, url, err := startSerialFront(m.URL)
+	if err != nil {
+		m.Close()
+		return nil, fmt.Errorf("start the front of moto_server: %w", err)
+	}
+	m.front, m.URL = front, url
 	return m, nil
 }
 
@@ -82,6 +89,9 @@ func (m *Moto) waitReady(ctx context.Context, limit time.Duration) error {
 
 // Close stops the server.
 func (m *Moto) Close() {
+	if m.front != nil {
+		m.front.close()
+	}
 	if m.cmd.Process != nil {
 		_ = m.cmd.Process.Kill()
 		_ = m.cmd.Wait()
