@@ -2,6 +2,7 @@ package awstest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -39,6 +40,10 @@ const (
 	FaultMalformed
 	// FaultReset closes the connection without answering.
 	FaultReset
+	// FaultLoseAnswer forwards the request, so that the service acts on
+	// it, then closes the connection without its answer: a write that
+	// landed though its caller saw it fail.
+	FaultLoseAnswer
 	// FaultSignatureExpired refuses the request's signature for its time,
 	// as AWS does when the signing time (X-Amz-Date) is more than 5
 	// minutes from its clock: HTTP 400 with the proxy's time in the Date
@@ -63,6 +68,8 @@ func (k FaultKind) String() string {
 		return "malformed"
 	case FaultReset:
 		return "reset"
+	case FaultLoseAnswer:
+		return "lose_answer"
 	case FaultSignatureExpired:
 		return "signature_expired"
 	}
@@ -396,17 +403,25 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case FaultSignatureExpired:
 		writeSignatureExpired(w, req, at)
 	case FaultReset:
-		hj, ok := w.(http.Hijacker)
-		if !ok {
-			http.Error(w, "connection cannot be reset", http.StatusInternalServerError)
-			return
-		}
-		conn, _, err := hj.Hijack()
-		if err == nil {
-			_ = conn.Close()
-		}
+		reset(w)
+	case FaultLoseAnswer:
+		p.forward.ServeHTTP(httptest.NewRecorder(), r.WithContext(context.WithoutCancel(r.Context())))
+		reset(w)
 	default:
 		http.Error(w, "unknown fault "+f.Kind.String(), http.StatusInternalServerError)
+	}
+}
+
+// reset closes the connection of w without an answer.
+func reset(w http.ResponseWriter) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		http.Error(w, "connection cannot be reset", http.StatusInternalServerError)
+		return
+	}
+	conn, _, err := hj.Hijack()
+	if err == nil {
+		_ = conn.Close()
 	}
 }
 

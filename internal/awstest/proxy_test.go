@@ -204,6 +204,17 @@ func TestProxyFaults(t *testing.T) {
 			}},
 		},
 		{
+			name:        "answer lost after the upstream acted",
+			fault:       Fault{Kind: FaultLoseAnswer},
+			contentType: "application/x-amz-json-1.0", target: "DynamoDB_20120810.UpdateItem", body: `{}`,
+			checks: []check{func(t *testing.T, c call) {
+				if c.err == nil {
+					t.Fatalf("request answered %d, want a broken connection", c.status)
+				}
+			}},
+			wantUpHits: 1,
+		},
+		{
 			name:        "slow but within the client's patience",
 			fault:       Fault{Kind: FaultSlow, Delay: 20 * time.Millisecond},
 			contentType: "application/x-amz-json-1.0", target: "AmazonSQS.GetQueueAttributes", body: `{"x":1}`,

@@ -130,6 +130,12 @@ type Manager struct {
 	// failedTakes counts each group's takes that failed in a row; the
 	// episode is warned of once (see take).
 	failedTakes map[string]int
+	// unsure holds, for each group whose take this checker saw fail, the
+	// latest end of the previous owner's lease it meant to take over. The
+	// write may still have reached the table (an answer lost, a retry
+	// refused on the condition the first attempt changed): if a scan shows
+	// the lease this checker's after all, it acts only from then.
+	unsure map[string]time.Time
 	// units counts the request units the table's calls consume (units.go).
 	units units
 }
@@ -165,7 +171,7 @@ func New(api dynamoAPI, o Options) (*Manager, error) {
 		duration: o.Duration, interval: o.Interval, deadline: o.ActionDeadline,
 		groups: slices.Clone(o.Groups), log: o.Logger, now: o.Now,
 		held: map[string]*held{}, owners: map[string]item{}, peers: map[string]time.Time{},
-		freeSince: map[string]time.Time{}, failedTakes: map[string]int{},
+		freeSince: map[string]time.Time{}, failedTakes: map[string]int{}, unsure: map[string]time.Time{},
 	}
 	slices.Sort(m.groups)
 	if m.log == nil {
@@ -373,12 +379,27 @@ func (m *Manager) renewAll(ctx context.Context, groups []string, items map[strin
 	m.mu.Lock()
 	if scanned {
 		// A lease written with this session but not held here is one whose
-		// write reached the table after its caller gave up on it: it is
-		// this checker's, and is renewed below before it acts on it.
+		// write reached the table though its caller saw it fail: it is this
+		// checker's, and is renewed below before it acts on it. The lease it
+		// took over may still run: this checker acts from its end, as known
+		// from the failed take, or else after a whole lease, by which any
+		// lease written before this one has ended.
 		for k, it := range items {
 			g, ok := strings.CutPrefix(k, groupPrefix)
 			if ok && it.owner == m.id && it.session == m.session && m.held[g] == nil && slices.Contains(groups, g) {
-				m.held[g] = &held{counter: it.counter, since: now, from: now}
+				from, known := m.unsure[g]
+				if !known {
+					from = now.Add(m.duration)
+				}
+				m.held[g] = &held{counter: it.counter, since: now, from: later(from, now)}
+				delete(m.unsure, g)
+				m.log.Info("lease found taken by a write seen to fail; acting from the end of the lease it took over",
+					zap.String("group", g), zap.Time("acts_from", later(from, now)))
+			}
+		}
+		for g := range m.unsure {
+			if it, ok := items[groupPrefix+g]; !ok || it.owner != m.id || it.session != m.session {
+				delete(m.unsure, g)
 			}
 		}
 	}
@@ -458,6 +479,14 @@ func (m *Manager) renew(ctx context.Context, g string, groups []string, items ma
 		h.counter, h.until = n, sent.Add(m.duration)
 	}
 	return nil
+}
+
+// later returns the later of two times.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func (m *Manager) lose(group, why string) {
@@ -549,6 +578,7 @@ func (m *Manager) take(ctx context.Context, c claim, now time.Time) {
 		m.mu.Lock()
 		m.failedTakes[group]++
 		tries := m.failedTakes[group]
+		m.unsure[group] = later(m.unsure[group], from)
 		m.mu.Unlock()
 		// One lost race is how checkers share a free lease; an error, or
 		// a condition that fails again on a lease still free, is not. The
@@ -567,6 +597,7 @@ func (m *Manager) take(ctx context.Context, c claim, now time.Time) {
 		m.log.Info("lease taken after failed attempts", zap.String("group", group), zap.Int("failed_attempts", tries))
 	}
 	delete(m.failedTakes, group)
+	delete(m.unsure, group)
 	m.held[group] = &held{counter: n, since: sent, from: from, until: sent.Add(m.duration)}
 	m.taken = append(m.taken, group)
 	delete(m.freeSince, group)
