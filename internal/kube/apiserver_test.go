@@ -429,4 +429,8 @@ spec: {replicas: 4}
 	if err == nil || !strings.Contains(err.Error(), "no kind Vat") {
 		t.Errorf("an unknown kind: %v", err)
 	}
+	_, err = c.Read(ctx, Ref{Namespace: workers, APIVersion: "nothing.example.com/v1", Kind: "Pool", Name: "x"})
+	if err == nil || !strings.Contains(err.Error(), "the API server serves no nothing.example.com/v1") {
+		t.Errorf("an unknown group version: %v", err)
+	}
 }

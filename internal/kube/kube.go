@@ -21,9 +21,14 @@ package kube
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
+	"net/http"
+	"net/url"
+	"path"
 	"strings"
 	"sync"
 
@@ -31,7 +36,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
@@ -81,7 +85,11 @@ type Workload struct {
 type Client struct {
 	dyn  dynamic.Interface
 	meta metadata.Interface
-	disc discovery.DiscoveryInterface
+	// http and base reach the API server for discovery: one GET of a
+	// group version's resource list. (client-go's discovery client would
+	// link, and initialise at start, every built-in API group's types.)
+	http *http.Client
+	base *url.URL
 
 	mu        sync.Mutex
 	resources map[schema.GroupVersionKind]string // kind -> plural resource, from discovery
@@ -129,11 +137,15 @@ func New(cfg *rest.Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
-	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
-	return &Client{dyn: dyn, meta: meta, disc: disc, resources: map[schema.GroupVersionKind]string{}}, nil
+	base, _, err := rest.DefaultServerUrlFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+	return &Client{dyn: dyn, meta: meta, http: hc, base: base, resources: map[schema.GroupVersionKind]string{}}, nil
 }
 
 // FromEnvironment is New(RESTConfig()).
@@ -173,7 +185,7 @@ func (c *Client) resource(ref Ref) (schema.GroupVersionResource, error) {
 	if ok {
 		return gv.WithResource(r), nil
 	}
-	list, err := c.disc.ServerResourcesForGroupVersion(ref.APIVersion)
+	list, err := c.serverResources(ref.APIVersion, gv)
 	if err != nil {
 		return schema.GroupVersionResource{}, fmt.Errorf("discover the resources of %s: %w", ref.APIVersion, err)
 	}
@@ -197,6 +209,46 @@ func (c *Client) resource(ref Ref) (schema.GroupVersionResource, error) {
 	c.resources[gvk] = plural
 	c.mu.Unlock()
 	return gv.WithResource(plural), nil
+}
+
+// maxDiscoveryBody bounds the resource list read; a group version's is a
+// few kilobytes.
+const maxDiscoveryBody = 8 << 20
+
+// serverResources is the API server's resource list of one group version:
+// GET /api/v1 for the core group, /apis/GROUP/VERSION for the others.
+func (c *Client) serverResources(apiVersion string, gv schema.GroupVersion) (*metav1.APIResourceList, error) {
+	u := *c.base
+	if gv.Group == "" {
+		u.Path = path.Join(u.Path, "/api", gv.Version)
+	} else {
+		u.Path = path.Join(u.Path, "/apis", gv.Group, gv.Version)
+	}
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDiscoveryBody))
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case resp.StatusCode == http.StatusNotFound:
+		return nil, fmt.Errorf("the API server serves no %s", apiVersion)
+	case resp.StatusCode != http.StatusOK:
+		return nil, fmt.Errorf("GET %s: %s: %s", u.Path, resp.Status, strings.TrimSpace(string(body[:min(len(body), 300)])))
+	}
+	var list metav1.APIResourceList
+	if err := json.Unmarshal(body, &list); err != nil {
+		return nil, fmt.Errorf("GET %s: %w", u.Path, err)
+	}
+	return &list, nil
 }
 
 // Read reads ref: its scale, its annotations and ready count, and its
