@@ -423,7 +423,7 @@ func planHistory(kinds []histKind) []histRegion {
 
 // fetchHistoryBatch reads one call's queues: per queue and metric, its
 // values per period seconds over [from, to), NaN where CloudWatch has no
-// datapoint.
+// datapoint; nil where it has none in the span.
 func fetchHistoryBatch(ctx context.Context, api cloudWatchAPI, batch []histQueue, metrics []histMetric, from, to time.Time, minutes, period int) ([][][]float64, error) {
 	ctx, cancel := context.WithTimeout(ctx, histCallTimeout)
 	defer cancel()
@@ -451,11 +451,6 @@ func fetchHistoryBatch(ctx context.Context, api cloudWatchAPI, batch []histQueue
 				},
 				ReturnData: aws.Bool(true),
 			})
-			v := make([]float64, minutes)
-			for j := range v {
-				v[j] = math.NaN()
-			}
-			vals[i][m] = v
 		}
 	}
 	in := &cloudwatch.GetMetricDataInput{
@@ -474,7 +469,6 @@ func fetchHistoryBatch(ctx context.Context, api cloudWatchAPI, batch []histQueue
 			if !ok || len(r.Values) != len(r.Timestamps) {
 				continue
 			}
-			dst := vals[ref[0]][ref[1]]
 			for k, ts := range r.Timestamps {
 				v := r.Values[k]
 				if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
@@ -485,6 +479,17 @@ func fetchHistoryBatch(ctx context.Context, api cloudWatchAPI, batch []histQueue
 					continue
 				}
 				if j := int(m / (time.Duration(period) * time.Second)); j < minutes {
+					dst := vals[ref[0]][ref[1]]
+					if dst == nil {
+						// Made on the first datapoint: most of a warm
+						// start's queues and minutes may have none, and a
+						// failed call has none at all.
+						dst = make([]float64, minutes)
+						for x := range dst {
+							dst[x] = math.NaN()
+						}
+						vals[ref[0]][ref[1]] = dst
+					}
 					dst[j] = v
 				}
 			}
