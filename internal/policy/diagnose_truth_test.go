@@ -183,7 +183,7 @@ func BenchmarkDecideForecastAboveCap(b *testing.B) {
 	s := base()
 	s.StartDelay = 90 * time.Second
 	s.Cap = 12
-	now := time.Date(2025, 3, 1, 10, 4, 30, 0, time.UTC)
+	now := time.Date(2025, 3, 1, 10, 5, 30, 0, time.UTC) // as TestCappedOnlyByCurrentLoad: the job due at 10:07 within the horizon
 	var st State
 	st.Preload(s, cronHistory(now.Add(-2*time.Minute), 8, 40))
 	fleet := asg(4, 4, 0)
