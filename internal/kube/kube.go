@@ -170,7 +170,7 @@ var (
 
 // resource is the GroupVersionResource of ref's kind: well-known, else
 // from discovery (cached), which must list a scale subresource for it.
-func (c *Client) resource(ref Ref) (schema.GroupVersionResource, error) {
+func (c *Client) resource(ctx context.Context, ref Ref) (schema.GroupVersionResource, error) {
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {
 		return schema.GroupVersionResource{}, fmt.Errorf("api version %q: %w", ref.APIVersion, err)
@@ -185,7 +185,7 @@ func (c *Client) resource(ref Ref) (schema.GroupVersionResource, error) {
 	if ok {
 		return gv.WithResource(r), nil
 	}
-	list, err := c.serverResources(ref.APIVersion, gv)
+	list, err := c.serverResources(ctx, ref.APIVersion, gv)
 	if err != nil {
 		return schema.GroupVersionResource{}, fmt.Errorf("discover the resources of %s: %w", ref.APIVersion, err)
 	}
@@ -216,15 +216,16 @@ func (c *Client) resource(ref Ref) (schema.GroupVersionResource, error) {
 const maxDiscoveryBody = 8 << 20
 
 // serverResources is the API server's resource list of one group version:
-// GET /api/v1 for the core group, /apis/GROUP/VERSION for the others.
-func (c *Client) serverResources(apiVersion string, gv schema.GroupVersion) (*metav1.APIResourceList, error) {
+// GET /api/v1 for the core group, /apis/GROUP/VERSION for the others,
+// bounded by the caller's context like the read or scale it serves.
+func (c *Client) serverResources(ctx context.Context, apiVersion string, gv schema.GroupVersion) (*metav1.APIResourceList, error) {
 	u := *c.base
 	if gv.Group == "" {
 		u.Path = path.Join(u.Path, "/api", gv.Version)
 	} else {
 		u.Path = path.Join(u.Path, "/apis", gv.Group, gv.Version)
 	}
-	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, u.String(), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -255,7 +256,7 @@ func (c *Client) serverResources(apiVersion string, gv schema.GroupVersion) (*me
 // pods being deleted. Any failed call fails the read: a count that was
 // not read is never reported as 0.
 func (c *Client) Read(ctx context.Context, ref Ref) (Workload, error) {
-	gvr, err := c.resource(ref)
+	gvr, err := c.resource(ctx, ref)
 	if err != nil {
 		return Workload{}, fmt.Errorf("%s: %w", ref, err)
 	}
@@ -385,7 +386,7 @@ func apiGroup(apiVersion string) string {
 // that no HPA targets it (ErrConflict). A write that races another one
 // (409 Conflict) is read and written again.
 func (c *Client) Scale(ctx context.Context, ref Ref, replicas int) error {
-	gvr, err := c.resource(ref)
+	gvr, err := c.resource(ctx, ref)
 	if err != nil {
 		return fmt.Errorf("%s: %w", ref, err)
 	}
