@@ -391,10 +391,11 @@ func (m *Manager) renewAll(ctx context.Context, groups []string, items map[strin
 				if !known {
 					from = now.Add(m.duration)
 				}
-				m.held[g] = &held{counter: it.counter, since: now, from: later(from, now)}
+				from = later(from, now)
+				m.held[g] = &held{counter: it.counter, since: now, from: from}
 				delete(m.unsure, g)
 				m.log.Info("lease found taken by a write seen to fail; acting from the end of the lease it took over",
-					zap.String("group", g), zap.Time("acts_from", later(from, now)))
+					zap.String("group", g), zap.Time("acts_from", from))
 			}
 		}
 		for g := range m.unsure {
