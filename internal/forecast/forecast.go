@@ -41,12 +41,14 @@ import (
 //     two periods after the later one, its record the onsets within
 //     ±jitter of T − kP over the last 8 periods. Two onsets are enough (a
 //     job seen twice comes with chance 1/3 when no other onset could have
-//     paired with the later one); noise has no onsets, and a one-off surge
-//     one, so neither forecasts anything.
+//     paired with the later one and the group has no record yet, see
+//     firstChance); noise has no onsets, and a one-off surge one, so
+//     neither forecasts anything.
 //   - daily: an onset within ±dailyJitter of this time of day one or two
 //     days ago expects one at T = that onset + a day, its record the days
 //     history covers, up to a week (a surge seen once comes with chance
-//     1/3).
+//     1/3 in a group with no record yet, less in one whose earlier surges
+//     did not come again a day later, more in one whose did).
 //
 // A job that misses more than a quarter of its periods since it was first
 // seen is no job. A pattern whose latest expected occurrence did not come
@@ -109,7 +111,16 @@ type Forecaster struct {
 	baseOK   bool
 	horizonM int64 // the horizon, in minutes, the memory was computed for
 
-	onsets [maxOnsets]int64 // scratch: recent onsets, oldest first
+	onsets  [maxOnsets]int64 // the recent onsets, newest first
+	nOnsets int
+
+	// The group's own record of recurrence, recomputed when a minute
+	// closes (see firstChance): of the onsets old enough to have recurred a
+	// day later, how many did (day); of the pairs of recent onsets whose
+	// period has since come round once more, how many had an onset then
+	// (pair).
+	dayTried, dayCame   int
+	pairTried, pairCame int
 
 	weeks coarse // five-minute buckets of the last weeks (weekly.go)
 }
@@ -518,6 +529,7 @@ func (f *Forecaster) refresh(horizon time.Duration) {
 	hm := max(int64((horizon+time.Minute-1)/time.Minute), 1)
 	f.horizonM = hm
 	ahead := hm + 2 // how far ahead occurrences matter, in minutes
+	f.recurrence()
 	f.periodic(ahead)
 	f.daily(ahead)
 	f.weekly(ahead)
@@ -531,16 +543,14 @@ func periodJitter(p int64) int64 {
 	return 1
 }
 
-// periodic finds the periodic jobs expected from one hour ago to ahead
-// minutes from now (see forecaster).
-func (f *Forecaster) periodic(ahead int64) {
-	// The recent onsets, oldest first.
+// recurrence collects the recent onsets and counts the group's record of
+// recurrence (see firstChance).
+func (f *Forecaster) recurrence() {
 	n := 0
 	from := max(f.first, f.last-maxPeriod*(periodLags+1))
 	for g := f.last; g >= from && n < maxOnsets; g-- {
 		i := f.idx(g)
-		w := f.onset[i>>6]
-		if w == 0 && i&63 == 63 && g-63 >= from {
+		if f.onset[i>>6] == 0 && i&63 == 63 && g-63 >= from {
 			g -= 63 // skip an empty word
 			continue
 		}
@@ -549,7 +559,63 @@ func (f *Forecaster) periodic(ahead int64) {
 			n++
 		}
 	}
-	on := f.onsets[:n] // newest first
+	f.nOnsets = n
+	on := f.onsets[:n]
+	f.pairTried, f.pairCame = 0, 0
+	for a := 0; a < n; a++ {
+		for b := a + 1; b < n; b++ {
+			p := on[a] - on[b]
+			if p < minPeriod {
+				continue
+			}
+			if p > maxPeriod {
+				break
+			}
+			t, j := on[a]+p, periodJitter(p)
+			if t+j > f.last {
+				continue
+			}
+			f.pairTried++
+			if _, ok := f.onsetNear(t, j); ok {
+				f.pairCame++
+			}
+		}
+	}
+	f.dayTried, f.dayCame = 0, 0
+	lo := max(f.first, f.last-daysPerWeek*minutesPerDay)
+	for g := f.last - minutesPerDay - dailyJitter; g >= lo; g-- {
+		i := f.idx(g)
+		if f.onset[i>>6] == 0 && i&63 == 63 && g-63 >= lo {
+			g -= 63
+			continue
+		}
+		if !getBit(f.onset, i) {
+			continue
+		}
+		f.dayTried++
+		if _, ok := f.onsetNear(g+minutesPerDay, dailyJitter); ok {
+			f.dayCame++
+		}
+	}
+}
+
+// firstChance is how likely a pattern's first recurrence is before any has
+// been seen, from the group's own record: of tried recurrences (onsets old
+// enough to have recurred a day later, or pairs of onsets whose period has
+// come round once more), came did. It is the rule of succession over that
+// record with one success and two failures assumed, so that a group with no
+// record expects one in three: a group whose surges come once and never
+// again bets less on the next one, a group whose earlier surges recurred
+// bets more (see occurrenceChance).
+func firstChance(tried, came int) float64 {
+	return float64(came+1) / float64(tried+3)
+}
+
+// periodic finds the periodic jobs expected from one hour ago to ahead
+// minutes from now (see forecaster).
+func (f *Forecaster) periodic(ahead int64) {
+	on := f.onsets[:f.nOnsets] // newest first
+	n := len(on)
 	for a := 0; a < n; a++ {
 		for b := a + 1; b < n; b++ {
 			p := on[a] - on[b]
@@ -664,7 +730,11 @@ func (f *Forecaster) consider(t, p, j int64, kind Kind, keep bool) {
 		}
 		rivals = max(1, f.countOnsets(latest-maxPeriod, latest-1))
 	}
-	o.chance = occurrenceChance(kind, o.hits, o.misses, binomialTail(f.countOnsets(deepest, f.last), o.hits, q)) / float64(rivals)
+	first := firstChance(f.dayTried, f.dayCame)
+	if kind == KindEvery {
+		first = firstChance(f.pairTried, f.pairCame)
+	}
+	o.chance = occurrenceChance(kind, o.hits, o.misses, binomialTail(f.countOnsets(deepest, f.last), o.hits, q), first) / float64(rivals)
 	if o.chance < minChance {
 		return
 	}
@@ -722,21 +792,25 @@ func (f *Forecaster) keep(o Occurrence) {
 // record: hits of its expected times had an onset, misses (newer than the
 // oldest hit) had none, and one in chance onsets scattered at random would
 // land on them as often (the binomial tail). The record is counted by the
-// rule of succession with two failures assumed: a pattern is doubted until
+// rule of succession, its first hit weighed by first, the group's own
+// record of first recurrences (see firstChance): a pattern is doubted until
 // it has recurred a few times. A period is fitted to the onsets, so its
 // first hit only fixes the phase and counts for nothing; a day is known
 // beforehand.
 //
-//	chance = (1 − tail) × n ÷ (n + misses + 2),  n = hits − 1 (every) or hits (daily)
+//	chance = (1 − tail) × (n − 1 + 3 × first) ÷ (n + misses + 2),
+//	n = hits − 1 (every) or hits (daily, weekly)
 //
-// A job seen twice, with no other onset within the longest period before
-// it, comes with chance 1/3; three times, 1/2; five times, 2/3; nine times,
-// 4/5; a daily surge seen once, 1/3. Two onsets
-// fit a period to each other, so a pair's chance is shared among the rival
-// periods the onsets before the later one would give (see consider). Noise,
-// whose onsets land on any lattice as often as chance has them, has a tail
-// near 1 and no chance.
-func occurrenceChance(kind Kind, hits, misses int, tail float64) float64 {
+// With a first chance of one in three, the default: a job seen twice, with
+// no other onset within the longest period before it, comes with chance
+// 1/3; three times, 1/2; five times, 2/3; nine times, 4/5; a daily surge
+// seen once, 1/3. Once a pattern has recurred, the group's record holds its
+// own recurrences, which its hits already count: first is then at most one
+// in three. Two onsets fit a period to each other, so a pair's chance is
+// shared among the rival periods the onsets before the later one would give
+// (see consider). Noise, whose onsets land on any lattice as often as
+// chance has them, has a tail near 1 and no chance.
+func occurrenceChance(kind Kind, hits, misses int, tail, first float64) float64 {
 	n := hits
 	if kind == KindEvery {
 		n--
@@ -744,7 +818,10 @@ func occurrenceChance(kind Kind, hits, misses int, tail float64) float64 {
 	if n <= 0 || !(tail < 1) {
 		return 0
 	}
-	return math.Max(0, 1-tail) * float64(n) / float64(n+misses+2)
+	if n > 1 {
+		first = math.Min(first, 1.0/3)
+	}
+	return math.Max(0, 1-tail) * (float64(n-1) + 3*first) / float64(n+misses+2)
 }
 
 // multiple reports whether o's period is a multiple of a shorter one that

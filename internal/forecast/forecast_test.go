@@ -554,3 +554,116 @@ func TestForecastReleasedJobStaysReleased(t *testing.T) {
 		}
 	}
 }
+
+// A surge seen once is bet on by the group's own record: where six surges
+// a day came and none of them came again a day later, a new one is not
+// expected tomorrow (its first chance (0+1)/(6+3) = 1/9 is below
+// minChance); where every earlier surge recurred a day later, a new one is
+// expected with more than the default one in three.
+func TestForecastFirstChanceFromTheGroupsRecord(t *testing.T) {
+	t.Parallel()
+	at := func(day, hour, minute int) int { return day*minutesPerDay + hour*60 + minute }
+	for _, tc := range []struct {
+		name           string
+		day0, day1     []int // hours of the surges, at :00 on day 0 and :30 on day 1 (none: day 0's every day)
+		lo, hi         float64
+		wantForecasted bool
+	}{
+		{"nothing recurs", []int{1, 4, 8, 12, 16, 20}, []int{2, 6, 10, 14, 18, 21}, 0, 0, false},
+		// Days 1 and 2 repeat day 0's surges (at :00); day 1 adds one at
+		// 21:30.
+		{"everything recurs", []int{1, 4, 8, 12, 16, 20}, nil, 0.6, 1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			surge := map[int]bool{}
+			mark := func(m int) {
+				for g := m; g < m+5; g++ {
+					surge[g] = true
+				}
+			}
+			for _, h := range tc.day0 {
+				mark(at(0, h, 0))
+				if tc.day1 == nil {
+					mark(at(1, h, 0))
+					mark(at(2, h, 0))
+				}
+			}
+			for _, h := range tc.day1 {
+				mark(at(1, h, 30))
+			}
+			if tc.day1 == nil {
+				mark(at(1, 21, 30))
+			}
+			counts := forecasttest.Minutes(3, at(2, 21, 28), func(i int) float64 {
+				if surge[i] {
+					return 500
+				}
+				return 50
+			})
+			f := newForecaster()
+			feed(f, fcStart, counts, nil)
+			var got *Occurrence
+			for k := 0; k < f.nOcc; k++ {
+				if o := &f.occ[k]; o.at == minuteOf(fcStart)+int64(at(2, 21, 30)) {
+					got = o
+				}
+			}
+			if (got != nil) != tc.wantForecasted {
+				t.Fatalf("occurrence at 21:30 on day 2: %+v; want forecast %v (record: %d of %d tried came)", got, tc.wantForecasted, f.dayCame, f.dayTried)
+			}
+			if got != nil && (got.Chance() < tc.lo || got.Chance() > tc.hi || got.Kind() != KindDaily || got.Hits() != 1) {
+				t.Fatalf("chance %v, want %v to %v: %+v", got.Chance(), tc.lo, tc.hi, *got)
+			}
+		})
+	}
+}
+
+// With the default first chance of one in three, the chance of a pattern
+// seen n times is n ÷ (n + misses + 2) (daily: n = hits); a better first
+// chance counts for one observation and fades as the pattern recurs, and a
+// pattern that has recurred gets no more than the default from it.
+func TestOccurrenceChanceFirst(t *testing.T) {
+	for n := 1; n <= 9; n++ {
+		for misses := 0; misses <= 2; misses++ {
+			want := float64(n) / float64(n+misses+2)
+			if got := occurrenceChance(KindDaily, n, misses, 0, 1.0/3); math.Abs(got-want) > 1e-12 {
+				t.Errorf("daily, %d hits, %d misses: %v, want %v", n, misses, got, want)
+			}
+			if got := occurrenceChance(KindEvery, n+1, misses, 0, 1.0/3); math.Abs(got-want) > 1e-12 {
+				t.Errorf("every, %d hits, %d misses: %v, want %v", n+1, misses, got, want)
+			}
+		}
+	}
+	if got := occurrenceChance(KindDaily, 1, 0, 0, 0.9); math.Abs(got-0.9) > 1e-12 {
+		t.Errorf("seen once, first chance 0.9: %v", got)
+	}
+	if got, want := occurrenceChance(KindDaily, 2, 0, 0, 0.9), 2.0/4; math.Abs(got-want) > 1e-12 {
+		t.Errorf("seen twice, first chance 0.9: %v, want the default's %v", got, want)
+	}
+	if got, want := occurrenceChance(KindDaily, 2, 0, 0, 0.1), (1+0.3)/4; math.Abs(got-want) > 1e-12 {
+		t.Errorf("seen twice, first chance 0.1: %v, want %v", got, want)
+	}
+}
+
+// BenchmarkMinuteClose is what closing a minute costs (the forecast
+// recomputed) with the most onsets the periodic search reads: a job every
+// 5 minutes, for 8 days.
+func BenchmarkMinuteClose(b *testing.B) {
+	n := 8 * minutesPerDay
+	counts := forecasttest.Minutes(1, n, func(i int) float64 {
+		if i%5 == 0 {
+			return 400
+		}
+		return 50
+	})
+	f := newForecaster()
+	feed(f, fcStart, counts, nil)
+	if f.nOnsets < maxOnsets/2 {
+		b.Fatalf("%d onsets", f.nOnsets)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		f.refresh(fcHorizon)
+	}
+}

@@ -239,7 +239,7 @@ func (f *Forecaster) weekly(ahead int64) {
 		o.lags += hits + misses
 		o.misses = misses
 		q := math.Min(1, float64(2*o.jitter+1)/float64(minutesPerWeek))
-		o.chance = occurrenceChance(KindWeekly, o.hits, o.misses, binomialTail(f.countOnsets(f.first, f.last), 1, q))
+		o.chance = occurrenceChance(KindWeekly, o.hits, o.misses, binomialTail(f.countOnsets(f.first, f.last), 1, q), firstChance(f.dayTried, f.dayCame))
 		if o.chance < minChance || !(o.rate > 0) || math.IsInf(o.rate, 0) {
 			continue
 		}
