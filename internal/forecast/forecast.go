@@ -582,7 +582,7 @@ func (f *Forecaster) recurrence() {
 		}
 	}
 	f.dayTried, f.dayCame = 0, 0
-	lo := max(f.first, f.last-daysPerWeek*minutesPerDay)
+	lo := max(f.first, f.last-daysPerWeek*minutesPerDay, f.last-f.size+1)
 	for g := f.last - minutesPerDay - dailyJitter; g >= lo; g-- {
 		i := f.idx(g)
 		if f.onset[i>>6] == 0 && i&63 == 63 && g-63 >= lo {

@@ -667,3 +667,33 @@ func BenchmarkMinuteClose(b *testing.B) {
 		f.refresh(fcHorizon)
 	}
 }
+
+// The record of recurrence reads only the minutes the ring holds: with two
+// days of history, five days in, it counts the onsets of the last day that
+// could have recurred, not older ones the ring has overwritten.
+func TestRecurrenceRecordWithinTheRing(t *testing.T) {
+	t.Parallel()
+	surge := func(i int) bool { m := i % minutesPerDay; return (m/60)%5 == i/minutesPerDay%5 && m%60 < 5 }
+	counts := forecasttest.Minutes(4, 5*minutesPerDay, func(i int) float64 {
+		if surge(i) {
+			return 500
+		}
+		return 50
+	})
+	var f Forecaster
+	f.init(2 * 24 * time.Hour)
+	feed(&f, fcStart, counts, nil)
+	tried, came := 0, 0
+	for g := f.last - minutesPerDay - dailyJitter; g > f.last-f.size; g-- {
+		if !f.isOnset(g) {
+			continue
+		}
+		tried++
+		if _, ok := f.onsetNear(g+minutesPerDay, dailyJitter); ok {
+			came++
+		}
+	}
+	if tried == 0 || f.dayTried != tried || f.dayCame != came {
+		t.Fatalf("record %d of %d tried came, want %d of %d (the ring holds %d minutes)", f.dayCame, f.dayTried, came, tried, f.size)
+	}
+}
