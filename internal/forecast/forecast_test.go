@@ -362,7 +362,7 @@ func TestForecasterMemoryBound(t *testing.T) {
 	f := newForecaster()
 	runtime.GC()
 	runtime.ReadMemStats(&after)
-	bytes := len(f.rates)*4 + (len(f.hot)+len(f.onset)+len(f.explained))*8 + len(f.weeks.means)*2
+	bytes := len(f.rates)*2 + (len(f.hot)+len(f.onset)+len(f.explained))*8 + len(f.weeks.means)*2
 	if f.size != 8*minutesPerDay || len(f.weeks.means) != 5*7*minutesPerDay/5 || bytes > 100_000 {
 		t.Fatalf("%d minutes and %d buckets in %d bytes, want 11520 minutes and 10080 buckets within 100 KB", f.size, len(f.weeks.means), bytes)
 	}
