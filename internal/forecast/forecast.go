@@ -549,23 +549,56 @@ func periodJitter(p int64) int64 {
 // recurrence (see firstChance).
 func (f *Forecaster) recurrence() {
 	n := 0
-	from := max(f.first, f.last-maxPeriod*(periodLags+1))
-	for g := f.last; g >= from && n < maxOnsets; g-- {
+	f.eachOnsetDown(max(f.first, f.last-maxPeriod*(periodLags+1)), f.last, func(g int64) bool {
+		f.onsets[n] = g
+		n++
+		return n < maxOnsets
+	})
+	f.nOnsets = n
+	f.pairTried, f.pairCame = 0, 0
+	f.eachPair(func(later, p int64) {
+		t, j := later+p, periodJitter(p)
+		if t+j > f.last {
+			return
+		}
+		f.pairTried++
+		if _, ok := f.onsetNear(t, j); ok {
+			f.pairCame++
+		}
+	})
+	f.dayTried, f.dayCame = 0, 0
+	lo := max(f.first, f.last-daysPerWeek*minutesPerDay, f.last-f.size+1)
+	f.eachOnsetDown(lo, f.last-minutesPerDay-dailyJitter, func(g int64) bool {
+		f.dayTried++
+		if _, ok := f.onsetNear(g+minutesPerDay, dailyJitter); ok {
+			f.dayCame++
+		}
+		return true
+	})
+}
+
+// eachOnsetDown calls fn with each onset in minutes [lo, hi] (within the
+// ring), newest first, skipping the bitset's empty words, until fn returns
+// false.
+func (f *Forecaster) eachOnsetDown(lo, hi int64, fn func(g int64) bool) {
+	for g := hi; g >= lo; g-- {
 		i := f.idx(g)
-		if f.onset[i>>6] == 0 && i&63 == 63 && g-63 >= from {
+		if f.onset[i>>6] == 0 && i&63 == 63 && g-63 >= lo {
 			g -= 63 // skip an empty word
 			continue
 		}
-		if getBit(f.onset, i) {
-			f.onsets[n] = g
-			n++
+		if getBit(f.onset, i) && !fn(g) {
+			return
 		}
 	}
-	f.nOnsets = n
-	on := f.onsets[:n]
-	f.pairTried, f.pairCame = 0, 0
-	for a := 0; a < n; a++ {
-		for b := a + 1; b < n; b++ {
+}
+
+// eachPair calls fn with each pair of recent onsets (see recurrence) a
+// period p apart, minPeriod ≤ p ≤ maxPeriod: the later onset and p.
+func (f *Forecaster) eachPair(fn func(later, p int64)) {
+	on := f.onsets[:f.nOnsets] // newest first
+	for a := range on {
+		for b := a + 1; b < len(on); b++ {
 			p := on[a] - on[b]
 			if p < minPeriod {
 				continue
@@ -573,30 +606,7 @@ func (f *Forecaster) recurrence() {
 			if p > maxPeriod {
 				break
 			}
-			t, j := on[a]+p, periodJitter(p)
-			if t+j > f.last {
-				continue
-			}
-			f.pairTried++
-			if _, ok := f.onsetNear(t, j); ok {
-				f.pairCame++
-			}
-		}
-	}
-	f.dayTried, f.dayCame = 0, 0
-	lo := max(f.first, f.last-daysPerWeek*minutesPerDay, f.last-f.size+1)
-	for g := f.last - minutesPerDay - dailyJitter; g >= lo; g-- {
-		i := f.idx(g)
-		if f.onset[i>>6] == 0 && i&63 == 63 && g-63 >= lo {
-			g -= 63
-			continue
-		}
-		if !getBit(f.onset, i) {
-			continue
-		}
-		f.dayTried++
-		if _, ok := f.onsetNear(g+minutesPerDay, dailyJitter); ok {
-			f.dayCame++
+			fn(on[a], p)
 		}
 	}
 }
@@ -616,28 +626,17 @@ func firstChance(tried, came int) float64 {
 // periodic finds the periodic jobs expected from one hour ago to ahead
 // minutes from now (see forecaster).
 func (f *Forecaster) periodic(ahead int64) {
-	on := f.onsets[:f.nOnsets] // newest first
-	n := len(on)
-	for a := 0; a < n; a++ {
-		for b := a + 1; b < n; b++ {
-			p := on[a] - on[b]
-			if p < minPeriod {
+	f.eachPair(func(later, p int64) {
+		for step := int64(1); step <= 2; step++ {
+			t := later + step*p
+			if t < f.last-baselineReach {
 				continue
 			}
-			if p > maxPeriod {
-				break
-			}
-			for step := int64(1); step <= 2; step++ {
-				t := on[a] + step*p
-				if t < f.last-baselineReach {
-					continue
-				}
-				// Checked even when far ahead: a pattern it bears out
-				// explains its past occurrences to the memory.
-				f.consider(t, p, periodJitter(p), KindEvery, t <= f.last+ahead)
-			}
+			// Checked even when far ahead: a pattern it bears out
+			// explains its past occurrences to the memory.
+			f.consider(t, p, periodJitter(p), KindEvery, t <= f.last+ahead)
 		}
-	}
+	})
 }
 
 // daily finds the daily occurrences expected soon.
