@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
@@ -90,6 +91,40 @@ func (m *requestMetrics) observe(service, op string, start time.Time, err error)
 	}
 	m.requests.WithLabelValues(service, op, outcome).Inc()
 	m.duration.WithLabelValues(service, op).Observe(time.Since(start).Seconds())
+}
+
+// callObserver records the calls of one operation, with the series of
+// its successes and its durations looked up once, at the first call.
+type callObserver struct {
+	m           *requestMetrics
+	service, op string
+	once        sync.Once
+	successOnce sync.Once
+	success     prometheus.Counter
+	duration    prometheus.Observer
+}
+
+func (m *requestMetrics) observer(service, op string) *callObserver {
+	if m == nil {
+		return nil
+	}
+	return &callObserver{m: m, service: service, op: op}
+}
+
+// observe records one call, started at start, that returned err; a nil
+// observer records nothing.
+func (o *callObserver) observe(start time.Time, err error) {
+	if o == nil {
+		return
+	}
+	o.once.Do(func() { o.duration = o.m.duration.WithLabelValues(o.service, o.op) })
+	if err != nil {
+		o.m.requests.WithLabelValues(o.service, o.op, Classify(err)).Inc()
+	} else {
+		o.successOnce.Do(func() { o.success = o.m.requests.WithLabelValues(o.service, o.op, OutcomeSuccess) })
+		o.success.Inc()
+	}
+	o.duration.Observe(time.Since(start).Seconds())
 }
 
 // serviceLabel turns an SDK service ID ("SQS", "Auto Scaling") into a

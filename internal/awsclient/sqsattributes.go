@@ -53,7 +53,7 @@ import (
 type QueueAttributes struct {
 	opts      sqs.Options // the region's SQS client's: region, credentials, HTTP client, retryer, endpoint
 	signer    *v4.Signer
-	metrics   *requestMetrics // nil without a registry
+	observer  *callObserver // nil without a registry
 	userAgent string
 
 	// now is the clock requests are signed by; skew, in nanoseconds, is
@@ -64,6 +64,8 @@ type QueueAttributes struct {
 
 	once        sync.Once
 	endpoint    string
+	wire        *wire          // how requests go out
+	reqSigner   *requestSigner // nil: the SDK's signer signs
 	endpointErr error
 }
 
@@ -122,7 +124,7 @@ func newQueueAttributes(o sqs.Options, m *requestMetrics, version string) *Queue
 	if o.Retryer == nil {
 		o.Retryer = aws.NopRetryer{}
 	}
-	return &QueueAttributes{opts: o, signer: v4.NewSigner(), metrics: m, userAgent: directUserAgent(version, sdkUserAgent(o)), now: time.Now}
+	return &QueueAttributes{opts: o, signer: v4.NewSigner(), observer: m.observer("sqs", "GetQueueAttributes"), userAgent: directUserAgent(version, sdkUserAgent(o)), now: time.Now}
 }
 
 // directUserAgent is the direct caller's User-Agent: the checker and its
@@ -211,6 +213,8 @@ func (c *QueueAttributes) resolveEndpoint(ctx context.Context) (string, error) {
 			u.Path = "/"
 		}
 		c.endpoint = u.String()
+		c.wire = newWire(c.opts.HTTPClient, c.endpoint)
+		c.reqSigner, _ = newRequestSigner(c.endpoint, c.opts.Region, sqsSigningName)
 	})
 	return c.endpoint, c.endpointErr
 }
@@ -229,9 +233,7 @@ func (c *QueueAttributes) GetQueueAttributes(ctx context.Context, in *sqs.GetQue
 	}
 	start := time.Now()
 	out, err := c.call(ctx, in)
-	if c.metrics != nil {
-		c.metrics.observe("sqs", "GetQueueAttributes", start, err)
-	}
+	c.observer.observe(start, err)
 	if err != nil {
 		return nil, &smithy.OperationError{ServiceID: "SQS", OperationName: "GetQueueAttributes", Err: err}
 	}
@@ -281,69 +283,71 @@ func (c *QueueAttributes) call(ctx context.Context, in *sqs.GetQueueAttributesIn
 
 // attempt sends the request once and reads its answer.
 func (c *QueueAttributes) attempt(ctx context.Context, endpoint string, body []byte, payloadHash string) (*sqs.GetQueueAttributesOutput, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
-	if err != nil {
-		return nil, &smithy.SerializationError{Err: err}
-	}
-	req.Header = http.Header{
-		"Content-Type":      {sqsContentType},
-		"X-Amz-Target":      {sqsTarget},
-		"X-Amzn-Query-Mode": {"true"},
-		"User-Agent":        {c.userAgent},
-	}
 	creds, err := c.opts.Credentials.Retrieve(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("retrieve credentials: %w", err)
 	}
 	skew := time.Duration(c.skew.Load())
-	if err := c.signer.SignHTTP(ctx, creds, req, payloadHash, sqsSigningName, c.opts.Region, c.now().Add(skew)); err != nil {
+	out := outgoing{endpoint: endpoint, body: body, userAgent: c.userAgent}
+	if c.reqSigner != nil {
+		out.sig = c.reqSigner.sign(creds, directRequest, len(body), payloadHash, c.now().Add(skew))
+	} else if out.sig, err = c.signWithSDK(ctx, creds, endpoint, body, payloadHash, c.now().Add(skew)); err != nil {
 		return nil, fmt.Errorf("sign the request: %w", err)
 	}
 	sent := c.now()
-	resp, err := c.opts.HTTPClient.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, &smithy.CanceledError{Err: err}
-		}
-		return nil, &smithyhttp.RequestSendError{Err: err}
+	var x exchange
+	if err := c.wire.roundTrip(ctx, &out, &x); err != nil {
+		return nil, err
 	}
-	defer func() {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, errorBodyLimit))
-		_ = resp.Body.Close()
-	}()
-	wrap := func(err error) error {
-		return &awshttp.ResponseError{
-			ResponseError: &smithyhttp.ResponseError{Response: &smithyhttp.Response{Response: resp}, Err: err},
-			RequestID:     resp.Header.Get("X-Amzn-Requestid"),
-		}
-	}
-	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
-		raw, rerr := io.ReadAll(io.LimitReader(resp.Body, errorBodyLimit))
-		if rerr != nil {
-			return nil, readError(ctx, rerr)
-		}
-		err := decodeError(resp.Header, resp.StatusCode, raw)
+	defer x.release()
+	if x.status < 200 || x.status >= 300 {
+		err := decodeError(x.header, x.status, x.body)
 		var apiErr smithy.APIError
 		if errors.As(err, &apiErr) && skewCodes[apiErr.ErrorCode()] {
-			if server, ok := serverOffset(resp.Header, sent, c.now()); ok && (server-skew).Abs() > skewThreshold {
+			if server, ok := serverOffset(x.header, sent, c.now()); ok && (server-skew).Abs() > skewThreshold {
 				err = &clockSkewError{APIError: apiErr, offset: server}
 			}
 		}
-		return nil, wrap(err)
+		resp := &http.Response{
+			Status: fmt.Sprintf("%d %s", x.status, http.StatusText(x.status)), StatusCode: x.status,
+			Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: x.header,
+			Body: io.NopCloser(bytes.NewReader(bytes.Clone(x.body))), ContentLength: int64(len(x.body)),
+		}
+		return nil, &awshttp.ResponseError{
+			ResponseError: &smithyhttp.ResponseError{Response: &smithyhttp.Response{Response: resp}, Err: err},
+			RequestID:     x.header.Get("X-Amzn-Requestid"),
+		}
 	}
-	buf := answerBuffers.Get().(*bytes.Buffer)
-	defer answerBuffers.Put(buf)
-	buf.Reset()
-	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, answerLimit)); err != nil {
-		return nil, readError(ctx, err)
+	attrs, err := decodeAttributes(x.body)
+	if err != nil {
+		return nil, &awshttp.ResponseError{
+			ResponseError: &smithyhttp.ResponseError{Response: &smithyhttp.Response{Response: &http.Response{StatusCode: x.status, Header: x.header}},
+				Err: &smithy.DeserializationError{Err: fmt.Errorf("decode the GetQueueAttributes answer: %w", err)}},
+		}
 	}
-	var answer struct {
-		Attributes map[string]string `json:"Attributes"`
+	return &sqs.GetQueueAttributesOutput{Attributes: attrs}, nil
+}
+
+// directRequest is what the signature of a GetQueueAttributes request
+// covers besides the body.
+var directRequest = signedRequest{contentType: sqsContentType, target: sqsTarget, queryMode: "true"}
+
+// signWithSDK signs with the SDK's signer, for an endpoint whose path
+// needs its escaping.
+func (c *QueueAttributes) signWithSDK(ctx context.Context, creds aws.Credentials, endpoint string, body []byte, payloadHash string, t time.Time) (signature, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
+	if err != nil {
+		return signature{}, err
 	}
-	if err := json.Unmarshal(buf.Bytes(), &answer); err != nil {
-		return nil, wrap(&smithy.DeserializationError{Err: fmt.Errorf("decode the GetQueueAttributes answer: %w", err)})
+	req.Header = http.Header{
+		"Content-Type":      {directRequest.contentType},
+		"X-Amz-Target":      {directRequest.target},
+		"X-Amzn-Query-Mode": {directRequest.queryMode},
 	}
-	return &sqs.GetQueueAttributesOutput{Attributes: answer.Attributes}, nil
+	if err := c.signer.SignHTTP(ctx, creds, req, payloadHash, sqsSigningName, c.opts.Region, t); err != nil {
+		return signature{}, err
+	}
+	return signature{host: cmp.Or(req.Host, req.URL.Host), amzDate: req.Header.Get("X-Amz-Date"), securityToken: req.Header.Get("X-Amz-Security-Token"), authorization: req.Header.Get("Authorization")}, nil
 }
 
 // clockSkewError is a signature SQS refused because the signing time was
@@ -395,10 +399,6 @@ func serverOffset(h http.Header, sent, received time.Time) (time.Duration, bool)
 	}
 	return server.Sub(received), true
 }
-
-// answerBuffers hold answers while they are decoded: one read of the
-// body, no buffer made per call.
-var answerBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // readError is a failure to read an answer's body: the deadline, or the
 // connection.
