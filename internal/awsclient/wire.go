@@ -2,6 +2,7 @@ package awsclient
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -30,6 +31,10 @@ import (
 // The host client takes the SDK client's TLS settings (the CA bundle of
 // AWS_CA_BUNDLE among them), dialer, idle timeout and idle pool size, and
 // speaks HTTP/1.1, as SQS does.
+//
+// The host client knows deadlines, not contexts: a call is not started
+// once its context is done, and one in flight ends at its context's
+// deadline (every poller call has one) rather than at its cancellation.
 //
 // Any other HTTP client (one an embedding program configured, or a proxy
 // from HTTPS_PROXY) is used as it is, through its Do.
@@ -119,25 +124,18 @@ func newHostClient(u *url.URL, tr *http.Transport, dialer *net.Dialer) *fasthttp
 		},
 		MaxConns:                 max(hostClientMinConns, 2*tr.MaxIdleConnsPerHost),
 		MaxConnWaitTimeout:       time.Second,
-		MaxIdleConnDuration:      cmpPositive(tr.IdleConnTimeout, 90*time.Second),
+		MaxIdleConnDuration:      cmp.Or(max(tr.IdleConnTimeout, 0), 90*time.Second),
 		MaxResponseBodySize:      answerLimit,
 		NoDefaultUserAgentHeader: true,
 		DisablePathNormalizing:   true,
-		// A keep-alive connection the server closed while it was idle
-		// fails before any answer: sent again once on a new connection.
-		// GetQueueAttributes only reads.
+		// A keep-alive connection that fails before the first byte of the
+		// answer (the server closed it while it was idle) is tried once
+		// more on a new one: GetQueueAttributes only reads.
 		MaxIdemponentCallAttempts: 2,
-		RetryIfErr: func(_ *fasthttp.Request, attempts int, err error) (bool, bool) {
-			return false, attempts < 2 && errors.Is(err, fasthttp.ErrConnectionClosed)
+		RetryIfErr: func(_ *fasthttp.Request, attempts int, _ error) (bool, bool) {
+			return false, attempts < 2
 		},
 	}
-}
-
-func cmpPositive(d, otherwise time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return otherwise
 }
 
 // outgoing is a signed request.
@@ -191,7 +189,7 @@ func (w *wire) roundTrip(ctx context.Context, o *outgoing, x *exchange) error {
 	if err != nil {
 		fasthttp.ReleaseResponse(resp)
 		if ctx.Err() != nil || errors.Is(err, fasthttp.ErrTimeout) {
-			return &smithy.CanceledError{Err: errors.Join(err, cmpErr(ctx.Err(), context.DeadlineExceeded))}
+			return &smithy.CanceledError{Err: errors.Join(err, cmp.Or(ctx.Err(), context.DeadlineExceeded))}
 		}
 		return &smithyhttp.RequestSendError{Err: err}
 	}
@@ -206,13 +204,6 @@ func (w *wire) roundTrip(ctx context.Context, o *outgoing, x *exchange) error {
 		}
 	}
 	return nil
-}
-
-func cmpErr(err, otherwise error) error {
-	if err != nil {
-		return err
-	}
-	return otherwise
 }
 
 // viaClient sends o through the HTTP client's Do.
