@@ -30,7 +30,7 @@ import (
 	"github.com/queuechecker/queue-checker/internal/model"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(awstest.M(m)) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(awstest.M(m), awstest.TransportGoroutines...) }
 
 // decisionKeys are the JSON keys of a decision: the contract `checker once
 // --output json` prints.

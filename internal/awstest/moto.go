@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
 
 // SkipEnv names the environment variable that skips the integration tests
@@ -167,3 +169,15 @@ func M(m *testing.M) interface{ Run() int } { return mainRun{m} }
 type mainRun struct{ m *testing.M }
 
 func (r mainRun) Run() int { return Main(r.m) }
+
+// TransportGoroutines are the goroutines the AWS clients' HTTP transports
+// keep for idle connections: net/http's connection loops, and the fasthttp
+// host client's cleaner, which closes idle connections and ends on its
+// own once none are left (within the idle timeout). They are the
+// transports', not leaks of the code under test:
+// goleak.VerifyTestMain(awstest.M(m), awstest.TransportGoroutines...).
+var TransportGoroutines = []goleak.Option{
+	goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
+	goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
+	goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*HostClient).connsCleaner"),
+}

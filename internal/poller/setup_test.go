@@ -32,12 +32,9 @@ func TestMain(m *testing.M) {
 	// The fuzzing engine's own goroutines outlive the tests.
 	fuzzing := flag.Lookup("test.fuzz") != nil && flag.Lookup("test.fuzz").Value.String() != ""
 	if code == 0 && !fuzzing {
-		// Idle keep-alive connections of the SDK's HTTP client are the
-		// transport's, not ours.
-		if err := goleak.Find(
-			goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
-			goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
-		); err != nil {
+		// Idle keep-alive connections of the HTTP clients are the
+		// transports', not ours.
+		if err := goleak.Find(awstest.TransportGoroutines...); err != nil {
 			fmt.Fprintln(os.Stderr, "goroutines left behind:", err)
 			code = 1
 		}
