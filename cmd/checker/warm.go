@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -164,6 +165,13 @@ func (w *warmer) start(src arrivalHistory, groups []policy.Settings) {
 		defer w.wg.Done()
 		defer cancel()
 		warmStart(ctx, src, w.to, groups, w.now(), w.log)
+		// Reading the configuration, setting up every queue and reading
+		// the history leave more garbage than the checker ever makes
+		// again (at 10,000 queues the RSS peaks some 15 MiB above where
+		// it settles). Give it back now, not over the next minute as
+		// the runtime's scavenger would: one collection, once per start
+		// or reload.
+		debug.FreeOSMemory()
 	}()
 }
 

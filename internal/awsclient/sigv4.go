@@ -30,11 +30,30 @@ type requestSigner struct {
 	path    string // the canonical URI
 	service string
 
-	key atomic.Pointer[signingKey]
+	key  atomic.Pointer[signingKey]
+	date atomic.Pointer[amzDate]
+}
+
+// amzDate is a second as X-Amz-Date writes it.
+type amzDate struct {
+	unix int64
+	text string
+}
+
+// amzDate is t as X-Amz-Date, formatted once a second.
+func (s *requestSigner) amzDate(t time.Time) string {
+	sec := t.Unix()
+	if d := s.date.Load(); d != nil && d.unix == sec {
+		return d.text
+	}
+	d := &amzDate{unix: sec, text: t.UTC().Format("20060102T150405Z")}
+	s.date.Store(d)
+	return d.text
 }
 
 type signingKey struct {
 	day, secret string
+	scope       string // day/region/service/aws4_request
 	key         []byte
 	macs        sync.Pool // of hash.Hash: HMAC-SHA256 keyed with key
 }
@@ -53,6 +72,20 @@ type signedRequest struct {
 	contentType string
 	target      string
 	queryMode   string // X-Amzn-Query-Mode; "" sends none
+}
+
+// signedHeaders is the SignedHeaders list of r, with or without a
+// session token.
+func (r signedRequest) signedHeaders(token bool) string {
+	switch {
+	case token && r.queryMode != "":
+		return "content-length;content-type;host;x-amz-date;x-amz-security-token;x-amz-target;x-amzn-query-mode"
+	case token:
+		return "content-length;content-type;host;x-amz-date;x-amz-security-token;x-amz-target"
+	case r.queryMode != "":
+		return "content-length;content-type;host;x-amz-date;x-amz-target;x-amzn-query-mode"
+	}
+	return "content-length;content-type;host;x-amz-date;x-amz-target"
 }
 
 // signature is the headers a signature adds, and the Host it covers.
@@ -103,21 +136,11 @@ func isUnreserved(c byte) bool {
 
 // sign signs a request with body length bodyLen and payload hash
 // payloadHash (hex) at time t.
-func (s *requestSigner) sign(creds aws.Credentials, r signedRequest, bodyLen int, payloadHash string, t time.Time) signature {
-	t = t.UTC()
-	var dateBuf [16]byte
-	amzDate := string(t.AppendFormat(dateBuf[:0], "20060102T150405Z"))
+func (s *requestSigner) sign(creds aws.Credentials, r signedRequest, bodyLen int, payloadHash []byte, t time.Time) signature {
+	amzDate := s.amzDate(t)
 	day := amzDate[:8]
-	scope := day + "/" + s.region + "/" + s.service + "/aws4_request"
-
-	signedHeaders := "content-length;content-type;host;x-amz-date"
-	if creds.SessionToken != "" {
-		signedHeaders += ";x-amz-security-token"
-	}
-	signedHeaders += ";x-amz-target"
-	if r.queryMode != "" {
-		signedHeaders += ";x-amzn-query-mode"
-	}
+	key := s.signingKey(creds.SecretAccessKey, day)
+	signedHeaders := r.signedHeaders(creds.SessionToken != "")
 
 	buf := signBuffers.Get().(*[]byte)
 	b := (*buf)[:0]
@@ -150,10 +173,9 @@ func (s *requestSigner) sign(creds aws.Credentials, r signedRequest, bodyLen int
 	b = append(b[:0], "AWS4-HMAC-SHA256\n"...)
 	b = append(b, amzDate...)
 	b = append(b, '\n')
-	b = append(b, scope...)
+	b = append(b, key.scope...)
 	b = append(b, '\n')
 	b = hex.AppendEncode(b, canonical[:])
-	key := s.signingKey(creds.SecretAccessKey, day)
 	mac := key.mac()
 	mac.Write(b)
 	var sum [sha256.Size]byte
@@ -163,7 +185,7 @@ func (s *requestSigner) sign(creds aws.Credentials, r signedRequest, bodyLen int
 	b = append(b[:0], "AWS4-HMAC-SHA256 Credential="...)
 	b = append(b, creds.AccessKeyID...)
 	b = append(b, '/')
-	b = append(b, scope...)
+	b = append(b, key.scope...)
 	b = append(b, ", SignedHeaders="...)
 	b = append(b, signedHeaders...)
 	b = append(b, ", Signature="...)
@@ -183,7 +205,7 @@ func (s *requestSigner) signingKey(secret, day string) *signingKey {
 	k = hmacSum(k, s.region)
 	k = hmacSum(k, s.service)
 	k = hmacSum(k, "aws4_request")
-	sk := &signingKey{day: day, secret: secret, key: k}
+	sk := &signingKey{day: day, secret: secret, key: k, scope: day + "/" + s.region + "/" + s.service + "/aws4_request"}
 	s.key.Store(sk)
 	return sk
 }

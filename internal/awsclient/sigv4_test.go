@@ -55,7 +55,7 @@ func TestRequestSignerMatchesTheSDK(t *testing.T) {
 						hash := hex.EncodeToString(sum[:])
 						// Twice: the second signature uses the kept key.
 						for range 2 {
-							got := s.sign(c, directRequest, len(body), hash, at)
+							got := s.sign(c, directRequest, len(body), []byte(hash), at)
 							req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, ep, bytes.NewReader([]byte(body)))
 							if err != nil {
 								t.Fatal(err)
@@ -108,6 +108,6 @@ func BenchmarkRequestSigner(b *testing.B) {
 	at := time.Now()
 	b.ReportAllocs()
 	for b.Loop() {
-		s.sign(c, directRequest, len(body), hash, at)
+		s.sign(c, directRequest, len(body), []byte(hash), at)
 	}
 }

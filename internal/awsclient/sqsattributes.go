@@ -254,9 +254,13 @@ func (c *QueueAttributes) call(ctx context.Context, in *sqs.GetQueueAttributesIn
 	if err != nil {
 		return nil, err
 	}
-	body := appendRequestBody(make([]byte, 0, 64+len(*in.QueueUrl)+48*len(in.AttributeNames)), in)
+	buf := bodyBuffers.Get().(*[]byte)
+	body := appendRequestBody((*buf)[:0], in)
+	defer func() { *buf = body; bodyBuffers.Put(buf) }()
 	sum := sha256.Sum256(body)
-	payloadHash := hex.EncodeToString(sum[:])
+	var hashHex [2 * sha256.Size]byte
+	hex.Encode(hashHex[:], sum[:])
+	payloadHash := hashHex[:]
 	maxAttempts := max(c.opts.Retryer.MaxAttempts(), 1)
 	skewRetried := false
 	for attempt := 1; ; attempt++ {
@@ -287,7 +291,7 @@ func (c *QueueAttributes) call(ctx context.Context, in *sqs.GetQueueAttributesIn
 }
 
 // attempt sends the request once and reads its answer.
-func (c *QueueAttributes) attempt(ctx context.Context, endpoint string, body []byte, payloadHash string) (*sqs.GetQueueAttributesOutput, error) {
+func (c *QueueAttributes) attempt(ctx context.Context, endpoint string, body, payloadHash []byte) (*sqs.GetQueueAttributesOutput, error) {
 	creds, err := c.opts.Credentials.Retrieve(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("retrieve credentials: %w", err)
@@ -333,13 +337,16 @@ func (c *QueueAttributes) attempt(ctx context.Context, endpoint string, body []b
 	return &sqs.GetQueueAttributesOutput{Attributes: attrs}, nil
 }
 
+// bodyBuffers hold request bodies for the length of a call.
+var bodyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
+
 // directRequest is what the signature of a GetQueueAttributes request
 // covers besides the body.
 var directRequest = signedRequest{contentType: sqsContentType, target: sqsTarget, queryMode: "true"}
 
 // signWithSDK signs with the SDK's signer, for an endpoint whose path
 // needs its escaping.
-func (c *QueueAttributes) signWithSDK(ctx context.Context, creds aws.Credentials, endpoint string, body []byte, payloadHash string, t time.Time) (signature, error) {
+func (c *QueueAttributes) signWithSDK(ctx context.Context, creds aws.Credentials, endpoint string, body, payloadHash []byte, t time.Time) (signature, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
 		return signature{}, err
@@ -349,7 +356,7 @@ func (c *QueueAttributes) signWithSDK(ctx context.Context, creds aws.Credentials
 		"X-Amz-Target":      {directRequest.target},
 		"X-Amzn-Query-Mode": {directRequest.queryMode},
 	}
-	if err := c.signer.SignHTTP(ctx, creds, req, payloadHash, sqsSigningName, c.opts.Region, t); err != nil {
+	if err := c.signer.SignHTTP(ctx, creds, req, string(payloadHash), sqsSigningName, c.opts.Region, t); err != nil {
 		return signature{}, err
 	}
 	return signature{host: cmp.Or(req.Host, req.URL.Host), amzDate: req.Header.Get("X-Amz-Date"), securityToken: req.Header.Get("X-Amz-Security-Token"), authorization: req.Header.Get("Authorization")}, nil
