@@ -40,6 +40,7 @@ import (
 // from HTTPS_PROXY) is used as it is, through its Do.
 type wire struct {
 	fast   *fasthttp.HostClient // nil: client.Do
+	uri    *fasthttp.URI        // the endpoint, parsed once for the host client
 	client aws.HTTPClient
 }
 
@@ -83,6 +84,10 @@ func newWire(client aws.HTTPClient, endpoint string) *wire {
 		if p, err := tr.Proxy(&http.Request{Method: http.MethodPost, URL: u, Header: http.Header{}}); err != nil || p != nil {
 			return w
 		}
+	}
+	w.uri = fasthttp.AcquireURI()
+	if err := w.uri.Parse(nil, []byte(endpoint)); err != nil {
+		return w
 	}
 	w.fast = newHostClient(u, tr, bc.GetDialer())
 	return w
@@ -175,7 +180,7 @@ func (w *wire) roundTrip(ctx context.Context, o *outgoing, x *exchange) error {
 	defer fasthttp.ReleaseRequest(req)
 	req.Header.DisableNormalizing()
 	req.Header.SetMethod(http.MethodPost)
-	req.SetRequestURI(o.endpoint)
+	req.SetURI(w.uri)
 	req.Header.SetHost(o.sig.host)
 	o.each(req.Header.Set)
 	req.SetBodyRaw(o.body)
