@@ -110,7 +110,7 @@ func newRequestSigner(endpoint, region, service string) (*requestSigner, bool) {
 		path = "/"
 	}
 	for i := 0; i < len(path); i++ {
-		if c := path[i]; !(c == '/' || isUnreserved(c)) {
+		if c := path[i]; c != '/' && !isUnreserved(c) {
 			return nil, false
 		}
 	}
@@ -211,7 +211,7 @@ func (s *requestSigner) signingKey(secret, day string) *signingKey {
 }
 
 func hmacSum(key []byte, data string) []byte {
-	var h hash.Hash = hmac.New(sha256.New, key)
+	h := hmac.New(sha256.New, key)
 	h.Write([]byte(data))
 	return h.Sum(nil)
 }
