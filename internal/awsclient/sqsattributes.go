@@ -317,24 +317,28 @@ func (c *QueueAttributes) attempt(ctx context.Context, endpoint string, body, pa
 				err = &clockSkewError{APIError: apiErr, offset: server}
 			}
 		}
-		resp := &http.Response{
-			Status: fmt.Sprintf("%d %s", x.status, http.StatusText(x.status)), StatusCode: x.status,
-			Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: x.header,
-			Body: io.NopCloser(bytes.NewReader(bytes.Clone(x.body))), ContentLength: int64(len(x.body)),
-		}
-		return nil, &awshttp.ResponseError{
-			ResponseError: &smithyhttp.ResponseError{Response: &smithyhttp.Response{Response: resp}, Err: err},
-			RequestID:     x.header.Get("X-Amzn-Requestid"),
-		}
+		return nil, x.responseError(err)
 	}
 	attrs, err := decodeAttributes(x.body)
 	if err != nil {
-		return nil, &awshttp.ResponseError{
-			ResponseError: &smithyhttp.ResponseError{Response: &smithyhttp.Response{Response: &http.Response{StatusCode: x.status, Header: x.header}},
-				Err: &smithy.DeserializationError{Err: fmt.Errorf("decode the GetQueueAttributes answer: %w", err)}},
-		}
+		return nil, x.responseError(&smithy.DeserializationError{Err: fmt.Errorf("decode the GetQueueAttributes answer: %w", err)})
 	}
 	return &sqs.GetQueueAttributesOutput{Attributes: attrs}, nil
+}
+
+// responseError is err about the answer x, as the SDK reports one: an
+// *awshttp.ResponseError with the answer's status, headers, body and
+// request ID.
+func (x *exchange) responseError(err error) error {
+	resp := &http.Response{
+		Status: fmt.Sprintf("%d %s", x.status, http.StatusText(x.status)), StatusCode: x.status,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: x.header,
+		Body: io.NopCloser(bytes.NewReader(bytes.Clone(x.body))), ContentLength: int64(len(x.body)),
+	}
+	return &awshttp.ResponseError{
+		ResponseError: &smithyhttp.ResponseError{Response: &smithyhttp.Response{Response: resp}, Err: err},
+		RequestID:     x.header.Get("X-Amzn-Requestid"),
+	}
 }
 
 // bodyBuffers hold request bodies for the length of a call.
