@@ -154,6 +154,8 @@ type call struct {
 	lambda      float64
 	lambdaKnown bool
 	surging     bool    // lambda is a surge measured over saturated intervals
+	rise        float64 // what the sizing adds to lambda while arrivals climb (trend.go)
+	slope       float64 // their climb, msg/s per second, when rise > 0
 	lambdaEff   float64 // λ with the burst reserve
 	peakEff     float64 // the arrivals the wait floor sizes for: lambdaEff, or the forecast's when higher
 	fc          forecast.Result
@@ -315,6 +317,19 @@ func (c *call) observe() {
 			c.lambda, c.surging = st.est.surge, true
 		}
 		c.setLambda(c.lambda)
+		if st.est.updatedAt.Equal(c.at) {
+			st.climb.observe(c.at, st.est.rate, 2*s.ArrivalSmoothing)
+		}
+		if !c.surging && c.lambda > 0 {
+			c.rise, c.slope = st.climb.rise(c.at, st.est.rate, s.ArrivalSmoothing, s.StartDelay)
+			if c.rise > 0 {
+				c.lambdaEff = capacity.EffectiveArrival(c.lambda+c.rise, s.BurstReserve)
+				if math.IsInf(c.lambdaEff, 0) {
+					c.lambdaEff = math.MaxFloat64
+				}
+				c.peakEff = c.lambdaEff
+			}
+		}
 	}
 	c.forecast()
 }
@@ -372,6 +387,8 @@ func (c *call) forecast() {
 		if v := math.Max(cur, r.Base); curOK && st.est.rate > v {
 			st.est.rate = v
 			st.win.reset()
+			st.climb.reset()
+			c.rise, c.slope = 0, 0
 			c.setLambda(v)
 			c.reason("the load expected at %s came and is over: arrivals back to %s msg/s", e.At().Format("15:04"), number(v))
 		}

@@ -117,6 +117,10 @@ func (c *call) sizeModel() {
 	default:
 		c.reason("arrival rate not known yet: sizing on the backlog alone at %s msg/s per worker", number(c.muEff))
 	}
+	if c.rise > 0 {
+		c.reason("arrivals climbing %s msg/s a minute: sized for %s msg/s, what they reach when workers launched now are in service (the %s average's lag and the %s start delay)",
+			number(c.slope*60), number(c.lambda+c.rise), c.st.texts.of(s.ArrivalSmoothing, 0), c.st.texts.of(s.StartDelay, 0))
+	}
 
 	qStart, vStart := c.backlog, c.visible
 	if d := s.StartDelay.Seconds(); c.lambdaKnown && d > 0 {

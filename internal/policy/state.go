@@ -20,8 +20,11 @@ import (
 // use.
 type State struct {
 	est arrivalEstimator
-	win slidingMax[int]     // recommendations, for scale-in stabilisation
-	fc  forecast.Forecaster // per-minute arrivals and what they forecast
+	// climb keeps the estimate's recent course, for sizing while arrivals
+	// climb (trend.go).
+	climb trend
+	win   slidingMax[int]     // recommendations, for scale-in stabilisation
+	fc    forecast.Forecaster // per-minute arrivals and what they forecast
 	// lastDt is the last sampling interval seen, for the forecast's horizon.
 	lastDt time.Duration
 

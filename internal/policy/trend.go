@@ -1,0 +1,123 @@
+package policy
+
+import (
+	"math"
+	"time"
+)
+
+// The arrival estimate is an EWMA: while arrivals climb steadily it lags
+// them by the climb over its time constant τ, and the workers launched now
+// serve the rate of a start delay later. So while the estimate itself has
+// climbed through both halves of its last 2τ, the sizing adds the climb
+// over τ + the start delay to it:
+//
+//	rise = slope × (τ + start delay),  slope = the lesser of the two halves' slopes
+//
+// For a steady ramp this is the rate when the new workers are in service;
+// after a step it is the step's height (an EWMA's lag is exactly its slope
+// × τ then), fading as the estimate settles. Each half must climb by more
+// than twice the Poisson noise of the difference of two estimates and by
+// trendMinShare of the estimate, so that noise and the slow swings of a day
+// do not add workers, and the rise is at most the estimate itself. A falling
+// estimate adds and removes nothing: scale-in follows the estimate as it is.
+const (
+	// trendMinShare is the least climb of each half, as a share of the
+	// estimate, that counts as a trend.
+	trendMinShare = 0.1
+	// trendSigmas is how many standard deviations of the noise of the
+	// difference of two estimates each half must climb by.
+	trendSigmas = 3
+	// trendMarks is how many estimates the last 2τ keeps, at least 2τ ÷
+	// trendMarks apart.
+	trendMarks = 16
+	// trendKeep is the least share of the climb's speed each later part of
+	// the window keeps: between a ramp's 1 and a step's e^-½ ≈ 0.61.
+	trendKeep = 0.8
+)
+
+// trend keeps the arrival estimates of the last 2τ.
+type trend struct {
+	at   []int64 // Unix nanoseconds, oldest first
+	rate []float64
+}
+
+func (t *trend) reset() { t.at, t.rate = t.at[:0], t.rate[:0] }
+
+// observe records the estimate at a sample, and drops what is older than
+// span before the newest kept but the newest such mark (the window's start
+// is interpolated).
+func (t *trend) observe(at time.Time, rate float64, span time.Duration) {
+	ns := at.UnixNano()
+	if n := len(t.at); n > 0 {
+		if ns < t.at[n-1] {
+			t.reset()
+		} else if n > 1 && ns-t.at[n-2] < int64(span)/trendMarks {
+			// Too close to the mark before the newest: the newest moves.
+			t.at[n-1], t.rate[n-1] = ns, rate
+			t.trim(ns, span)
+			return
+		}
+	}
+	t.at, t.rate = append(t.at, ns), append(t.rate, rate)
+	t.trim(ns, span)
+}
+
+func (t *trend) trim(ns int64, span time.Duration) {
+	drop := 0
+	for drop+1 < len(t.at) && t.at[drop+1] <= ns-int64(span) {
+		drop++
+	}
+	if drop > 0 {
+		t.at = append(t.at[:0], t.at[drop:]...)
+		t.rate = append(t.rate[:0], t.rate[drop:]...)
+	}
+}
+
+// value is the estimate at ns, interpolated between marks; false before
+// the first.
+func (t *trend) value(ns int64) (float64, bool) {
+	if len(t.at) == 0 || ns < t.at[0] {
+		return 0, false
+	}
+	for i := 1; i < len(t.at); i++ {
+		if ns <= t.at[i] {
+			a, b := t.at[i-1], t.at[i]
+			if b == a {
+				return t.rate[i], true
+			}
+			f := float64(ns-a) / float64(b-a)
+			return t.rate[i-1] + f*(t.rate[i]-t.rate[i-1]), true
+		}
+	}
+	return t.rate[len(t.rate)-1], true
+}
+
+// rise is what the sizing adds to the estimate rate at now (see above), 0
+// when the estimate has not climbed through both halves of the last 2τ, and
+// the slope, in msg/s per second.
+func (t *trend) rise(now time.Time, rate float64, tau, startDelay time.Duration) (rise, slope float64) {
+	if tau <= 0 || rate <= 0 {
+		return 0, 0
+	}
+	ns := now.UnixNano()
+	first, ok := t.value(ns - 2*int64(tau))
+	if !ok {
+		return 0, 0
+	}
+	mid, _ := t.value(ns - int64(tau))
+	// The noise of an EWMA of Poisson counts is √(λ ÷ 2τ); two estimates τ
+	// apart are correlated by e^-1.
+	sigma := math.Sqrt(2*rate/(2*tau.Seconds())) * math.Sqrt(2*(1-math.Exp(-1)))
+	need := math.Max(trendSigmas*sigma, trendMinShare*rate)
+	late, _ := t.value(ns - int64(tau)/2)
+	// Three climbs, over τ, τ/2 and τ/2: a ramp climbs as fast in each (or
+	// faster, as the estimate catches up with it); the estimate's approach
+	// to a step slows by e^-½ from one half to the next.
+	sa, sb, sc := (mid-first)/tau.Seconds(), 2*(late-mid)/tau.Seconds(), 2*(rate-late)/tau.Seconds()
+	if mid-first <= need || late-mid <= need/2 || rate-late <= need/2 || sb < trendKeep*sa || sc < trendKeep*sb {
+		return 0, 0
+	}
+	slope = min(sa, sb, sc)
+	rise = math.Min(slope*(tau+max(startDelay, 0)).Seconds(), rate)
+	return rise, slope
+}
