@@ -134,7 +134,7 @@ func cmdSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 func parseSimFlags(fs *flag.FlagSet, args []string) (simFlags, error) {
 	var f simFlags
 	fs.StringVar(&f.scenario, "scenario", sim.ScenarioSteady,
-		"traffic: steady, step (×3 after a third), spike (×10 for 5 minutes at a third), diurnal (one sinusoid, 0.2× to 1.8×), bursty (2 minutes at ×3 every 10, ×0.5 between), "+
+		"traffic: steady, step (×3 after a third), spike (×10 for 5 minutes at a third), diurnal (one sinusoid, 0.2× to 1.8×), ramp (0.1× climbing evenly to 2× over a sixth of the run, held, then back), bursty (2 minutes at ×3 every 10, ×0.5 between), "+
 			"cron (90 s at ×15 every 20 minutes), days (3 days: daily sinusoid 0.4× to 1.6×, nightly batch +8×, morning surge +3×, noise; runs 72h unless --duration), "+
 			"weeks (5 weeks from a Wednesday: days' weekdays, weekends at 0.4×, a Monday surge +5× 09:00-10:00, a Monday holiday with no traffic in the fourth week; runs 35d unless --duration), "+
 			"or a CSV file with the header t_seconds,arrivals_per_second (runs to its end unless --duration)")

@@ -42,6 +42,7 @@ const (
 	ScenarioStep    = "step"
 	ScenarioSpike   = "spike"
 	ScenarioDiurnal = "diurnal"
+	ScenarioRamp    = "ramp"
 	ScenarioBursty  = "bursty"
 	ScenarioCron    = "cron"
 	ScenarioDays    = "days"
@@ -49,7 +50,7 @@ const (
 )
 
 // BuiltinScenarios lists the built-in scenario names.
-var BuiltinScenarios = []string{ScenarioSteady, ScenarioStep, ScenarioSpike, ScenarioDiurnal, ScenarioBursty, ScenarioCron, ScenarioDays, ScenarioWeeks}
+var BuiltinScenarios = []string{ScenarioSteady, ScenarioStep, ScenarioSpike, ScenarioDiurnal, ScenarioRamp, ScenarioBursty, ScenarioCron, ScenarioDays, ScenarioWeeks}
 
 // Shapes of the built-in scenarios.
 const (
@@ -58,6 +59,9 @@ const (
 	spikeLength    = 5 * time.Minute  // spike: its length (at most a tenth of the run)
 	diurnalDepth   = 0.8              // diurnal: the sinusoid's amplitude, as a share of the base rate
 	diurnalStep    = time.Minute      // diurnal: the rate changes in steps this long (at most 1/120 of the run)
+	rampLow        = 0.1              // ramp: the rate before and after the climb, as a share of the base rate
+	rampHigh       = 2.0              // ramp: the rate the climb reaches
+	rampStep       = 10 * time.Second // ramp: the rate changes in steps this long (at most 1/720 of the run)
 	burstPeriod    = 10 * time.Minute // bursty: one burst and one lull
 	burstLength    = 2 * time.Minute  // bursty: the burst's length
 	burstFactor    = 3.0              // bursty: the rate during a burst
@@ -100,6 +104,12 @@ const (
 //     at the start and end to 1.8× at the middle (mean: the base rate), in
 //     1-minute steps (at most 1/120 of the run), each at the sinusoid's value
 //     at the middle of the step.
+//   - ramp: 0.1× the base rate for the first twelfth of the run, climbing
+//     evenly to 2× over the next sixth (20 minutes of 2 hours), holding
+//     there for a third, falling evenly back to 0.1× over a sixth and
+//     holding there to the end (mean: 1.05× the base rate), in 10-second
+//     steps (at most 1/720 of the run), each at the value at the middle of
+//     the step.
 //   - bursty: repeating 10-minute cycles of a 2-minute burst at 3× the base
 //     rate and 8 minutes at 0.5× (mean: the base rate).
 //   - cron: the base rate, with a 90-second job at 15× the base rate every
@@ -151,6 +161,8 @@ func BuiltinSeeded(name string, rate float64, duration time.Duration, seed uint6
 			r := rate * (1 - diurnalDepth*math.Cos(2*math.Pi*mid))
 			sc.Segments = append(sc.Segments, Segment{at, r})
 		}
+	case ScenarioRamp:
+		sc.Segments = rampSegments(rate, duration)
 	case ScenarioBursty:
 		sc.Segments = []Segment{{0, rate * burstFactor}, {burstLength, rate * burstLullShare}}
 		sc.Period = burstPeriod
@@ -167,6 +179,36 @@ func BuiltinSeeded(name string, rate float64, duration time.Duration, seed uint6
 		return Scenario{}, fmt.Errorf("unknown scenario %q (want %s or a CSV file)", name, strings.Join(BuiltinScenarios, ", "))
 	}
 	return sc, nil
+}
+
+// rampSegments are the ramp scenario's steps over a run of duration d.
+func rampSegments(rate float64, d time.Duration) []Segment {
+	step := min(rampStep, d/720)
+	if step <= 0 {
+		step = d
+	}
+	// The shape in twelfths of the run: low to 1, climbing to 3, high to 7,
+	// falling to 9, low to the end.
+	shape := func(x float64) float64 {
+		switch {
+		case x < 1:
+			return rampLow
+		case x < 3:
+			return rampLow + (rampHigh-rampLow)*(x-1)/2
+		case x < 7:
+			return rampHigh
+		case x < 9:
+			return rampHigh - (rampHigh-rampLow)*(x-7)/2
+		default:
+			return rampLow
+		}
+	}
+	segs := make([]Segment, 0, int(d/step)+1)
+	for at := time.Duration(0); at < d; at += step {
+		mid := (at + min(step, d-at)/2).Seconds() / d.Seconds()
+		segs = append(segs, Segment{at, rate * shape(12*mid)})
+	}
+	return segs
 }
 
 // daysSegments are the days scenario's 1-minute steps over n days.

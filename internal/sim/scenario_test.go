@@ -28,6 +28,12 @@ func TestBuiltinShapes(t *testing.T) {
 		// diurnal: 50·(1 − 0.8·cos(2π·t/d)) at the middle of each minute.
 		{"diurnal", 30 * time.Second, 50 * (1 - 0.8*math.Cos(2*math.Pi*30/7200)), true},
 		{"diurnal", d / 2, 50 * (1 - 0.8*math.Cos(2*math.Pi*3630/7200)), true},
+		// ramp: 5 msg/s to 10 min, climbing to 100 at 30 min, down from 70 to 90.
+		{"ramp", 5 * time.Second, 5, true},
+		{"ramp", 20 * time.Minute, 50 * (0.1 + 1.9*(1205.0/600-1)/2), true},
+		{"ramp", 50 * time.Minute, 100, true},
+		{"ramp", 80 * time.Minute, 50 * (2 - 1.9*(4805.0/600-7)/2), true},
+		{"ramp", d - time.Second, 5, true},
 		{"bursty", 0, 150, false},
 		{"bursty", 2*time.Minute - time.Second, 150, false},
 		{"bursty", 2 * time.Minute, 25, false},
@@ -65,6 +71,8 @@ func TestBuiltinMeanRates(t *testing.T) {
 		{"spike", (50*(7200-300) + 500*300) / 7200.0, 1e-9},
 		{"diurnal", 50, 1e-3}, // one full period of the sinusoid averages out
 		{"bursty", 50, 1e-9},  // 2 min at 150 + 8 min at 25 per 10 min
+		// 5 msg/s for 40 min (10 + 30), 100 for 40, the climb and the fall at 52.5 for 20 each.
+		{"ramp", (5*2400 + 100*2400 + 52.5*2400) / 7200.0, 1e-9},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
