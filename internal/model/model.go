@@ -214,6 +214,10 @@ type Decision struct {
 	// DrainSeconds is the time to clear the backlog with the current workers; nil when it never drains or is unknown.
 	DrainSeconds     *float64 `json:"drain_seconds"`
 	OldestAgeSeconds *float64 `json:"oldest_age_seconds"`
+	// OldestAgeAt is the time of the CloudWatch datapoint the oldest age is
+	// (ApproximateAgeOfOldestMessage, a minute or more old when read); nil
+	// with the age.
+	OldestAgeAt *time.Time `json:"oldest_age_at"`
 	// Paused: an operator paused the group; nothing is scaled, metrics are
 	// still published. PausedBy and PausedSince say who and since when, as
 	// far as known ("configuration" for fleet.paused).

@@ -110,7 +110,7 @@ type box struct {
 	arrival, utilz, drainS, age float64
 	fc                          model.Forecast
 	pinned                      int
-	pausedSince                 time.Time
+	pausedSince, ageAt          time.Time
 
 	mService, mPerWorker, mConfidence, mStart float64
 	mCeiling                                  int
@@ -164,6 +164,7 @@ type call struct {
 	deletedOK   bool
 	age         float64
 	ageOK       bool
+	ageAt       time.Time // the age's datapoint
 
 	rec      int
 	rateRec  int // the rate floors' recommendation (see size)
@@ -283,7 +284,7 @@ func (c *call) observe() {
 	c.muEff = s.EffectivePerWorker()
 	c.perServer = c.muEff / float64(s.Concurrency)
 	if v, ok := c.fresh(sample.OldestAge); ok {
-		c.age, c.ageOK = v, true
+		c.age, c.ageOK, c.ageAt = v, true, sample.OldestAge.At
 	}
 	c.deleted, c.deletedOK = c.fresh(sample.Deleted)
 	if !c.usable {
@@ -621,8 +622,8 @@ func (c *call) report() {
 	d.TargetBacklogPerWorker = c.s.TargetBacklogPerWorker()
 	c.reportMeasured()
 	if c.ageOK {
-		b.age = c.age
-		d.OldestAgeSeconds = &b.age
+		b.age, b.ageAt = c.age, c.ageAt
+		d.OldestAgeSeconds, d.OldestAgeAt = &b.age, &b.ageAt
 	}
 	if !c.usable || !c.lambdaKnown {
 		return

@@ -555,3 +555,28 @@ func TestScaleToZero(t *testing.T) {
 		t.Fatalf("a message arrives: desired %d, want 1; reasons %q", d.DesiredWorkers, d.Reasons)
 	}
 }
+
+// The decision names the CloudWatch minute its oldest age is from, and has
+// neither once that datapoint is older than metric_stale_after.
+func TestOldestAgeCarriesItsDatapointTime(t *testing.T) {
+	t.Parallel()
+	s := base()
+	s.MetricStaleAfter = 5 * time.Minute
+	now := t0.Add(time.Hour)
+	minute := now.Add(-2 * time.Minute).Truncate(time.Minute)
+	smp := q(40, 5)
+	smp.At = now
+	smp.OldestAge = reading(12, minute)
+	var st State
+	d := Decide(s, smp, asg(5, 5, 0), &st, now)
+	checkDecision(t, s, asg(5, 5, 0), d)
+	if d.OldestAgeSeconds == nil || *d.OldestAgeSeconds != 12 || d.OldestAgeAt == nil || !d.OldestAgeAt.Equal(minute) {
+		t.Fatalf("oldest age %v at %v, want 12 s of the minute %s", d.OldestAgeSeconds, d.OldestAgeAt, minute.Format(time.TimeOnly))
+	}
+	later := now.Add(6 * time.Minute)
+	smp.At = later
+	d = Decide(s, smp, asg(5, 5, 0), &st, later)
+	if d.OldestAgeSeconds != nil || d.OldestAgeAt != nil {
+		t.Fatalf("a datapoint 8 minutes old gives the age %v at %v, want neither", ptrVal(d.OldestAgeSeconds), d.OldestAgeAt)
+	}
+}

@@ -121,7 +121,7 @@ var decisionKeys = []string{"group", "at", "visible", "in_flight", "delayed", "b
 	"current_workers", "in_service_workers", "pending_workers", "arrival_rate",
 	"backlog_per_worker", "target_backlog_per_worker", "floors", "recommended_workers",
 	"desired_workers", "capped", "held", "hold_reason", "partial", "diagnosis", "reasons",
-	"utilization", "drain_seconds", "oldest_age_seconds", "measured"}
+	"utilization", "drain_seconds", "oldest_age_seconds", "oldest_age_at", "measured"}
 
 // hasReason reports whether some reason contains every fragment.
 func hasReason(d model.Decision, fragments ...string) bool {
