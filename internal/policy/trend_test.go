@@ -57,28 +57,18 @@ func TestTrendSizesARampForTheRateWhenNewWorkersServe(t *testing.T) {
 	}
 }
 
-func TestTrendAddsNothingAfterAStep(t *testing.T) {
-	const tau = time.Minute
-	// A step from 20 to 100 msg/s: the estimate's approach slows, so it is
-	// not sized as a ramp; the backlog floors and the surge serve a step.
-	step := func(t float64) float64 {
-		if t < 300 {
-			return 20
-		}
-		return 100
-	}
-	var tr trend
-	ewmaRun(tau, 5*time.Second, 20*time.Minute, step, func(at time.Time, ts, est float64) {
-		tr.observe(at, est, 2*tau)
-		if rise, _ := tr.rise(at, est, tau, time.Minute); rise != 0 {
-			t.Fatalf("at %.0f s (estimate %.1f): rise %.2f after a step, want 0", ts, est, rise)
-		}
-	})
-}
-
-func TestTrendAddsNothingWhileFlatOrFalling(t *testing.T) {
+// A step, a flat rate and a falling one add nothing. After a step from 20
+// to 100 msg/s the estimate's approach slows, so it is not sized as a ramp:
+// the backlog floors and the surge serve a step.
+func TestTrendAddsNothingButForAClimb(t *testing.T) {
 	const tau = time.Minute
 	for name, f := range map[string]func(float64) float64{
+		"step": func(t float64) float64 {
+			if t < 300 {
+				return 20
+			}
+			return 100
+		},
 		"flat":    func(float64) float64 { return 50 },
 		"falling": func(t float64) float64 { return math.Max(100-0.05*t, 1) },
 	} {
@@ -86,7 +76,7 @@ func TestTrendAddsNothingWhileFlatOrFalling(t *testing.T) {
 		ewmaRun(tau, 5*time.Second, 30*time.Minute, f, func(at time.Time, ts, est float64) {
 			tr.observe(at, est, 2*tau)
 			if rise, _ := tr.rise(at, est, tau, time.Minute); rise != 0 {
-				t.Fatalf("%s, at %.0f s: rise %.2f, want 0", name, ts, rise)
+				t.Fatalf("%s, at %.0f s (estimate %.1f): rise %.2f, want 0", name, ts, est, rise)
 			}
 		})
 	}
