@@ -39,7 +39,7 @@ var decisionKeys = []string{
 	"current_workers", "in_service_workers", "pending_workers", "draining_workers", "arrival_rate",
 	"backlog_per_worker", "target_backlog_per_worker", "floors",
 	"recommended_workers", "desired_workers", "capped", "held", "hold_reason",
-	"partial", "diagnosis", "reasons", "utilization", "drain_seconds", "oldest_age_seconds",
+	"partial", "diagnosis", "reasons", "utilization", "drain_seconds", "oldest_age_seconds", "oldest_age_at",
 	"forecast", "measured", "need_without_forecast",
 	"paused", "paused_by", "paused_since", "scale_in_off", "pinned", "warnings",
 }
