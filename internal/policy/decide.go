@@ -321,13 +321,10 @@ func (c *call) observe() {
 		if st.est.updatedAt.Equal(c.at) {
 			st.climb.observe(c.at, st.est.rate, 2*s.ArrivalSmoothing)
 		}
-		if !c.surging && c.lambda > 0 {
+		if s.Policy == PolicyModel && !c.surging && c.lambda > 0 {
 			c.rise, c.slope = st.climb.rise(c.at, st.est.rate, s.ArrivalSmoothing, s.StartDelay)
 			if c.rise > 0 {
-				c.lambdaEff = capacity.EffectiveArrival(c.lambda+c.rise, s.BurstReserve)
-				if math.IsInf(c.lambdaEff, 0) {
-					c.lambdaEff = math.MaxFloat64
-				}
+				c.lambdaEff = effectiveArrival(c.lambda+c.rise, s.BurstReserve)
 				c.peakEff = c.lambdaEff
 			}
 		}
@@ -342,11 +339,17 @@ func (c *call) setLambda(v float64) {
 	if c.lambda*s.ArrivalSmoothing.Seconds() < quietMessages {
 		c.lambda = 0
 	}
-	c.lambdaEff = capacity.EffectiveArrival(c.lambda, s.BurstReserve)
-	if math.IsInf(c.lambdaEff, 0) {
-		c.lambdaEff = math.MaxFloat64
-	}
+	c.lambdaEff = effectiveArrival(c.lambda, s.BurstReserve)
 	c.peakEff = c.lambdaEff
+}
+
+// effectiveArrival is v with the burst reserve, finite.
+func effectiveArrival(v, reserve float64) float64 {
+	e := capacity.EffectiveArrival(v, reserve)
+	if math.IsInf(e, 0) {
+		return math.MaxFloat64
+	}
+	return e
 }
 
 // forecast feeds the interval's arrivals to the forecaster and reads the
@@ -407,11 +410,7 @@ func (c *call) forecast() {
 	if !s.forecasting() {
 		return
 	}
-	v := capacity.EffectiveArrival(r.Rate, s.BurstReserve)
-	if math.IsInf(v, 0) {
-		v = math.MaxFloat64
-	}
-	c.peakEff = math.Max(c.peakEff, v)
+	c.peakEff = math.Max(c.peakEff, effectiveArrival(r.Rate, s.BurstReserve))
 }
 
 // guard turns the recommendation into a target count, applying every guard

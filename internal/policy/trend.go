@@ -8,24 +8,29 @@ import (
 // The arrival estimate is an EWMA: while arrivals climb steadily it lags
 // them by the climb over its time constant τ, and the workers launched now
 // serve the rate of a start delay later. So while the estimate itself has
-// climbed through both halves of its last 2τ, the sizing adds the climb
-// over τ + the start delay to it:
+// climbed through the whole of its last 2τ (the model policy only), the
+// sizing adds the climb over τ + the start delay to it:
 //
-//	rise = slope × (τ + start delay),  slope = the lesser of the two halves' slopes
+//	rise = slope × (τ + start delay),  slope = the least of three parts' slopes
 //
-// For a steady ramp this is the rate when the new workers are in service;
-// after a step it is the step's height (an EWMA's lag is exactly its slope
-// × τ then), fading as the estimate settles. Each half must climb by more
-// than twice the Poisson noise of the difference of two estimates and by
-// trendMinShare of the estimate, so that noise and the slow swings of a day
-// do not add workers, and the rise is at most the estimate itself. A falling
+// over the window's parts τ, τ/2 and τ/2. For a steady ramp this is the rate
+// when the new workers are in service. Each later part must climb at least
+// trendKeep times as fast as the one before: a ramp climbs evenly (or
+// faster, as the estimate catches up with it), while the estimate's
+// approach to a step slows by e^-½ from one half τ to the next, so a step
+// adds nothing (the backlog floors and the surge serve it). Each part must
+// climb by more than trendSigmas standard deviations of the noise of the
+// difference of two estimates and by trendMinShare of the estimate (the
+// half parts by half of that), so that noise and the slow swings of a day
+// do not add workers; the rise is at most the estimate itself. A falling
 // estimate adds and removes nothing: scale-in follows the estimate as it is.
 const (
-	// trendMinShare is the least climb of each half, as a share of the
-	// estimate, that counts as a trend.
+	// trendMinShare is the least climb over τ, as a share of the estimate,
+	// that counts as a trend: less, the utilisation ceiling's headroom
+	// absorbs.
 	trendMinShare = 0.1
 	// trendSigmas is how many standard deviations of the noise of the
-	// difference of two estimates each half must climb by.
+	// difference of two estimates τ apart the climb over τ must exceed.
 	trendSigmas = 3
 	// trendMarks is how many estimates the last 2τ keeps, at least 2τ ÷
 	// trendMarks apart.
@@ -93,8 +98,8 @@ func (t *trend) value(ns int64) (float64, bool) {
 }
 
 // rise is what the sizing adds to the estimate rate at now (see above), 0
-// when the estimate has not climbed through both halves of the last 2τ, and
-// the slope, in msg/s per second.
+// when the estimate has not climbed as a ramp through the last 2τ, and the
+// slope, in msg/s per second.
 func (t *trend) rise(now time.Time, rate float64, tau, startDelay time.Duration) (rise, slope float64) {
 	if tau <= 0 || rate <= 0 {
 		return 0, 0
@@ -105,14 +110,12 @@ func (t *trend) rise(now time.Time, rate float64, tau, startDelay time.Duration)
 		return 0, 0
 	}
 	mid, _ := t.value(ns - int64(tau))
-	// The noise of an EWMA of Poisson counts is √(λ ÷ 2τ); two estimates τ
-	// apart are correlated by e^-1.
+	// The noise of an EWMA of Poisson counts is √(λ ÷ 2τ); the
+	// observations count the arrivals and the completions, twice the
+	// variance; two estimates τ apart are correlated by e^-1.
 	sigma := math.Sqrt(2*rate/(2*tau.Seconds())) * math.Sqrt(2*(1-math.Exp(-1)))
 	need := math.Max(trendSigmas*sigma, trendMinShare*rate)
 	late, _ := t.value(ns - int64(tau)/2)
-	// Three climbs, over τ, τ/2 and τ/2: a ramp climbs as fast in each (or
-	// faster, as the estimate catches up with it); the estimate's approach
-	// to a step slows by e^-½ from one half to the next.
 	sa, sb, sc := (mid-first)/tau.Seconds(), 2*(late-mid)/tau.Seconds(), 2*(rate-late)/tau.Seconds()
 	if mid-first <= need || late-mid <= need/2 || rate-late <= need/2 || sb < trendKeep*sa || sc < trendKeep*sb {
 		return 0, 0

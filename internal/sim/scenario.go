@@ -152,17 +152,13 @@ func BuiltinSeeded(name string, rate float64, duration time.Duration, seed uint6
 		length := min(spikeLength, duration/10)
 		sc.Segments = []Segment{{0, rate}, {duration / 3, rate * spikeFactor}, {duration/3 + length, rate}}
 	case ScenarioDiurnal:
-		step := min(diurnalStep, duration/120)
-		if step <= 0 {
-			step = duration
-		}
-		for at := time.Duration(0); at < duration; at += step {
-			mid := (at + min(step, duration-at)/2).Seconds() / duration.Seconds()
-			r := rate * (1 - diurnalDepth*math.Cos(2*math.Pi*mid))
-			sc.Segments = append(sc.Segments, Segment{at, r})
-		}
+		sc.Segments = sampled(duration, min(diurnalStep, duration/120), func(x float64) float64 {
+			return rate * (1 - diurnalDepth*math.Cos(2*math.Pi*x))
+		})
 	case ScenarioRamp:
-		sc.Segments = rampSegments(rate, duration)
+		sc.Segments = sampled(duration, min(rampStep, duration/720), func(x float64) float64 {
+			return rate * rampShape(12*x)
+		})
 	case ScenarioBursty:
 		sc.Segments = []Segment{{0, rate * burstFactor}, {burstLength, rate * burstLullShare}}
 		sc.Period = burstPeriod
@@ -181,34 +177,37 @@ func BuiltinSeeded(name string, rate float64, duration time.Duration, seed uint6
 	return sc, nil
 }
 
-// rampSegments are the ramp scenario's steps over a run of duration d.
-func rampSegments(rate float64, d time.Duration) []Segment {
-	step := min(rampStep, d/720)
+// sampled cuts a run of duration d into steps of the given length (the
+// whole run when that is 0), each at rate(x) for x the step's middle as a
+// share of the run.
+func sampled(d, step time.Duration, rate func(x float64) float64) []Segment {
 	if step <= 0 {
 		step = d
-	}
-	// The shape in twelfths of the run: low to 1, climbing to 3, high to 7,
-	// falling to 9, low to the end.
-	shape := func(x float64) float64 {
-		switch {
-		case x < 1:
-			return rampLow
-		case x < 3:
-			return rampLow + (rampHigh-rampLow)*(x-1)/2
-		case x < 7:
-			return rampHigh
-		case x < 9:
-			return rampHigh - (rampHigh-rampLow)*(x-7)/2
-		default:
-			return rampLow
-		}
 	}
 	segs := make([]Segment, 0, int(d/step)+1)
 	for at := time.Duration(0); at < d; at += step {
 		mid := (at + min(step, d-at)/2).Seconds() / d.Seconds()
-		segs = append(segs, Segment{at, rate * shape(12*mid)})
+		segs = append(segs, Segment{at, rate(mid)})
 	}
 	return segs
+}
+
+// rampShape is the ramp scenario's rate, as a share of the base rate, at x
+// twelfths of the run: low to 1, climbing to 3, high to 7, falling to 9,
+// low to the end.
+func rampShape(x float64) float64 {
+	switch {
+	case x < 1:
+		return rampLow
+	case x < 3:
+		return rampLow + (rampHigh-rampLow)*(x-1)/2
+	case x < 7:
+		return rampHigh
+	case x < 9:
+		return rampHigh - (rampHigh-rampLow)*(x-7)/2
+	default:
+		return rampLow
+	}
 }
 
 // daysSegments are the days scenario's 1-minute steps over n days.
