@@ -1108,6 +1108,11 @@ func (o *Occurrence) Pattern() string {
 	return o.kind.String()
 }
 
+// Recurring reports whether the forecaster expects an occurrence of a
+// recurring pattern (a job, a day, a week) as of the last closed minute:
+// the group's load comes on a rhythm it times.
+func (f *Forecaster) Recurring() bool { return f.nOcc > 0 }
+
 // Init sizes the history for history, once; a different history resets
 // it. Every other method needs it first.
 func (f *Forecaster) Init(history time.Duration) { f.init(history) }

@@ -116,6 +116,9 @@ type box struct {
 	mCeiling                                  int
 	reasons                                   learnValues
 	catchUp                                   seconds
+
+	bursts               model.Bursts
+	holdUSD, relaunchUSD float64
 }
 
 // call is one Decide call in progress.
@@ -173,6 +176,7 @@ type call struct {
 
 	diag   string
 	target int
+	bp     burstPlan // the bursts (warm.go)
 
 	// The reasons are formatted one after another into the State's scratch
 	// buffer and cut from a single string at the end.
@@ -318,6 +322,7 @@ func (c *call) observe() {
 			c.lambda, c.surging = st.est.surge, true
 		}
 		c.setLambda(c.lambda)
+		c.learnBursts()
 		if st.est.updatedAt.Equal(c.at) {
 			st.climb.observe(c.at, st.est.rate, 2*s.ArrivalSmoothing)
 		}
@@ -487,6 +492,7 @@ func (c *call) guard() {
 			c.reason("scale-in stabilised: the highest rate recommendation over the last %s is %d", window, high)
 		}
 	}
+	target = c.keepWarm(target)
 	if c.partial && (target < c.current || c.rec < c.current) {
 		target = max(target, c.current)
 		c.hold("partial data")

@@ -92,6 +92,7 @@ func (c *call) size() {
 
 func (c *call) sizeModel() {
 	s := c.s
+	c.planBursts()
 	lam := c.lambdaEff
 	latency := c.latency()
 	// At a jump held back as a dump, the backlog floors project the backlog
@@ -122,9 +123,24 @@ func (c *call) sizeModel() {
 			number(c.slope*60), number(c.lambda+c.rise), c.st.texts.of(s.ArrivalSmoothing, 0), c.st.texts.of(s.StartDelay, 0))
 	}
 
+	if c.bp.short || c.bp.known && !c.bp.f.on && c.bp.startLam < lam {
+		// A burst that ends before new workers start: they serve what it
+		// leaves and the arrivals after it; between bursts, the arrivals
+		// are the base rate, whatever the estimate still holds of the last
+		// burst (warm.go).
+		lam = c.bp.startLam
+		if c.peakEff <= c.lambdaEff {
+			c.peakEff = lam
+		}
+	}
+	if c.bp.known && c.d.Forecast != nil && c.fc.Occurrence == nil {
+		// The bursts the forecast's memory would keep workers for are the
+		// learned bursts the warm capacity serves (warm.go).
+		c.peakEff, c.d.Forecast = lam, nil
+	}
 	qStart, vStart := c.backlog, c.visible
 	if d := s.StartDelay.Seconds(); c.lambdaKnown && d > 0 {
-		net := c.startNetDrain(d) - projLam
+		net := c.startNetDrain(d) - c.bp.projected(projLam, d)
 		qStart = capacity.BacklogAtStart(c.backlog, net, d)
 		vStart = capacity.BacklogAtStart(c.visible, net, d)
 	}
@@ -203,6 +219,9 @@ func (c *call) sizeModel() {
 		rec += min(s.SafetyWorkers, maxRecommended)
 		rate += min(s.SafetyWorkers, maxRecommended)
 		c.reason("%d safety workers added", s.SafetyWorkers)
+	}
+	if c.lambdaKnown {
+		c.warmPays(rate)
 	}
 	c.rec, c.recKnown = min(rec, maxRecommended), true
 	c.rateRec = min(rate, maxRecommended)

@@ -62,6 +62,9 @@ type State struct {
 	ceil     ceiling.Detector
 	ceilFed  time.Time
 	ceilHeld bool
+
+	// bursts learns the group's recent bursts (bursts.go).
+	bursts burstLearner
 }
 
 // arrivalEstimator estimates the arrival rate λ from consecutive samples:
