@@ -53,6 +53,12 @@ type burstLearner struct {
 
 	past      [burstKeep]burst
 	np, nextP int
+
+	// recurAt is the last time the forecast expected an occurrence of a
+	// recurring pattern, Unix ns; 0 never. A burst that begins within a
+	// window (D + L) of it was announced: the forecast pre-starts its
+	// workers (see bet), and the warm capacity leaves it out.
+	recurAt int64
 }
 
 // burstInterval is one interval's arrivals.
@@ -68,6 +74,7 @@ type burst struct {
 	msgs       float64 // messages that arrived during it
 	need       float64 // msg/s (see burstLearner)
 	gap        float64 // seconds of quiet before it; 0 for the first
+	announced  bool    // the forecast expected it (see recurAt)
 }
 
 func (b burst) length() float64 { return float64(b.end-b.start) / 1e9 }
@@ -118,6 +125,7 @@ func (bl *burstLearner) observe(at time.Time, secs, msgs, window, latency float6
 	case hot && !bl.on:
 		bl.on = true
 		bl.cur = burst{start: ns - int64(secs*1e9)}
+		bl.cur.announced = bl.recurAt > 0 && float64(bl.cur.start-bl.recurAt) <= window*1e9
 		if bl.lastEnd > 0 {
 			bl.cur.gap = float64(bl.cur.start-bl.lastEnd) / 1e9
 		}
@@ -163,11 +171,12 @@ func (bl *burstLearner) windowNeed(window, latency float64) float64 {
 // burstFacts is what the learner knows of the recent bursts at a time.
 type burstFacts struct {
 	n          int     // bursts within the memory
+	announced  int     // of which the forecast expected (left out of need)
 	msgs       float64 // their median size, messages
 	length     float64 // their median length, seconds
 	lengthHi   float64 // the burstQuantile of their lengths, seconds
 	gap        float64 // the median gap between them, seconds
-	need       float64 // the burstQuantile of their needs, msg/s
+	need       float64 // the burstQuantile of the needs of those not announced, msg/s
 	rate       float64 // the median burst's mean rate, msg/s
 	perHour    float64 // bursts an hour lately
 	base       float64 // the rate between bursts, msg/s
@@ -186,6 +195,7 @@ func (bl *burstLearner) facts(now time.Time) burstFacts {
 	ns := now.UnixNano()
 	cut := ns - int64(burstMemory)
 	var sizes, needs [burstKeep]float64
+	nn := 0
 	lengths := &f.lengths
 	oldest := ns
 	for i := range bl.np {
@@ -193,7 +203,13 @@ func (bl *burstLearner) facts(now time.Time) burstFacts {
 		if b.end < cut || b.end > ns {
 			continue
 		}
-		sizes[f.n], lengths[f.n], needs[f.n] = b.msgs, b.length(), b.need
+		sizes[f.n], lengths[f.n] = b.msgs, b.length()
+		if b.announced {
+			f.announced++
+		} else {
+			needs[nn] = b.need
+			nn++
+		}
 		oldest = min(oldest, b.start)
 		if b.gap > 0 {
 			f.sortedGaps[f.gaps] = b.gap
@@ -209,7 +225,7 @@ func (bl *burstLearner) facts(now time.Time) burstFacts {
 	if f.n == 0 {
 		return f
 	}
-	s, l, nd := sizes[:f.n], f.lengths[:f.n], needs[:f.n]
+	s, l, nd := sizes[:f.n], f.lengths[:f.n], needs[:nn]
 	slices.Sort(s)
 	slices.Sort(l)
 	slices.Sort(nd)
@@ -293,7 +309,7 @@ func (f *burstFacts) remaining() (float64, bool) {
 	return sum / float64(k), true
 }
 
-// late is the messages the recent bursts (within the memory at now) would
+// late is the messages the recent bursts not announced (within the memory at now) would
 // have left past the promise, all told, met by a fleet serving now msg/s
 // that grows to most msg/s react seconds after each began (lateIfMissed).
 func (bl *burstLearner) late(now time.Time, cur, most, react, latency float64) float64 {
@@ -302,21 +318,10 @@ func (bl *burstLearner) late(now time.Time, cur, most, react, latency float64) f
 	sum := 0.0
 	for i := range bl.np {
 		b := bl.past[i]
-		if b.end < cut || b.end > ns || !(b.length() > 0) {
+		if b.end < cut || b.end > ns || !(b.length() > 0) || b.announced {
 			continue
 		}
 		sum += lateIfMissed(b.msgs/b.length(), cur, most, b.length(), react, latency)
 	}
 	return sum
-}
-
-// burstRegular: gaps whose longest is at most this many times the shortest
-// come on a rhythm.
-const burstRegular = 1.5
-
-// regular reports whether the recent gaps come on a rhythm: the longest at
-// most burstRegular times the shortest.
-func (f *burstFacts) regular() bool {
-	g := f.sortedGaps[:f.gaps]
-	return f.gaps > 0 && g[f.gaps-1] <= burstRegular*g[0]
 }

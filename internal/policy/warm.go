@@ -24,10 +24,8 @@ type burstPlan struct {
 	// warm is the fleet kept warm for the next burst (0: none); need the
 	// fleet the recent bursts needed.
 	warm, need int
-	// timed: the forecast has found the load to recur on a rhythm, and
-	// pre-starts its workers when it is due (see bet), and the gaps between
-	// the recent bursts, when enough are known, agree (burstFacts.regular):
-	// nothing is kept warm.
+	// timed: every recent burst was announced by the forecast, which
+	// pre-starts its workers when it is due (see bet): nothing is kept warm.
 	timed bool
 }
 
@@ -68,6 +66,9 @@ func (c *call) planBursts() {
 	if s.Policy != PolicyModel || !c.lambdaKnown || c.muEff <= 0 {
 		return
 	}
+	if o := c.fc.Occurrence; s.forecasting() && o != nil && o.Confidence() >= burstAnnounced {
+		st.bursts.recurAt = c.now.UnixNano()
+	}
 	bp := &c.bp
 	bp.f = st.bursts.facts(c.now)
 	f := &bp.f
@@ -83,7 +84,7 @@ func (c *call) planBursts() {
 		bp.short = rem < d && baseEff < c.lambdaEff
 	}
 	bp.need = capacity.CeilWorkers(effectiveArrival(f.need, s.BurstReserve) / c.muEff)
-	bp.timed = s.forecasting() && st.fc.Recurring() && (f.gaps < burstMinGaps || f.regular())
+	bp.timed = f.announced == f.n
 }
 
 // projected is the mean arrival rate over the next start delay d that the
@@ -153,6 +154,10 @@ func (c *call) warmPays(rate int) int {
 	return warm
 }
 
+// burstAnnounced is the chance from which an occurrence the forecast
+// expects announces the burst that begins near its time.
+const burstAnnounced = 0.75
+
 // forecast5m bounds the sampling interval the plan trusts, as the
 // forecast's horizon does.
 const forecast5m = 300.0
@@ -215,6 +220,12 @@ func (c costText) Format(f fmt.State, _ rune) {
 // scale-in stabilisation, which does not hold it: warm workers go as soon
 // as they do not pay.
 func (c *call) keepWarm(target int) int {
+	if c.bp.known && c.bp.f.on && target < c.current {
+		// The floors size for the arrivals after a short burst; the workers
+		// already serving it stay until it ends.
+		c.reason("a burst is on: the %d workers serving it stay until it ends", c.current)
+		return c.current
+	}
 	if w := c.bp.warm; w > target {
 		if target < c.current || w > c.current {
 			c.reason("keeping %d workers warm for the next burst", w)
