@@ -177,6 +177,11 @@ type call struct {
 	diag   string
 	target int
 	bp     burstPlan // the bursts (warm.go)
+	// noiseHold: the fleet's count is one the rate floors give within the
+	// noise of the arrival estimate (noise.go).
+	noiseHold        bool
+	noiseLo, noiseHi int
+	noiseMean        float64
 
 	// The reasons are formatted one after another into the State's scratch
 	// buffer and cut from a single string at the end.
@@ -323,6 +328,7 @@ func (c *call) observe() {
 		}
 		c.setLambda(c.lambda)
 		c.learnBursts()
+		c.learnNoise()
 		if st.est.updatedAt.Equal(c.at) {
 			st.climb.observe(c.at, st.est.rate, 2*s.ArrivalSmoothing)
 		}
@@ -493,6 +499,10 @@ func (c *call) guard() {
 		}
 	}
 	target = c.keepWarm(target)
+	if c.noiseHold && target != c.current && c.rec <= c.rateRec {
+		c.noiseReason()
+		target = c.current
+	}
 	if c.partial && (target < c.current || c.rec < c.current) {
 		target = max(target, c.current)
 		c.hold("partial data")

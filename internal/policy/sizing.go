@@ -138,6 +138,9 @@ func (c *call) sizeModel() {
 		// learned bursts the warm capacity serves (warm.go).
 		c.peakEff, c.d.Forecast = lam, nil
 	}
+	if c.lambdaKnown {
+		c.noiseCheck(lam)
+	}
 	qStart, vStart := c.backlog, c.visible
 	if d := s.StartDelay.Seconds(); c.lambdaKnown && d > 0 {
 		net := c.startNetDrain(d) - c.bp.projected(projLam, d)

@@ -65,6 +65,8 @@ type State struct {
 
 	// bursts learns the group's recent bursts (bursts.go).
 	bursts burstLearner
+	// noise measures the arrival estimate's noise (noise.go).
+	noise rateNoise
 }
 
 // arrivalEstimator estimates the arrival rate λ from consecutive samples:
