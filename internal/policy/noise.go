@@ -68,6 +68,12 @@ func (c *call) learnNoise() {
 	if !c.prevOK || !st.est.updatedAt.Equal(c.at) {
 		return
 	}
+	if c.surging || st.bursts.on {
+		// A surge or a burst is no noise: the spread is measured afresh
+		// after it.
+		st.noise = rateNoise{}
+		return
+	}
 	st.noise.observe(st.est.rate, c.at.Sub(c.prev.at).Seconds(), c.s.ArrivalSmoothing.Seconds())
 }
 

@@ -220,7 +220,7 @@ func (c costText) Format(f fmt.State, _ rune) {
 // scale-in stabilisation, which does not hold it: warm workers go as soon
 // as they do not pay.
 func (c *call) keepWarm(target int) int {
-	if c.bp.known && c.bp.f.on && target < c.current {
+	if c.bp.short && target < c.current {
 		// The floors size for the arrivals after a short burst; the workers
 		// already serving it stay until it ends.
 		c.reason("a burst is on: the %d workers serving it stay until it ends", c.current)
