@@ -49,8 +49,8 @@ type Oracle struct {
 	w        *World
 	Interval time.Duration
 
-	h      float64 // the plan's cell, seconds
-	plan   maxTree // workers each cell needs
+	h    float64 // the plan's cell, seconds
+	plan maxTree // workers each cell needs
 	// lag is how much later than the plan the oracle lets a worker start
 	// (and go), seconds: the plan is a fluid picture, and the promise
 	// leaves room to take a burst's first messages a little later.
