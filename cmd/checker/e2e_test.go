@@ -589,8 +589,8 @@ type process struct {
 }
 
 // startProcess starts the built binary on a configuration and waits for its
-// "listening" line and for /readyz to answer 200. It is killed, if still
-// running, when the test ends.
+// "listening" line and for /livez to answer 200 (the first cycle has run).
+// It is killed, if still running, when the test ends.
 func startProcess(t *testing.T, bin, path string) *process {
 	t.Helper()
 	p := &process{cmd: exec.Command(bin, "run", "--config", path), logs: &syncBuffer{}, done: make(chan struct{})}
@@ -610,8 +610,8 @@ func startProcess(t *testing.T, bin, path string) *process {
 		}
 	})
 	p.addr = listenAddr(t, p.logs, 60*time.Second)
-	eventually(t, 30*time.Second, "/readyz 200", func() bool {
-		code, _ := get(t, "http://"+p.addr+"/readyz")
+	eventually(t, 30*time.Second, "/livez 200", func() bool {
+		code, _ := get(t, "http://"+p.addr+"/livez")
 		return code == http.StatusOK
 	})
 	return p
@@ -771,8 +771,8 @@ func TestE2EBacklogToScaleLatency(t *testing.T) {
 	d := startDaemon(t, path)
 	// Past the first cycles, so that every jump meets a settled arrival
 	// estimate.
-	eventually(t, 30*time.Second, "/readyz 200", func() bool {
-		code, _ := d.get(t, "/readyz")
+	eventually(t, 30*time.Second, "/livez 200", func() bool {
+		code, _ := d.get(t, "/livez")
 		return code == http.StatusOK
 	})
 	time.Sleep(3 * interval)

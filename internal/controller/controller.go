@@ -220,6 +220,7 @@ func (c *Controller) RunOnce(ctx context.Context, now time.Time) ([]model.Decisi
 	decisions := make([]model.Decision, 0, len(groups))
 	var actErrs []error
 	anyData, decided := false, 0
+	var unanswered error // why the first group without data has none
 	for _, g := range groups {
 		if gate != nil && !gate.Lease(g.Group).Held {
 			c.leaveToPeer(g.Group)
@@ -233,6 +234,8 @@ func (c *Controller) RunOnce(ctx context.Context, now time.Time) ([]model.Decisi
 		}
 		if !o.Sample.Missing() {
 			anyData = true
+		} else if unanswered == nil {
+			unanswered = noAnswer(o.Sample)
 		}
 		c.mu.Lock()
 		st := c.states[g.Group]
@@ -279,8 +282,23 @@ func (c *Controller) RunOnce(ctx context.Context, now time.Time) ([]model.Decisi
 		decisions = append(decisions, d)
 	}
 	err = errors.Join(actErrs...)
-	c.finishCycle(now, start, anyData || decided == 0, err)
+	good := anyData || decided == 0
+	cause := err
+	if !good && cause == nil {
+		// Health says why no cycle is good: the queues' own errors.
+		cause = unanswered
+	}
+	c.finishCycle(now, start, good, cause)
 	return decisions, err
+}
+
+// noAnswer says why a group's sample has no data: its first queue failure.
+func noAnswer(s model.GroupSample) error {
+	if len(s.Failures) == 0 {
+		return fmt.Errorf("no queue of group %s answered", s.Group)
+	}
+	f := s.Failures[0]
+	return fmt.Errorf("no queue of group %s answered (%d failed); %s in %s: %s", s.Group, len(s.Failures), f.Queue, f.Region, f.Message)
 }
 
 // leaveToPeer marks a group whose lease another checker holds: its series

@@ -51,9 +51,23 @@ func Handler(o Options) http.Handler {
 		}
 		fmt.Fprintln(w, "ok")
 	})
+	// /livez is the liveness probe: 503 only while the first cycle runs
+	// (a startup probe covers it), when the loop has stopped (wedged) or a
+	// restart is needed; never for AWS errors, held groups or leases.
+	mux.HandleFunc("GET /livez", func(w http.ResponseWriter, _ *http.Request) {
+		h := o.Controller.Live(o.Now(), 3*o.Interval)
+		if h.State != controller.HealthOK {
+			http.Error(w, h.State+": "+h.Detail, http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	// /readyz is the readiness probe: what /healthz says, with the reason
+	// in the body of a 503.
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !o.Controller.Ready() {
-			http.Error(w, "not ready: no cycle has completed yet", http.StatusServiceUnavailable)
+		h := o.Controller.Health(o.Now(), o.Started, 3*o.Interval)
+		if h.State != controller.HealthOK {
+			http.Error(w, "not ready: "+h.State+": "+h.Detail, http.StatusServiceUnavailable)
 			return
 		}
 		fmt.Fprintln(w, "ready")
