@@ -12,7 +12,9 @@
 //     AverageValue rule, ceil(value ÷ target), lands on exactly that count;
 //   - IsActive: the decided count is above zero (the policy's activation
 //     rule wakes a group at zero, and its scale-in window puts it back);
-//     StreamIsActive sends it at once and again each time it changes.
+//     StreamIsActive sends it at once and again each time it changes;
+//   - StreamMetricSpec: GetMetricSpec's answer, sent once on a stream
+//     kept open (the spec never changes).
 //
 // A held decision (stale, partial or missing data, a pause) answers the
 // count the checker holds the fleet at, never a drop. Errors carry gRPC
@@ -152,6 +154,23 @@ func (s *Scaler) GetMetricSpec(_ context.Context, ref *pb.ScaledObjectRef) (*pb.
 	return &pb.GetMetricSpecResponse{MetricSpecs: []*pb.MetricSpec{
 		{MetricName: MetricName(group), TargetSize: 1, TargetSizeFloat: 1},
 	}}, nil
+}
+
+// StreamMetricSpec sends GetMetricSpec's answer at once and keeps the
+// stream open until the client goes away: a group's metric and target
+// never change, so there is nothing more to send. KEDA then takes its
+// specs from the stream rather than asking GetMetricSpec again. Missing
+// metadata or an unknown group ends the stream with GetMetricSpec's error.
+func (s *Scaler) StreamMetricSpec(ref *pb.ScaledObjectRef, stream pb.ExternalScaler_StreamMetricSpecServer) error {
+	spec, err := s.GetMetricSpec(stream.Context(), ref)
+	if err != nil {
+		return err
+	}
+	if err := stream.Send(spec); err != nil {
+		return err
+	}
+	<-stream.Context().Done()
+	return nil
 }
 
 // GetMetrics answers the group's decided worker count.

@@ -254,3 +254,48 @@ func TestStreamIsActivePushesChanges(t *testing.T) {
 	for range got {
 	}
 }
+
+// TestStreamMetricSpec: the stream sends GetMetricSpec's answer at once,
+// then nothing, and stays open until the client leaves; an unknown group
+// ends it with NotFound.
+func TestStreamMetricSpec(t *testing.T) {
+	src := &fakeDecisions{groups: map[string]controller.Latest{"jobs": decided(3, false)}}
+	c := serve(t, src, 20*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stream, err := c.StreamMetricSpec(ctx, ref("jobs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := stream.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := c.GetMetricSpec(ctx, ref("jobs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.MetricSpecs) != 1 || got.MetricSpecs[0].MetricName != want.MetricSpecs[0].MetricName ||
+		got.MetricSpecs[0].TargetSizeFloat != 1 || got.MetricSpecs[0].MetricName != "queue-checker-jobs" {
+		t.Errorf("streamed %v, GetMetricSpec %v", got, want)
+	}
+	more := make(chan error, 1)
+	go func() { _, err := stream.Recv(); more <- err }()
+	select {
+	case err := <-more:
+		t.Fatalf("the stream sent again or ended: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	cancel()
+	if err := <-more; status.Code(err) != codes.Canceled {
+		t.Errorf("after the client left: %v, want Canceled", err)
+	}
+
+	bad, err := c.StreamMetricSpec(context.Background(), ref("nope"))
+	if err == nil {
+		_, err = bad.Recv()
+	}
+	if status.Code(err) != codes.NotFound {
+		t.Errorf("unknown group: %v, want NotFound", err)
+	}
+}
