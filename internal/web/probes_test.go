@@ -3,10 +3,14 @@ package web
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/queuechecker/queue-checker/internal/controller"
 	"github.com/queuechecker/queue-checker/internal/controller/controllertest"
@@ -84,4 +88,33 @@ func TestProbes(t *testing.T) {
 
 	c.SetRestartNeeded("the coordination block was added")
 	check("restart needed", now, want{503, "unhealthy: restart needed"}, want{503, "restart needed"}, want{503, "restart needed"})
+}
+
+// /metrics answers OpenMetrics to a scraper that asks for it, and the
+// Prometheus text format otherwise.
+func TestMetricsNegotiatesOpenMetrics(t *testing.T) {
+	t.Parallel()
+	c, now := newTestController(t, 1, 5*time.Second)
+	reg := prometheus.NewRegistry()
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "checker_test_gauge", Help: "A gauge."})
+	reg.MustRegister(g)
+	h := Handler(Options{Controller: c, Gatherer: reg, Interval: 5 * time.Second, Now: func() time.Time { return now }})
+	for _, tt := range []struct {
+		accept, contentType string
+		eof                 bool
+	}{
+		{"application/openmetrics-text; version=1.0.0", "application/openmetrics-text", true},
+		{"", "text/plain", false},
+	} {
+		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+		if tt.accept != "" {
+			req.Header.Set("Accept", tt.accept)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		ct := rec.Header().Get("Content-Type")
+		if !strings.HasPrefix(ct, tt.contentType) || strings.HasSuffix(strings.TrimSpace(rec.Body.String()), "# EOF") != tt.eof {
+			t.Errorf("Accept %q: Content-Type %q, body ends %q; want %s", tt.accept, ct, rec.Body.String()[max(0, rec.Body.Len()-20):], tt.contentType)
+		}
+	}
 }

@@ -41,7 +41,9 @@ func Handler(o Options) http.Handler {
 		o.Now = time.Now
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{}))
+	// OpenMetrics for a scraper that asks for it (Accept:
+	// application/openmetrics-text), the text format otherwise.
+	mux.Handle("GET /metrics", promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{EnableOpenMetrics: true}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		// ok is 200; starting and unhealthy are 503, told apart by the first word.
 		h := o.Controller.Health(o.Now(), o.Started, 3*o.Interval)
