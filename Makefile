@@ -32,6 +32,9 @@ test: test-deps vet
 	# race detector makes the simulations ten times slower, so without it (their files are
 	# built with //go:build !race: under -race they do not exist).
 	$(GO) test -count=1 -timeout 20m -run 'TestComparison' ./cmd/checker
+	# The oracle's bounds (internal/sim/bound_test.go): every policy on every
+	# built-in scenario and an exhaustive search, likewise without it.
+	$(GO) test -count=1 -timeout 20m -run 'TestOracle' ./internal/sim
 
 test-deps:
 	scripts/test-deps

@@ -17,10 +17,9 @@ func TestComparisonTable(t *testing.T) {
 		t.Skip("prints the README table with -comparison")
 	}
 	runs := comparisonAll(t)
-	policies := []string{"model", "backlog", "keda", "target-tracking", "step", "fixed", "oracle", "oracle-instant"}
+	policies := []string{"model", "backlog", "keda", "target-tracking", "step", "fixed", "fixed-best", "oracle", "oracle-instant"}
 	var b strings.Builder
-	b.WriteString("| scenario | model | backlog per worker (the checker's rule) | KEDA + HPA | target tracking | step alarms | fixed | oracle | oracle-instant |\n")
-	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	b.WriteString(comparisonHeader(policies))
 	for _, sc := range comparisonScenarios {
 		slo, cost := map[string]float64{}, map[string]float64{}
 		n := 0.0
