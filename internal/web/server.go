@@ -43,8 +43,13 @@ func Handler(o Options) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		// ok is 200; starting and unhealthy are 503, told apart by the first word.
+		// ok is 200; starting and unhealthy are 503, told apart by the first
+		// word; degraded is alive, 200, and not ready.
 		h := o.Controller.Health(o.Now(), o.Started, 3*o.Interval)
+		if h.State == controller.HealthDegraded {
+			fmt.Fprintln(w, h.State+": "+h.Detail)
+			return
+		}
 		if h.State != controller.HealthOK {
 			http.Error(w, h.State+": "+h.Detail, http.StatusServiceUnavailable)
 			return
@@ -54,6 +59,10 @@ func Handler(o Options) http.Handler {
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if !o.Controller.Ready() {
 			http.Error(w, "not ready: no cycle has completed yet", http.StatusServiceUnavailable)
+			return
+		}
+		if h := o.Controller.Health(o.Now(), o.Started, 3*o.Interval); h.State == controller.HealthDegraded {
+			http.Error(w, "not ready: "+h.Detail, http.StatusServiceUnavailable)
 			return
 		}
 		fmt.Fprintln(w, "ready")
