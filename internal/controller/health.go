@@ -80,7 +80,8 @@ func (c *Controller) Health(now, started time.Time, stale time.Duration) Health 
 // SetRestartNeeded marks the controller as running a configuration that a
 // refused reload wanted to change in a way only a restart applies (why, or
 // "" to clear it): Health is unhealthy while it is set, so that an
-// orchestrator restarts the checker.
+// orchestrator restarts the checker, and no cycle acts meanwhile (see
+// mayAct).
 func (c *Controller) SetRestartNeeded(why string) {
 	c.mu.Lock()
 	c.restartNeeded = why
