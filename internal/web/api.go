@@ -341,7 +341,7 @@ func serveGroups(o Options) http.HandlerFunc {
 		if name, one := groupParam(r); one {
 			doc, ok := oneGroupDoc(o, name)
 			if !ok {
-				writeJSON(w, http.StatusNotFound, map[string]string{"error": "no group named " + name})
+				writeJSON(w, http.StatusNotFound, map[string]string{"error": "no group named " + echoName(name)})
 				return
 			}
 			writeJSON(w, http.StatusOK, doc)

@@ -77,3 +77,21 @@ func TestDegradedIsAliveButNotReady(t *testing.T) {
 		t.Errorf("the status page does not show the degraded lease table")
 	}
 }
+
+// A group name of megabytes in a request is repeated cut short in the
+// answer: by /api, the status page and /plan alike.
+func TestHugeGroupNameIsNotEchoed(t *testing.T) {
+	t.Parallel()
+	c, now := newTestController(t, 1, 5*time.Second)
+	h := newTestHandler(c, now)
+	huge := strings.Repeat("x", 3<<20)
+	for _, path := range []string{"/api/v1/groups?group=", "/?group=", "/plan?group="} {
+		rec := get(t, h, path+huge)
+		if n := rec.Body.Len(); n > 64<<10 {
+			t.Errorf("%s<3 MB name>: %d bytes answered, want the name cut short", path, n)
+		}
+		if !strings.Contains(rec.Body.String(), "bytes)") {
+			t.Errorf("%s<3 MB name>: the answer does not say how long the name was: %.300s", path, rec.Body.String())
+		}
+	}
+}

@@ -141,7 +141,7 @@ func parsePlanForm(q url.Values, groups []controller.GroupView) planForm {
 			f.Group = name
 			f.Submitted = true
 		} else {
-			f.Errors = append(f.Errors, "There is no group named "+strconv.Quote(name)+".")
+			f.Errors = append(f.Errors, "There is no group named "+echoName(name)+".")
 		}
 	}
 	for i := range f.Fields {
