@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"time"
 
@@ -70,6 +72,18 @@ func newLeases(ctx context.Context, cfg config.Config, reg prometheus.Registerer
 	clients, region, err := leaseClients(ctx, cfg, reg)
 	if err != nil {
 		return nil, err
+	}
+	// A table that does not exist is a mistake of the configuration, found
+	// at start rather than by a checker that acts on nothing; other errors
+	// may pass, and the manager reports them as it runs.
+	cctx, cancel := context.WithTimeout(ctx, cfg.CallTimeout())
+	err = lease.Reachable(cctx, clients.DynamoDB(region), co.DynamoDB.Table)
+	cancel()
+	switch {
+	case errors.Is(err, lease.ErrNoTable):
+		return nil, fmt.Errorf("coordination.dynamodb.table: %w", err)
+	case err != nil:
+		log.Warn("lease table not read at start; the checker acts on no group until it answers", zap.Error(err))
 	}
 	id := co.Identity
 	if id == "" {
