@@ -124,7 +124,10 @@ type settingsDoc struct {
 	Max    int    `json:"max"`
 	Cap    int    `json:"cap"` // 0: none
 
-	LatencySeconds   float64 `json:"latency_seconds"` // 0: no promise
+	LatencySeconds float64 `json:"latency_seconds"` // 0: no promise
+	// LatencyQuantile is the share of messages promised to start within
+	// LatencySeconds (target.latency_quantile).
+	LatencyQuantile  float64 `json:"latency_quantile"`
 	DrainTimeSeconds float64 `json:"drain_time_seconds"`
 	Utilization      float64 `json:"utilization"`
 
@@ -202,6 +205,7 @@ func settingsOf(s policy.Settings) settingsDoc {
 	d := settingsDoc{
 		Policy: s.Policy, Min: s.Min, Max: s.Max, Cap: s.Cap,
 		LatencySeconds:              s.Latency.Seconds(),
+		LatencyQuantile:             s.LatencyQuantile,
 		DrainTimeSeconds:            s.DrainTime.Seconds(),
 		Utilization:                 s.Utilization,
 		ServiceTimeSeconds:          s.ServiceTime.Seconds(),
