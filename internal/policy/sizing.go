@@ -220,11 +220,11 @@ func (c *call) forecastReason(peak float64, wait bool) {
 			floor, number(peak), c.horizon.Round(time.Second))
 		return
 	}
-	verb := "pre-starting for"
+	verb := "pre-starting for the load expected at"
 	if !r.At.After(c.now) {
-		verb = "keeping workers for"
+		verb = "keeping workers for the load due since" // a time past is not expected
 	}
-	c.reason("%s the load expected at %s (%s): %s sizes for %s msg/s",
+	c.reason("%s %s (%s): %s sizes for %s msg/s",
 		verb, r.At.Format("15:04:05"), r.Occurrence.Describe(time.UTC), floor, number(peak))
 }
 

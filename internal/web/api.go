@@ -60,6 +60,8 @@ type groupDoc struct {
 	// backlogTrend). Empty when there is nothing to say.
 	ForecastNote string `json:"forecast_note"`
 	BacklogTrend string `json:"backlog_trend"`
+	// Ages say how old the figures are when the document is made.
+	Ages agesDoc `json:"ages"`
 	// Switches are the operator switches holding the group and the switch
 	// tags ignored, one sentence each.
 	Switches []string `json:"switches"`
@@ -250,7 +252,7 @@ func fleetOf(f model.Fleet) fleetDoc {
 }
 
 // groupOf turns a controller view into its JSON document.
-func groupOf(v controller.GroupView) groupDoc {
+func groupOf(v controller.GroupView, now time.Time) groupDoc {
 	g := groupDoc{
 		Name:         v.Settings.Group,
 		Settings:     settingsOf(v.Settings),
@@ -264,7 +266,8 @@ func groupOf(v controller.GroupView) groupDoc {
 		Changes:      v.Changes,
 		FleetMinutes: v.FleetMinutes,
 
-		ForecastNote: forecastNote(v.Settings, v.Decision),
+		ForecastNote: forecastNoteAt(v.Settings, v.Decision, now),
+		Ages:         agesOf(v.Decision, now),
 		BacklogTrend: backlogTrend(v.Decision, v.History),
 		Switches:     switchNotes(v.Decision),
 		Lease:        v.Lease,
@@ -333,7 +336,7 @@ func groupsOf(o Options) groupsDoc {
 		doc.Health = &healthDoc{State: h.State, Detail: h.Detail}
 	}
 	for _, v := range views {
-		doc.Groups = append(doc.Groups, groupOf(v))
+		doc.Groups = append(doc.Groups, groupOf(v, doc.GeneratedAt))
 	}
 	return doc
 }

@@ -100,6 +100,10 @@ func formatField(g map[string]any, path, f, nullText string) string {
 			}
 			return formatNumber(math.Round(x))
 		}
+	case "ago":
+		if isNum {
+			return formatSeconds(math.Round(x)) + " ago"
+		}
 	case "clock":
 		if s, ok := v.(string); ok {
 			if t, err := time.Parse(time.RFC3339Nano, s); err == nil {

@@ -147,9 +147,10 @@ func oneGroupDoc(o Options, name string) (groupsDoc, bool) {
 	if !ok {
 		return groupsDoc{}, false
 	}
+	now := o.Now()
 	return groupsDoc{
-		Groups:         []groupDoc{groupOf(v)},
-		GeneratedAt:    o.Now(),
+		Groups:         []groupDoc{groupOf(v, now)},
+		GeneratedAt:    now,
 		RefreshSeconds: refreshEvery(o.refreshInterval()).Seconds(),
 		AWSCost:        awsCostOf(o.Controller.AWSCost()),
 	}, true
