@@ -234,8 +234,12 @@ func (c *call) betReason(o *forecast.Occurrence, b bet, n, full int, peak float6
 	if wait {
 		floor = "the wait floor"
 	}
-	c.reason("seen %d of %d times, %s, chance %s: pre-starting %d of %d workers for the load expected at %s (%s msg/s; missed, about %s messages past the promise): %s",
-		o.Hits(), o.Lags(), o.Pattern(), percent(o.Chance()), n, full, c.fc.At.Format("15:04:05"), number(peak), number(math.Round(b.late(b.base))), floor)
+	when := "expected at"
+	if !c.fc.At.After(c.now) {
+		when = "due since" // a time past is not expected
+	}
+	c.reason("seen %d of %d times, %s, chance %s: pre-starting %d of %d workers for the load %s %s (%s msg/s; missed, about %s messages past the promise): %s",
+		o.Hits(), o.Lags(), o.Pattern(), percent(o.Chance()), n, full, when, c.fc.At.Format("15:04:05"), number(peak), number(math.Round(b.late(b.base))), floor)
 }
 
 // backlogNeed is the most the backlog floors (drain, latency, oldest age)
