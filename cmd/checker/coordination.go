@@ -30,6 +30,7 @@ type leaseGate struct {
 var (
 	_ controller.Gate       = leaseGate{}
 	_ controller.TableUsage = leaseGate{} // the lease table joins the checker's own AWS bill
+	_ controller.Degrader   = leaseGate{} // a group nobody can take: /readyz and the page, not /healthz
 )
 
 // Sync syncs the leases and passes on the groups it took.
