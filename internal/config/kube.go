@@ -82,7 +82,7 @@ func (k *KEDA) validate(p *problems) {
 		validateAddr(p, "keda.listen", k.Listen, "127.0.0.1:9103")
 	}
 	if k.MaxStreams < 0 || k.MaxStreams > 100000 {
-		p.add("keda.max_streams", "must be from 1 to 100000 (0: %d), got %d", DefaultKEDAMaxStreams, k.MaxStreams)
+		p.add("keda.max_streams", "must be from 1 to 100000, or 0 for the default %d; got %d", DefaultKEDAMaxStreams, k.MaxStreams)
 	}
 	t := k.TLS
 	if t == nil {
