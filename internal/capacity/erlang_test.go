@@ -318,6 +318,20 @@ func referenceWaitFloor(arrival, rate, target float64) int {
 	}
 }
 
+// referenceQuantileFloor is the smallest stable c for which at most miss of
+// the messages wait longer than t, by the log-space Erlang C sum.
+func referenceQuantileFloor(arrival, rate, t, miss float64) int {
+	a := arrival / rate
+	for c := int(a) + 1; ; c++ {
+		if float64(c) <= a {
+			continue
+		}
+		if logSpaceErlangC(c, a)*math.Exp(-(float64(c)*rate-arrival)*t) <= miss {
+			return c
+		}
+	}
+}
+
 func TestWaitFloor(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

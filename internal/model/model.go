@@ -172,11 +172,15 @@ const (
 	// the backlog needs, because more workers added no throughput.
 	DiagDownstreamLimited = "downstream_limited"
 	DiagUnknown           = "unknown" // nothing is known (no data)
+	// DiagLate: messages wait and the oldest has waited longer than the
+	// promise, though no other state explains it: the promise is broken
+	// now, whatever the counts say.
+	DiagLate = "late"
 )
 
 // Diagnoses lists every diagnosis state, for exporting one series per state.
 var Diagnoses = []string{DiagHealthy, DiagIdle, DiagDraining, DiagUnderProvisioned, DiagCatchingUp,
-	DiagNotConsuming, DiagStuck, DiagCapped, DiagDownstreamLimited, DiagUnknown}
+	DiagNotConsuming, DiagStuck, DiagCapped, DiagDownstreamLimited, DiagUnknown, DiagLate}
 
 // Decision is the policy's answer for one group at one time, with every
 // number that produced it. Its JSON form is a contract: `checker once

@@ -570,7 +570,10 @@ func (c *call) clamp() {
 		if c.hiBy == "cap" || c.s.Cap > 0 && c.s.Cap < c.lo {
 			limit, by = c.s.Cap, "cap"
 		}
-		if need := c.currentNeed(); need > c.hi {
+		// A group capped stays so while today's need is still at the limit:
+		// a need that wobbles by one around it (an arrival estimate's
+		// noise) would turn the verdict with the same numbers shown.
+		if need := c.currentNeed(); need > c.hi || c.st.cappedLast && need >= c.hi {
 			c.d.Capped = true
 			if need < c.rec {
 				c.reason("the load now needs %d (the target, with the forecast, %d), the %s allows %d", need, c.rec, by, limit)
@@ -595,6 +598,17 @@ func (c *call) clamp() {
 		desired = c.lo
 	}
 	c.d.DesiredWorkers = desired
+	if c.diag == model.DiagUnderProvisioned && c.recKnown && c.rec > c.hi && desired == c.hi && !c.d.Capped {
+		// Short at the limit with the target above it: more would be asked
+		// for but for the limit. Read as under-provisioned or capped by
+		// whether today's need, a moment's estimate, is above the limit,
+		// the verdict would change with the same numbers shown.
+		c.d.Capped = true
+		c.reason("short at the %s %d, below the target %d: capped", c.hiBy, c.hi, c.rec)
+	}
+	if !c.sample.Missing() && !c.invalid {
+		c.st.cappedLast = c.d.Capped
+	}
 	if c.d.Capped && c.diag != model.DiagUnknown && c.diag != model.DiagNotConsuming && c.diag != model.DiagStuck {
 		c.diag = model.DiagCapped
 		if c.hiBy == byCeiling || c.hiBy == byFIFO {

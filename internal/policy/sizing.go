@@ -220,11 +220,11 @@ func (c *call) forecastReason(peak float64, wait bool) {
 			floor, number(peak), c.horizon.Round(time.Second))
 		return
 	}
-	verb := "pre-starting for"
+	verb := "pre-starting for the load expected at"
 	if !r.At.After(c.now) {
-		verb = "keeping workers for"
+		verb = "keeping workers for the load due since" // a time past is not expected
 	}
-	c.reason("%s the load expected at %s (%s): %s sizes for %s msg/s",
+	c.reason("%s %s (%s): %s sizes for %s msg/s",
 		verb, r.At.Format("15:04:05"), r.Occurrence.Describe(time.UTC), floor, number(peak))
 }
 
@@ -234,8 +234,12 @@ func (c *call) betReason(o *forecast.Occurrence, b bet, n, full int, peak float6
 	if wait {
 		floor = "the wait floor"
 	}
-	c.reason("seen %d of %d times, %s, chance %s: pre-starting %d of %d workers for the load expected at %s (%s msg/s; missed, about %s messages past the promise): %s",
-		o.Hits(), o.Lags(), o.Pattern(), percent(o.Chance()), n, full, c.fc.At.Format("15:04:05"), number(peak), number(math.Round(b.late(b.base))), floor)
+	when := "expected at"
+	if !c.fc.At.After(c.now) {
+		when = "due since" // a time past is not expected
+	}
+	c.reason("seen %d of %d times, %s, chance %s: pre-starting %d of %d workers for the load %s %s (%s msg/s; missed, about %s messages past the promise): %s",
+		o.Hits(), o.Lags(), o.Pattern(), percent(o.Chance()), n, full, when, c.fc.At.Format("15:04:05"), number(peak), number(math.Round(b.late(b.base))), floor)
 }
 
 // backlogNeed is the most the backlog floors (drain, latency, oldest age)
