@@ -283,8 +283,43 @@ type Forecast struct {
 	// and went often enough lately to be expected within the span).
 	Pattern string `json:"pattern"`
 	// Confidence is the share of the pattern's recent occurrences that came
-	// as expected, 0..1.
+	// as expected, 0..1: Seen ÷ Of for a recurring pattern.
 	Confidence float64 `json:"confidence"`
+	// Seen and Of are a recurring pattern's record: of its last Of expected
+	// times, Seen had an onset. Both 0 for recent bursts.
+	Seen int `json:"seen"`
+	Of   int `json:"of"`
+	// Floor is the floor the policy sized for the forecast, FloorWait or
+	// FloorUtilization, and SizedFor the arrival rate it sized for, msg/s
+	// (the burst reserve included); "" and 0 when the forecast sized nothing
+	// (report mode, or today's arrivals already at its rate).
+	Floor    string  `json:"floor"`
+	SizedFor float64 `json:"sized_for"`
+	// Bet is what the policy pre-starts for a recurring occurrence not yet
+	// come; nil when there is no such occurrence or the forecast sized
+	// nothing. The time it is for is At, its record Seen of Of.
+	Bet *Bet `json:"bet"`
+}
+
+// The floors a forecast can size (Forecast.Floor).
+const (
+	FloorWait        = "wait"
+	FloorUtilization = "utilization"
+)
+
+// Bet is the policy's bet on a recurring occurrence that has not come yet:
+// of the Need workers its floor asks for, it pre-starts the share whose
+// expected cost is least (see docs/deciding.md, the bet).
+type Bet struct {
+	// Workers is the count the floor asks for now, today's share included,
+	// and Need what it would ask for the whole occurrence: Workers ≤ Need.
+	Workers int `json:"workers"`
+	Need    int `json:"need"`
+	// Chance is how likely the occurrence comes, 0..1.
+	Chance float64 `json:"chance"`
+	// LateIfMissed estimates the messages past the promise if the
+	// occurrence came with no worker pre-started for it.
+	LateIfMissed float64 `json:"late_if_missed"`
 }
 
 // MinuteHistory is a per-minute count series, oldest first, and the

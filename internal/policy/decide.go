@@ -109,6 +109,7 @@ type box struct {
 	drain, util, wait, bpw      int
 	arrival, utilz, drainS, age float64
 	fc                          model.Forecast
+	bet                         model.Bet
 	pinned                      int
 	pausedSince, ageAt          time.Time
 
@@ -405,6 +406,7 @@ func (c *call) forecast() {
 	if o := r.Occurrence; o != nil {
 		c.b.fc.Pattern = o.Pattern()
 		c.b.fc.Confidence = o.Confidence()
+		c.b.fc.Seen, c.b.fc.Of = o.Hits(), o.Lags()
 	}
 	c.d.Forecast = &c.b.fc
 	if !s.forecasting() {
