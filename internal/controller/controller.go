@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/queuechecker/queue-checker/internal/awscost"
+	"github.com/queuechecker/queue-checker/internal/callrate"
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
 )
@@ -86,7 +87,7 @@ type groupState struct {
 	// calls are the group's AWS calls per minute at its last decision;
 	// published rates its PutMetricData requests, decision by decision.
 	calls       awscost.Rates
-	published   awscost.Window
+	published   callrate.Window
 	lastCallsAt time.Time
 }
 
