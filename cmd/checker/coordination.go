@@ -30,9 +30,9 @@ var (
 	_ controller.TableUsage = leaseGate{} // the lease table joins the checker's own AWS bill
 )
 
-// Sync syncs the leases and passes on the groups it took.
-func (g leaseGate) Sync(ctx context.Context) error {
-	err := g.Manager.Sync(ctx, time.Now())
+// Sync syncs the leases as of now and passes on the groups it took.
+func (g leaseGate) Sync(ctx context.Context, now time.Time) error {
+	err := g.Manager.Sync(ctx, now)
 	taken := g.Taken()
 	if g.syncs != nil {
 		*g.syncs++
