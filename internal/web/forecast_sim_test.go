@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -90,6 +91,18 @@ func TestForecastNoteFollowsTheDecisionOnCron(t *testing.T) {
 				f.Seen, f.Of, f.Pattern, 100*b.Chance, b.Workers, b.Need, floorName(f.Floor), formatNumber(f.SizedFor), f.At.UTC().Format("15:04:05"), formatNumber(b.LateIfMissed))
 			if note != want {
 				t.Errorf("at %v: note\n got %q\nwant %q", at, note, want)
+			}
+			if bets == 1 {
+				// /api and `checker once` print the decision: the bet is there
+				// as values.
+				raw, err := json.Marshal(groupDoc{Decision: d})
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantJSON := fmt.Sprintf(`"bet":{"workers":%d,"need":%d,"chance":%v,"late_if_missed":%v}`, b.Workers, b.Need, b.Chance, b.LateIfMissed)
+				if !strings.Contains(string(raw), wantJSON) || !strings.Contains(string(raw), `"floor":"`+f.Floor+`"`) {
+					t.Errorf("the group's JSON lacks %s and the floor %q: %s", wantJSON, f.Floor, raw)
+				}
 			}
 		}
 	}
