@@ -33,9 +33,9 @@ var (
 	_ controller.Degrader   = leaseGate{} // a group nobody can take: /readyz and the page, not /healthz
 )
 
-// Sync syncs the leases and passes on the groups it took.
-func (g leaseGate) Sync(ctx context.Context) error {
-	err := g.Manager.Sync(ctx, time.Now())
+// Sync syncs the leases as of now and passes on the groups it took.
+func (g leaseGate) Sync(ctx context.Context, now time.Time) error {
+	err := g.Manager.Sync(ctx, now)
 	taken := g.Taken()
 	if g.syncs != nil {
 		*g.syncs++

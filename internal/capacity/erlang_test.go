@@ -341,7 +341,7 @@ func TestWaitFloor(t *testing.T) {
 		want          int
 		ok            bool
 	}{
-		// Seed 002: 136.4 ms at 11, 44.9 ms at 12, 19.0 at 13, 8.7 at 14.
+		// docs/model.md 10.8: 136.4 ms at 11, 44.9 ms at 12, 19.0 at 13, 8.7 at 14.
 		{"Erlang C example at 100 ms", 50, 5, 0.1, 12, true},
 		{"Erlang C example at 10 ms", 50, 5, 0.01, 14, true},
 		{"Erlang C example at 20 ms", 50, 5, 0.02, 13, true},

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/queuechecker/queue-checker/internal/awscost"
+	"github.com/queuechecker/queue-checker/internal/callrate"
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
 )
@@ -93,7 +94,7 @@ type groupState struct {
 	// calls are the group's AWS calls per minute at its last decision;
 	// published rates its PutMetricData requests, decision by decision.
 	calls       awscost.Rates
-	published   awscost.Window
+	published   callrate.Window
 	lastCallsAt time.Time
 }
 
@@ -215,7 +216,7 @@ func (c *Controller) RunOnce(ctx context.Context, now time.Time) ([]model.Decisi
 	if gate != nil {
 		// The gate logs its own failures once per change and reports them on
 		// /healthz; a group whose lease was not renewed is not acted on.
-		_ = gate.Sync(ctx)
+		_ = gate.Sync(ctx, now)
 		// Only the groups this checker holds are polled; a group whose lease
 		// was just taken is polled from this cycle on, before its first
 		// decision.
@@ -265,12 +266,12 @@ func (c *Controller) RunOnce(ctx context.Context, now time.Time) ([]model.Decisi
 		c.mu.Lock()
 		st.elsewhere = false
 		c.mu.Unlock()
+		if gate != nil {
+			g.TakenOver = gate.Lease(g.Group).Since
+		}
 		st.deciding.Lock()
 		d := policy.Decide(g, o.Sample, o.Fleet, &st.policy, now)
 		st.deciding.Unlock()
-		if o.Fleet.Known {
-			d.DrainingWorkers = max(o.Fleet.Draining, 0)
-		}
 		if le, ok := obs.(LoadExpecter); ok && d.Forecast != nil {
 			// Every queue at full rate until a minute past the load's
 			// expected start; renewed while the forecast stands.
@@ -280,7 +281,6 @@ func (c *Controller) RunOnce(ctx context.Context, now time.Time) ([]model.Decisi
 		var actErr error
 		actx, permitted, done := ctx, true, func() {}
 		if gate != nil {
-			d = holdAfterTakeover(g, d, o.Fleet, gate.Lease(g.Group), now)
 			var until time.Time
 			if until, permitted = gate.Permit(g.Group); permitted {
 				actx, done = context.WithDeadline(ctx, until)
@@ -381,7 +381,7 @@ func (c *Controller) record(g policy.Settings, st *groupState, o model.Observati
 		st.actionErr = actErr.Error()
 	}
 	st.points.add(pointOf(d), c.history)
-	st.meter.add(g, d)
+	st.meter.add(g, o.Fleet, d)
 	c.meterCalls(st, o.Sample, d, a)
 	ownBill := c.prices.Month(st.calls).Total
 	if prev != nil && prev.DesiredWorkers != d.DesiredWorkers {

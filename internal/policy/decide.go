@@ -108,7 +108,9 @@ func Decide(s Settings, sample model.GroupSample, fleet model.Fleet, st *State, 
 type box struct {
 	drain, util, wait, bpw      int
 	arrival, utilz, drainS, age float64
+	bpwInService                float64
 	fc                          model.Forecast
+	bet                         model.Bet
 	pinned                      int
 	pausedSince, ageAt          time.Time
 
@@ -251,6 +253,7 @@ func (c *call) observe() {
 		c.inService = max(fleet.InService, 0)
 		c.d.InServiceWorkers = c.inService
 		c.d.PendingWorkers = max(fleet.Pending, 0)
+		c.d.DrainingWorkers = max(fleet.Draining, 0)
 	case fleet.Kind == "":
 		// No fleet to read: the count the last decision asked for.
 		c.current, c.currentKnown = c.lo, true
@@ -405,6 +408,7 @@ func (c *call) forecast() {
 	if o := r.Occurrence; o != nil {
 		c.b.fc.Pattern = o.Pattern()
 		c.b.fc.Confidence = o.Confidence()
+		c.b.fc.Seen, c.b.fc.Of = o.Hits(), o.Lags()
 	}
 	c.d.Forecast = &c.b.fc
 	if !s.forecasting() {
@@ -631,6 +635,10 @@ func (c *call) report() {
 	}
 	if c.usable {
 		d.BacklogPerWorker = finite(c.backlog / float64(max(c.current, 1)))
+	}
+	if c.fleet.Known {
+		b.bpwInService = float64(d.Backlog) / float64(max(c.fleet.InService, 1))
+		d.BacklogPerInServiceWorker = &b.bpwInService
 	}
 	d.TargetBacklogPerWorker = c.s.TargetBacklogPerWorker()
 	c.reportMeasured()
