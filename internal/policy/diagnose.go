@@ -22,6 +22,10 @@ import (
 //     capacity with a growing depth reads the same as too few workers, and
 //     Little's law, which assumes the messages complete, cannot tell them
 //     apart;
+//   - messages_held: in flight above the slots and far above what the
+//     deletions explain, over the last whole minute CloudWatch counted (see
+//     heldWatch): poison messages, an outage, a downstream that refuses the
+//     work;
 //   - capped (set after the clamp, ranking below the two above): the cap or
 //     max keeps the fleet below what the current load needs (see
 //     currentNeed), not merely below a forecast;
@@ -86,6 +90,8 @@ func (c *call) diagnose() {
 		c.diag = model.DiagNotConsuming
 	case c.stuck(serving):
 		c.diag = model.DiagStuck
+	case c.held:
+		c.diag = model.DiagMessagesHeld
 	case c.visible == 0 && delayed == 0 && inFlight <= idleShare*slots && c.nothingArrives(inFlight):
 		c.diag = model.DiagIdle
 	case c.visible > 0 && atCap && c.catchingUp():

@@ -62,6 +62,8 @@ type State struct {
 	ceil     ceiling.Detector
 	ceilFed  time.Time
 	ceilHeld bool
+
+	held heldWatch // messages received and not deleted (held.go)
 }
 
 // arrivalEstimator estimates the arrival rate λ from consecutive samples:
@@ -230,6 +232,11 @@ type flow struct {
 	perServer float64 // completions per second of one busy slot; 0 unknown
 	servers   float64 // slots in service; negative when unknown
 	tau       time.Duration
+	// lastDeleted is the last deleted count, msg/s, however old (0 when
+	// none), and held that messages are known to be held: both for the
+	// bound of the sent count (sentbound.go).
+	lastDeleted float64
+	held        bool
 }
 
 // update folds one sample into the estimate. It returns the previous
@@ -281,8 +288,10 @@ func (e *arrivalEstimator) update(c counts, key uint64, f flow) (counts, bool) {
 		completions = f.deleted
 	}
 	obs := (c.total()-prev.total())/dt + completions
+	bound := math.Inf(1)
 	if f.sentOK {
-		obs = math.Max(obs, f.sent)
+		bound = sentBound(f.sent, (c.total()-prev.total())/dt, f.lastDeleted, f.held)
+		obs = math.Max(math.Min(obs, bound), f.sent)
 	}
 	obs = math.Max(obs, 0)
 	if math.IsNaN(obs) || math.IsInf(obs, 0) {
@@ -313,6 +322,9 @@ func (e *arrivalEstimator) update(c counts, key uint64, f flow) (counts, bool) {
 		e.rate += alpha * (use - e.rate)
 		e.unbounded = e.rate + alpha*(obs-use)
 	}
+	// Never above what was sent (sentbound.go), also after the move to a
+	// new per-slot rate.
+	e.rate = math.Min(e.rate, math.Max(bound, obs))
 	e.lastObs, e.lastObsOK = obs, true
 	e.addMark(c, f.keep)
 	e.measureMinute(c.at, f)
