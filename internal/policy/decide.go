@@ -312,8 +312,8 @@ func (c *call) observe() {
 		keep: s.MetricStaleAfter + 2*time.Minute,
 		sent: sent, sentOK: sentOK,
 		perServer: c.mu / float64(s.Concurrency), servers: servers,
-		tau:         s.ArrivalSmoothing,
-		lastDeleted: c.deleted, held: held,
+		tau:  s.ArrivalSmoothing,
+		held: held,
 	})
 	if st.est.known && !math.IsNaN(st.est.rate) && !math.IsInf(st.est.rate, 0) {
 		c.lambda, c.lambdaKnown = math.Max(st.est.rate, 0), true

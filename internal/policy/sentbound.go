@@ -12,11 +12,12 @@ import "math"
 // counting noise, sentSigmas standard deviations of a Poisson count over its
 // minute, is taken at that bound.
 //
-// A rise that came after the counted minute is not lost: the bound is never
-// below what the interval itself shows arrived, the queue's growth over the
-// interval plus the completions CloudWatch last counted (a deleted count
-// does not grow with the fleet), and a saturated surge (see
-// arrivalEstimator) is measured apart from the smoothed estimate. While
+// A rise that came after the counted minute is not lost where the queue
+// shows it: the bound is never below the queue's growth over the interval,
+// which arrived whatever was completed, and a saturated surge (see
+// arrivalEstimator) is measured apart from the smoothed estimate. (The last
+// deleted count is no help here: from before an outage, it would allow
+// completions that no longer happen.) While
 // messages are known to be held (the held watch), the bound is the sent
 // count itself: the Little's law term is known to be wrong, and what was sent
 // is what arrives.
@@ -24,12 +25,11 @@ const sentSigmas = 2
 
 // sentBound is the highest arrival observation the sent count sent (msg/s
 // over one minute) allows, with growth the queue's growth over the interval
-// (msg/s), deleted the last deleted count (msg/s, 0 when unknown), and held
-// whether messages are known to be held.
-func sentBound(sent, growth, deleted float64, held bool) float64 {
+// (msg/s), and held whether messages are known to be held.
+func sentBound(sent, growth float64, held bool) float64 {
 	if held {
 		return sent
 	}
 	noise := sentSigmas * math.Sqrt(math.Max(sent, 1/deletedPeriod.Seconds())/deletedPeriod.Seconds())
-	return math.Max(sent+noise, growth+deleted)
+	return math.Max(sent+noise, growth)
 }

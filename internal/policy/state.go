@@ -232,11 +232,9 @@ type flow struct {
 	perServer float64 // completions per second of one busy slot; 0 unknown
 	servers   float64 // slots in service; negative when unknown
 	tau       time.Duration
-	// lastDeleted is the last deleted count, msg/s, however old (0 when
-	// none), and held that messages are known to be held: both for the
-	// bound of the sent count (sentbound.go).
-	lastDeleted float64
-	held        bool
+	// held: messages are known to be held, for the bound of the sent
+	// count (sentbound.go).
+	held bool
 }
 
 // update folds one sample into the estimate. It returns the previous
@@ -278,7 +276,7 @@ func (e *arrivalEstimator) update(c counts, key uint64, f flow) (counts, bool) {
 		}
 		completions = (a + b) / 2 * f.perServer
 		uncertain = math.Abs(b-a) / 2 * f.perServer
-		if e.perServer > 0 && f.perServer != e.perServer && e.known {
+		if e.perServer > 0 && f.perServer != e.perServer && e.known && !f.held {
 			e.rate = math.Max(e.rate+(f.perServer-e.perServer)*e.busy, 0)
 		}
 		e.perServer = f.perServer
@@ -290,7 +288,7 @@ func (e *arrivalEstimator) update(c counts, key uint64, f flow) (counts, bool) {
 	obs := (c.total()-prev.total())/dt + completions
 	bound := math.Inf(1)
 	if f.sentOK {
-		bound = sentBound(f.sent, (c.total()-prev.total())/dt, f.lastDeleted, f.held)
+		bound = sentBound(f.sent, (c.total()-prev.total())/dt, f.held)
 		obs = math.Max(math.Min(obs, bound), f.sent)
 	}
 	obs = math.Max(obs, 0)
