@@ -419,7 +419,7 @@ func TestDashboardAndAlertsQueryExportedMetrics(t *testing.T) {
 			pattern string // on the expression
 			forDur  time.Duration
 		}{
-			{"oldest age over the promise", `^checker_group_oldest_message_age_seconds > checker_group_latency_target_seconds$`, 5 * time.Minute},
+			{"oldest age over the promise", `^checker_group_oldest_message_age_seconds > checker_group_latency_target_seconds\s+or\s+\(checker_group_drain_seconds > checker_group_latency_target_seconds\s+unless checker_group_oldest_message_age_seconds\)$`, 5 * time.Minute},
 			{"held", `^checker_group_held == 1$`, 10 * time.Minute},
 			{"capped", `^checker_group_capped == 1$`, 15 * time.Minute},
 			{"not consuming", `^checker_group_diagnosis\{state="` + qmodel.DiagNotConsuming + `"\} == 1$`, 5 * time.Minute},

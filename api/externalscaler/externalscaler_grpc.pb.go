@@ -25,10 +25,11 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	ExternalScaler_IsActive_FullMethodName       = "/externalscaler.ExternalScaler/IsActive"
-	ExternalScaler_StreamIsActive_FullMethodName = "/externalscaler.ExternalScaler/StreamIsActive"
-	ExternalScaler_GetMetricSpec_FullMethodName  = "/externalscaler.ExternalScaler/GetMetricSpec"
-	ExternalScaler_GetMetrics_FullMethodName     = "/externalscaler.ExternalScaler/GetMetrics"
+	ExternalScaler_IsActive_FullMethodName         = "/externalscaler.ExternalScaler/IsActive"
+	ExternalScaler_StreamIsActive_FullMethodName   = "/externalscaler.ExternalScaler/StreamIsActive"
+	ExternalScaler_GetMetricSpec_FullMethodName    = "/externalscaler.ExternalScaler/GetMetricSpec"
+	ExternalScaler_GetMetrics_FullMethodName       = "/externalscaler.ExternalScaler/GetMetrics"
+	ExternalScaler_StreamMetricSpec_FullMethodName = "/externalscaler.ExternalScaler/StreamMetricSpec"
 )
 
 // ExternalScalerClient is the client API for ExternalScaler service.
@@ -43,6 +44,10 @@ type ExternalScalerClient interface {
 	GetMetricSpec(ctx context.Context, in *ScaledObjectRef, opts ...grpc.CallOption) (*GetMetricSpecResponse, error)
 	// The current values of those metrics (the HPA scales 1 <-> N on them).
 	GetMetrics(ctx context.Context, in *GetMetricsRequest, opts ...grpc.CallOption) (*GetMetricsResponse, error)
+	// GetMetricSpec's answer, sent at once and again whenever it changes;
+	// it must equal GetMetricSpec's. KEDA falls back to GetMetricSpec when a
+	// scaler answers Unimplemented.
+	StreamMetricSpec(ctx context.Context, in *ScaledObjectRef, opts ...grpc.CallOption) (grpc.ServerStreamingClient[GetMetricSpecResponse], error)
 }
 
 type externalScalerClient struct {
@@ -102,6 +107,25 @@ func (c *externalScalerClient) GetMetrics(ctx context.Context, in *GetMetricsReq
 	return out, nil
 }
 
+func (c *externalScalerClient) StreamMetricSpec(ctx context.Context, in *ScaledObjectRef, opts ...grpc.CallOption) (grpc.ServerStreamingClient[GetMetricSpecResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &ExternalScaler_ServiceDesc.Streams[1], ExternalScaler_StreamMetricSpec_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ScaledObjectRef, GetMetricSpecResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ExternalScaler_StreamMetricSpecClient = grpc.ServerStreamingClient[GetMetricSpecResponse]
+
 // ExternalScalerServer is the server API for ExternalScaler service.
 // All implementations must embed UnimplementedExternalScalerServer
 // for forward compatibility.
@@ -114,6 +138,10 @@ type ExternalScalerServer interface {
 	GetMetricSpec(context.Context, *ScaledObjectRef) (*GetMetricSpecResponse, error)
 	// The current values of those metrics (the HPA scales 1 <-> N on them).
 	GetMetrics(context.Context, *GetMetricsRequest) (*GetMetricsResponse, error)
+	// GetMetricSpec's answer, sent at once and again whenever it changes;
+	// it must equal GetMetricSpec's. KEDA falls back to GetMetricSpec when a
+	// scaler answers Unimplemented.
+	StreamMetricSpec(*ScaledObjectRef, grpc.ServerStreamingServer[GetMetricSpecResponse]) error
 	mustEmbedUnimplementedExternalScalerServer()
 }
 
@@ -135,6 +163,9 @@ func (UnimplementedExternalScalerServer) GetMetricSpec(context.Context, *ScaledO
 }
 func (UnimplementedExternalScalerServer) GetMetrics(context.Context, *GetMetricsRequest) (*GetMetricsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetMetrics not implemented")
+}
+func (UnimplementedExternalScalerServer) StreamMetricSpec(*ScaledObjectRef, grpc.ServerStreamingServer[GetMetricSpecResponse]) error {
+	return status.Error(codes.Unimplemented, "method StreamMetricSpec not implemented")
 }
 func (UnimplementedExternalScalerServer) mustEmbedUnimplementedExternalScalerServer() {}
 func (UnimplementedExternalScalerServer) testEmbeddedByValue()                        {}
@@ -222,6 +253,17 @@ func _ExternalScaler_GetMetrics_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ExternalScaler_StreamMetricSpec_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(ScaledObjectRef)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(ExternalScalerServer).StreamMetricSpec(m, &grpc.GenericServerStream[ScaledObjectRef, GetMetricSpecResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ExternalScaler_StreamMetricSpecServer = grpc.ServerStreamingServer[GetMetricSpecResponse]
+
 // ExternalScaler_ServiceDesc is the grpc.ServiceDesc for ExternalScaler service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -246,6 +288,11 @@ var ExternalScaler_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "StreamIsActive",
 			Handler:       _ExternalScaler_StreamIsActive_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "StreamMetricSpec",
+			Handler:       _ExternalScaler_StreamMetricSpec_Handler,
 			ServerStreams: true,
 		},
 	},

@@ -49,7 +49,7 @@ var demoGroups = []demoGroup{
 
 func cmdDemo(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs := newFlags("demo", stderr)
-	listen := fs.String("listen", "127.0.0.1:9102", "address of /, /plan, /metrics, /healthz and /readyz")
+	listen := fs.String("listen", "127.0.0.1:9102", "address of /, /plan, /metrics, /healthz, /readyz and /livez")
 	speed := fs.Float64("speed", 1, "simulated seconds per wall-clock second (1 = real time)")
 	interval := fs.Duration("interval", 5*time.Second, "sampling interval, in simulated time")
 	forDur := fs.Duration("for", 0, "stop after this long (wall clock); 0 runs until SIGINT or SIGTERM")

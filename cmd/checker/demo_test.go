@@ -77,11 +77,11 @@ func TestDemoServesTheCheckerWithoutAWS(t *testing.T) {
 	// Wait for a decision, then read the probes and the metrics.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if code, _ := get(t, "http://"+addr+"/readyz"); code == http.StatusOK {
+		if code, _ := get(t, "http://"+addr+"/livez"); code == http.StatusOK {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("/readyz never turned 200")
+			t.Fatal("/livez never turned 200")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -37,10 +37,10 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(awstest.M(m), awstest.Transp
 var decisionKeys = []string{
 	"group", "at", "visible", "in_flight", "delayed", "backlog",
 	"current_workers", "in_service_workers", "pending_workers", "draining_workers", "arrival_rate",
-	"backlog_per_worker", "target_backlog_per_worker", "floors",
+	"backlog_per_worker", "backlog_per_in_service_worker", "target_backlog_per_worker", "floors",
 	"recommended_workers", "desired_workers", "capped", "held", "hold_reason",
 	"partial", "diagnosis", "reasons", "utilization", "drain_seconds", "oldest_age_seconds", "oldest_age_at",
-	"forecast", "measured", "need_without_forecast", "bursts",
+	"forecast", "measured", "need_without_forecast", "bursts", "held_messages",
 	"paused", "paused_by", "paused_since", "scale_in_off", "pinned", "warnings",
 }
 
@@ -589,8 +589,8 @@ type process struct {
 }
 
 // startProcess starts the built binary on a configuration and waits for its
-// "listening" line and for /readyz to answer 200. It is killed, if still
-// running, when the test ends.
+// "listening" line and for /livez to answer 200 (the first cycle has run).
+// It is killed, if still running, when the test ends.
 func startProcess(t *testing.T, bin, path string) *process {
 	t.Helper()
 	p := &process{cmd: exec.Command(bin, "run", "--config", path), logs: &syncBuffer{}, done: make(chan struct{})}
@@ -610,8 +610,8 @@ func startProcess(t *testing.T, bin, path string) *process {
 		}
 	})
 	p.addr = listenAddr(t, p.logs, 60*time.Second)
-	eventually(t, 30*time.Second, "/readyz 200", func() bool {
-		code, _ := get(t, "http://"+p.addr+"/readyz")
+	eventually(t, 30*time.Second, "/livez 200", func() bool {
+		code, _ := get(t, "http://"+p.addr+"/livez")
 		return code == http.StatusOK
 	})
 	return p
@@ -771,8 +771,8 @@ func TestE2EBacklogToScaleLatency(t *testing.T) {
 	d := startDaemon(t, path)
 	// Past the first cycles, so that every jump meets a settled arrival
 	// estimate.
-	eventually(t, 30*time.Second, "/readyz 200", func() bool {
-		code, _ := d.get(t, "/readyz")
+	eventually(t, 30*time.Second, "/livez 200", func() bool {
+		code, _ := d.get(t, "/livez")
 		return code == http.StatusOK
 	})
 	time.Sleep(3 * interval)

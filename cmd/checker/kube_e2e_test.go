@@ -76,8 +76,8 @@ func TestE2EKubernetes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "checker.yaml")
 	writeFile(t, path, doc)
 	d := startDaemon(t, path)
-	eventually(t, 30*time.Second, "/readyz 200", func() bool {
-		code, _ := d.get(t, "/readyz")
+	eventually(t, 30*time.Second, "/livez 200", func() bool {
+		code, _ := d.get(t, "/livez")
 		return code == http.StatusOK
 	})
 	addr := logAddr(t, d.logs, "serving KEDA's external scaler", 5*time.Second)

@@ -53,10 +53,21 @@ func main() {
 // 0 on success, 2 on bad usage or invalid configuration, 1 otherwise.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	name := "run"
-	if len(args) > 0 && (len(args[0]) == 0 || args[0][0] != '-') {
-		name, args = args[0], args[1:]
+	if len(args) > 0 {
+		switch args[0] {
+		case "-h", "-help", "--help":
+			// The commands, not run's flags: `checker run -h` has those.
+			printUsage(stdout)
+			return 0
+		case "-version", "--version":
+			name, args = "version", args[1:]
+		default:
+			if len(args[0]) == 0 || args[0][0] != '-' {
+				name, args = args[0], args[1:]
+			}
+		}
 	}
-	if name == "help" || name == "-h" || name == "--help" {
+	if name == "help" {
 		printUsage(stdout)
 		return 0
 	}

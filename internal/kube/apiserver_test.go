@@ -3,8 +3,10 @@ package kube
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -286,16 +288,16 @@ spec:
 }
 
 // TestManifestsDryRun: every manifest in deploy/kubernetes is accepted by
-// the API server's server-side dry run (the ScaledObject against a CRD of
-// the fields it uses), and kustomization.yaml lists every one of them.
+// the API server's server-side dry run (the ScaledObject and the
+// TriggerAuthentication against KEDA's own CRDs, from its module), and
+// kustomization.yaml lists every one of them.
 func TestManifestsDryRun(t *testing.T) {
 	_, admin := cluster(t)
-	crd, err := os.ReadFile("testdata/scaledobject-crd.yaml")
-	if err != nil {
-		t.Fatal(err)
+	for _, crd := range kubetest.KEDACRDs(t) {
+		admin.MustApply(t, crd)
 	}
-	admin.MustApply(t, string(crd))
 	admin.WaitForResource(t, "keda.sh/v1alpha1", "ScaledObject")
+	admin.WaitForResource(t, "keda.sh/v1alpha1", "TriggerAuthentication")
 
 	files, err := filepath.Glob(filepath.Join(manifests, "*.yaml"))
 	if err != nil || len(files) < 10 {
@@ -328,6 +330,33 @@ func TestManifestsDryRun(t *testing.T) {
 		}
 	}
 
+	// The TLS component's TriggerAuthentication, and the base with the
+	// component as kustomize builds it (when kubectl is installed).
+	b, err := os.ReadFile(filepath.Join(manifests, "keda-tls", "triggerauthentication.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := kubetest.Decode(b)
+	if err != nil || len(objs) != 1 {
+		t.Fatalf("keda-tls/triggerauthentication.yaml: %v", err)
+	}
+	if err := admin.Create(context.Background(), objs[0], true); err != nil {
+		t.Errorf("keda-tls/triggerauthentication.yaml: dry run: %v", err)
+	}
+	if built := kustomizeWithTLS(t); built != nil {
+		for _, o := range built {
+			if o.GetKind() != "ScaledObject" {
+				continue
+			}
+			if ref, _, _ := unstructured.NestedSlice(o.Object, "spec", "triggers"); len(ref) != 1 {
+				t.Errorf("the component's ScaledObject has %d triggers", len(ref))
+			}
+			if err := admin.Create(context.Background(), o, true); err != nil {
+				t.Errorf("the ScaledObject with keda-tls: dry run: %v", err)
+			}
+		}
+	}
+
 	// The dry run is a real check: a ScaledObject with a number in its
 	// trigger metadata (KEDA wants strings) is refused.
 	bad := `apiVersion: keda.sh/v1alpha1
@@ -337,9 +366,73 @@ spec:
   scaleTargetRef: {name: thumbnails}
   triggers: [{type: external, metadata: {scalerAddress: "x:9103", group: 5}}]
 `
-	objs, _ := kubetest.Decode([]byte(bad))
+	objs, _ = kubetest.Decode([]byte(bad))
 	if err := admin.Create(context.Background(), objs[0], true); err == nil {
 		t.Error("a ScaledObject with a number in trigger metadata passed the dry run")
+	}
+}
+
+// kustomizeWithTLS builds deploy/kubernetes with its keda-tls component
+// through kubectl's kustomize, or returns nil (logged) without kubectl.
+func kustomizeWithTLS(t *testing.T) []*unstructured.Unstructured {
+	t.Helper()
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Log("kubectl is not installed: the base with keda-tls is not built")
+		return nil
+	}
+	dir := t.TempDir()
+	abs, err := filepath.Abs(manifests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(dir, abs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := "resources: [" + rel + "]\ncomponents: [" + filepath.Join(rel, "keda-tls") + "]\n"
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(k), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(kubectl, "kustomize", "--load-restrictor", "LoadRestrictionsNone", dir).Output()
+	if err != nil {
+		t.Fatalf("kubectl kustomize with keda-tls: %v", err)
+	}
+	objs, err := kubetest.Decode(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+// TestHPATolerance: the API server keeps an HPA's per-direction tolerance
+// (HPAConfigurableTolerance: beta and on by default from Kubernetes 1.35,
+// GA in 1.37), which the shipped ScaledObject sets to 0; a server with the
+// gate off drops the field and the HPA keeps the 10 % default.
+func TestHPATolerance(t *testing.T) {
+	_, admin := cluster(t)
+	admin.MustApply(t, `apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: tolerance-zero, namespace: `+workers+`}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: nothing}
+  minReplicas: 1
+  maxReplicas: 5
+  metrics: [{type: External, external: {metric: {name: s0-queue-checker-x}, target: {type: AverageValue, averageValue: "1"}}}]
+  behavior:
+    scaleUp: {tolerance: "0"}
+    scaleDown: {tolerance: "0"}
+`)
+	hpa, err := admin.Dynamic.Resource(schema.GroupVersionResource{Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers"}).
+		Namespace(workers).Get(context.Background(), "tolerance-zero", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{"scaleUp", "scaleDown"} {
+		v, found, _ := unstructured.NestedFieldNoCopy(hpa.Object, "spec", "behavior", dir, "tolerance")
+		if !found || fmt.Sprint(v) != "0" {
+			t.Errorf("behavior.%s.tolerance read back as %v (found %v), want 0 kept", dir, v, found)
+		}
 	}
 }
 

@@ -108,7 +108,9 @@ func Decide(s Settings, sample model.GroupSample, fleet model.Fleet, st *State, 
 type box struct {
 	drain, util, wait, bpw      int
 	arrival, utilz, drainS, age float64
+	bpwInService                float64
 	fc                          model.Forecast
+	bet                         model.Bet
 	pinned                      int
 	pausedSince, ageAt          time.Time
 
@@ -157,6 +159,7 @@ type call struct {
 	lambda      float64
 	lambdaKnown bool
 	surging     bool    // lambda is a surge measured over saturated intervals
+	held        bool    // messages are received and not deleted (held.go)
 	rise        float64 // what the sizing adds to lambda while arrivals climb (trend.go)
 	slope       float64 // their climb, msg/s per second, when rise > 0
 	lambdaEff   float64 // λ with the burst reserve
@@ -260,6 +263,7 @@ func (c *call) observe() {
 		c.inService = max(fleet.InService, 0)
 		c.d.InServiceWorkers = c.inService
 		c.d.PendingWorkers = max(fleet.Pending, 0)
+		c.d.DrainingWorkers = max(fleet.Draining, 0)
 	case fleet.Kind == "":
 		// No fleet to read: the count the last decision asked for.
 		c.current, c.currentKnown = c.lo, true
@@ -314,16 +318,18 @@ func (c *call) observe() {
 	if c.deletedOK {
 		deletedAt = sample.Deleted.At
 	}
+	held := c.watchHeld(servers)
 	c.prev, c.prevOK = st.est.update(now, queueKey(sample), flow{
 		deleted: c.deleted, deletedAt: deletedAt, deletedOK: c.deletedOK,
 		keep: s.MetricStaleAfter + 2*time.Minute,
 		sent: sent, sentOK: sentOK,
 		perServer: c.mu / float64(s.Concurrency), servers: servers,
-		tau: s.ArrivalSmoothing,
+		tau:  s.ArrivalSmoothing,
+		held: held,
 	})
 	if st.est.known && !math.IsNaN(st.est.rate) && !math.IsInf(st.est.rate, 0) {
 		c.lambda, c.lambdaKnown = math.Max(st.est.rate, 0), true
-		if st.est.surgeAt.Equal(c.at) && st.est.surge > c.lambda {
+		if st.est.surgeAt.Equal(c.at) && st.est.surge > c.lambda && !held {
 			c.lambda, c.surging = st.est.surge, true
 		}
 		c.setLambda(c.lambda)
@@ -416,6 +422,7 @@ func (c *call) forecast() {
 	if o := r.Occurrence; o != nil {
 		c.b.fc.Pattern = o.Pattern()
 		c.b.fc.Confidence = o.Confidence()
+		c.b.fc.Seen, c.b.fc.Of = o.Hits(), o.Lags()
 	}
 	c.d.Forecast = &c.b.fc
 	if !s.forecasting() {
@@ -485,6 +492,9 @@ func (c *call) guard() {
 	case model.DiagStuck:
 		c.hold("stuck")
 		c.reason("holding at %d: more workers will not fix workers that hold messages without completing them", c.current)
+		return
+	case model.DiagMessagesHeld:
+		c.holdHeld()
 		return
 	}
 
@@ -586,7 +596,10 @@ func (c *call) clamp() {
 		if c.hiBy == "cap" || c.s.Cap > 0 && c.s.Cap < c.lo {
 			limit, by = c.s.Cap, "cap"
 		}
-		if need := c.currentNeed(); need > c.hi {
+		// A group capped stays so while today's need is still at the limit:
+		// a need that wobbles by one around it (an arrival estimate's
+		// noise) would turn the verdict with the same numbers shown.
+		if need := c.currentNeed(); need > c.hi || c.st.cappedLast && need >= c.hi {
 			c.d.Capped = true
 			if need < c.rec {
 				c.reason("the load now needs %d (the target, with the forecast, %d), the %s allows %d", need, c.rec, by, limit)
@@ -611,7 +624,18 @@ func (c *call) clamp() {
 		desired = c.lo
 	}
 	c.d.DesiredWorkers = desired
-	if c.d.Capped && c.diag != model.DiagUnknown && c.diag != model.DiagNotConsuming && c.diag != model.DiagStuck {
+	if c.diag == model.DiagUnderProvisioned && c.recKnown && c.rec > c.hi && desired == c.hi && !c.d.Capped {
+		// Short at the limit with the target above it: more would be asked
+		// for but for the limit. Read as under-provisioned or capped by
+		// whether today's need, a moment's estimate, is above the limit,
+		// the verdict would change with the same numbers shown.
+		c.d.Capped = true
+		c.reason("short at the %s %d, below the target %d: capped", c.hiBy, c.hi, c.rec)
+	}
+	if !c.sample.Missing() && !c.invalid {
+		c.st.cappedLast = c.d.Capped
+	}
+	if c.d.Capped && c.diag != model.DiagUnknown && c.diag != model.DiagNotConsuming && c.diag != model.DiagStuck && c.diag != model.DiagMessagesHeld {
 		c.diag = model.DiagCapped
 		if c.hiBy == byCeiling || c.hiBy == byFIFO {
 			c.diag = model.DiagDownstreamLimited
@@ -633,6 +657,10 @@ func (c *call) report() {
 	}
 	if c.usable {
 		d.BacklogPerWorker = finite(c.backlog / float64(max(c.current, 1)))
+	}
+	if c.fleet.Known {
+		b.bpwInService = float64(d.Backlog) / float64(max(c.fleet.InService, 1))
+		d.BacklogPerInServiceWorker = &b.bpwInService
 	}
 	d.TargetBacklogPerWorker = c.s.TargetBacklogPerWorker()
 	c.reportMeasured()
@@ -665,6 +693,9 @@ func (c *call) remember() {
 	st := c.st
 	if c.fleet.Known {
 		st.lastCurrent, st.haveLastCurrent = c.current, true
+	}
+	if c.currentKnown && !c.fleetFailed {
+		st.held.noteCount(c.now, c.current)
 	}
 	if c.currentKnown || !c.fleetFailed {
 		st.lastDesired, st.haveLastDesired = c.d.DesiredWorkers, true

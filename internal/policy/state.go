@@ -45,6 +45,9 @@ type State struct {
 	notConsumingSince time.Time // first sample of that streak
 	atCapacity        int       // consecutive samples with in-flight at the fleet's capacity
 	atCapSince        time.Time // first sample of the current at-capacity streak
+	growingAtCap      int       // consecutive samples at capacity whose visible count rose
+	cappedLast        bool      // the last decision with data was capped
+	shrinking         int       // consecutive samples whose total fell
 	lastDiagAt        time.Time // the last sample the streaks counted
 
 	scratch []byte        // reused for formatting reasons
@@ -67,6 +70,7 @@ type State struct {
 	bursts burstLearner
 	// noise measures the arrival estimate's noise (noise.go).
 	noise rateNoise
+	held  heldWatch // messages received and not deleted (held.go)
 }
 
 // arrivalEstimator estimates the arrival rate λ from consecutive samples:
@@ -235,6 +239,9 @@ type flow struct {
 	perServer float64 // completions per second of one busy slot; 0 unknown
 	servers   float64 // slots in service; negative when unknown
 	tau       time.Duration
+	// held: messages are known to be held, for the bound of the sent
+	// count (sentbound.go).
+	held bool
 }
 
 // update folds one sample into the estimate. It returns the previous
@@ -276,7 +283,7 @@ func (e *arrivalEstimator) update(c counts, key uint64, f flow) (counts, bool) {
 		}
 		completions = (a + b) / 2 * f.perServer
 		uncertain = math.Abs(b-a) / 2 * f.perServer
-		if e.perServer > 0 && f.perServer != e.perServer && e.known {
+		if e.perServer > 0 && f.perServer != e.perServer && e.known && !f.held {
 			e.rate = math.Max(e.rate+(f.perServer-e.perServer)*e.busy, 0)
 		}
 		e.perServer = f.perServer
@@ -286,8 +293,10 @@ func (e *arrivalEstimator) update(c counts, key uint64, f flow) (counts, bool) {
 		completions = f.deleted
 	}
 	obs := (c.total()-prev.total())/dt + completions
+	bound := math.Inf(1)
 	if f.sentOK {
-		obs = math.Max(obs, f.sent)
+		bound = sentBound(f.sent, (c.total()-prev.total())/dt, f.held)
+		obs = math.Max(math.Min(obs, bound), f.sent)
 	}
 	obs = math.Max(obs, 0)
 	if math.IsNaN(obs) || math.IsInf(obs, 0) {
@@ -318,6 +327,9 @@ func (e *arrivalEstimator) update(c counts, key uint64, f flow) (counts, bool) {
 		e.rate += alpha * (use - e.rate)
 		e.unbounded = e.rate + alpha*(obs-use)
 	}
+	// Never above what was sent (sentbound.go), also after the move to a
+	// new per-slot rate.
+	e.rate = math.Min(e.rate, math.Max(bound, obs))
 	e.lastObs, e.lastObsOK = obs, true
 	e.addMark(c, f.keep)
 	e.measureMinute(c.at, f)

@@ -100,6 +100,10 @@ func formatField(g map[string]any, path, f, nullText string) string {
 			}
 			return formatNumber(math.Round(x))
 		}
+	case "ago":
+		if isNum {
+			return formatSeconds(math.Round(x)) + " ago"
+		}
 	case "clock":
 		if s, ok := v.(string); ok {
 			if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
@@ -179,6 +183,9 @@ var diagnoses = map[string]diagnosis{
 	model.DiagUnderProvisioned: {Label: "Under-provisioned", Level: "warn",
 		Means:  "Work arrives faster than the workers finish it, or the backlog will not clear within its target.",
 		Advice: "Scale out: let the checker raise the desired count, and raise the max or the cap if they hold it back."},
+	model.DiagLate: {Label: "Late", Level: "warn",
+		Means:  "The oldest message has waited longer than the promise, though the workers seem to keep pace.",
+		Advice: "Check how old the oldest-age figure is (its CloudWatch minute), and look for messages received and not deleted or hidden by a long visibility timeout; the checker sizes for the old message meanwhile."},
 	model.DiagCatchingUp: {Label: "Catching up", Level: "info",
 		Means:  "The workers the load needs are asked for and still starting; the oldest message is within the promise.",
 		Advice: "Nothing to do: they arrive once their start delay has passed."},
@@ -194,6 +201,9 @@ var diagnoses = map[string]diagnosis{
 	model.DiagDownstreamLimited: {Label: "Downstream-limited", Level: "warn",
 		Means:  "Workers added past the learned ceiling raised completions by little: something they share (a connection pool, a database, a rate limit, a FIFO queue's message groups) is the bottleneck.",
 		Advice: "Measure where the service time goes before adding workers: raise the downstream's limit, or accept the ceiling. The checker probes above it now and then and lets the fleet grow once throughput follows."},
+	model.DiagMessagesHeld: {Label: "Messages held", Level: "bad",
+		Means:  "Workers receive messages and do not delete them: in flight stays far above what the deletions explain. Poison messages with no dead-letter queue, an outage of what the workers call, or a downstream that refuses the work.",
+		Advice: "Give the queue a dead-letter queue (a redrive policy with maxReceiveCount, such as 5) so that poison messages leave it, and check the workers' errors and what they call. The fleet is held at its count from before: more workers only receive the same messages again."},
 	model.DiagUnknown: {Label: "Unknown", Level: "bad",
 		Means:  "No data: no queue answered, or no cycle has run yet.",
 		Advice: "Check the queue failures below, the checker's logs and its permissions. The fleet is held at its last good size."},

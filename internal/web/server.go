@@ -41,19 +41,40 @@ func Handler(o Options) http.Handler {
 		o.Now = time.Now
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{}))
+	// OpenMetrics for a scraper that asks for it (Accept:
+	// application/openmetrics-text), the text format otherwise.
+	mux.Handle("GET /metrics", promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{EnableOpenMetrics: true}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		// ok is 200; starting and unhealthy are 503, told apart by the first word.
+		// ok is 200; starting and unhealthy are 503, told apart by the first
+		// word; degraded is alive, 200, and not ready.
 		h := o.Controller.Health(o.Now(), o.Started, 3*o.Interval)
+		if h.State == controller.HealthDegraded {
+			fmt.Fprintln(w, h.State+": "+h.Detail)
+			return
+		}
 		if h.State != controller.HealthOK {
 			http.Error(w, h.State+": "+h.Detail, http.StatusServiceUnavailable)
 			return
 		}
 		fmt.Fprintln(w, "ok")
 	})
+	// /livez is the liveness probe: 503 only while the first cycle runs
+	// (a startup probe covers it), when the loop has stopped (wedged) or a
+	// restart is needed; never for AWS errors, held groups or leases.
+	mux.HandleFunc("GET /livez", func(w http.ResponseWriter, _ *http.Request) {
+		h := o.Controller.Live(o.Now(), 3*o.Interval)
+		if h.State != controller.HealthOK {
+			http.Error(w, h.State+": "+h.Detail, http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	// /readyz is the readiness probe: what /healthz says, with the reason
+	// in the body of a 503; degraded is not ready.
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !o.Controller.Ready() {
-			http.Error(w, "not ready: no cycle has completed yet", http.StatusServiceUnavailable)
+		h := o.Controller.Health(o.Now(), o.Started, 3*o.Interval)
+		if h.State != controller.HealthOK {
+			http.Error(w, "not ready: "+h.State+": "+h.Detail, http.StatusServiceUnavailable)
 			return
 		}
 		fmt.Fprintln(w, "ready")
