@@ -22,9 +22,18 @@ import (
 // constant τ, λ ÷ 2τ. A level that moves slowly within noiseSlow × τ adds
 // little; a step adds to σ for a while, which holds nothing while the fleet
 // cannot keep up.
+//
+// A level that moves is no noise either: every noiseSlow × τ the slow mean
+// is compared with its value one such window before (drift), and while it
+// moved by more than its own noise (noiseSigmas × σ ÷ √noiseSlow) nothing
+// is held, so a ramp or a day's swing is followed as before.
 type rateNoise struct {
 	m, v float64 // the slow mean, msg/s, and the spread around it, (msg/s)²
 	n    int     // estimates observed
+	// anchor is the slow mean at the start of the current window, elapsed
+	// the seconds since, and drift the slow mean's change over the last
+	// whole window (NaN until one has passed).
+	anchor, elapsed, drift float64
 }
 
 // Tuning of the noise hold (see rateNoise).
@@ -44,11 +53,15 @@ func (rn *rateNoise) observe(est, dt, tau float64) {
 	}
 	if rn.n == 0 {
 		rn.m, rn.v = est, 0
+		rn.anchor, rn.elapsed, rn.drift = est, 0, math.NaN()
 	} else {
 		a := 1 - math.Exp(-dt/(noiseSlow*tau))
 		d := est - rn.m
 		rn.m += a * d
 		rn.v += a * (d*d - rn.v)
+		if rn.elapsed += dt; rn.elapsed >= noiseSlow*tau {
+			rn.drift, rn.anchor, rn.elapsed = rn.m-rn.anchor, rn.m, 0
+		}
 	}
 	rn.n++
 }
@@ -108,6 +121,9 @@ func (c *call) noiseCheck(lam float64) {
 		return
 	}
 	sm := noiseSigmas * sigma / math.Sqrt(noiseSlow)
+	if !(math.Abs(rn.drift) <= sm) {
+		return // the level moves (or has not been watched a whole window)
+	}
 	lo := c.rateFloorAt(effectiveArrival(math.Max(rn.m-sm, 0), s.BurstReserve))
 	hi := c.rateFloorAt(effectiveArrival(rn.m+sm, s.BurstReserve))
 	c.noiseHold = lo <= c.current && c.current <= hi
