@@ -59,6 +59,9 @@ type burstLearner struct {
 	// window (D + L) of it was announced: the forecast pre-starts its
 	// workers (see bet), and the warm capacity leaves it out.
 	recurAt int64
+	// perServer is the per-slot completion rate the arrivals were measured
+	// with (see learnBursts).
+	perServer float64
 }
 
 // burstInterval is one interval's arrivals.
@@ -99,6 +102,9 @@ const (
 	// burstQuantile is the share of recent bursts the warm capacity serves
 	// and the burst lengths the sizing expects.
 	burstQuantile = 1
+	// burstRateChange is the change of the per-slot rate from which the
+	// bursts measured with the old one are forgotten.
+	burstRateChange = 0.25
 )
 
 // observe records the arrivals of the interval ending at at, secs long.
@@ -150,6 +156,17 @@ func (bl *burstLearner) observe(at time.Time, secs, msgs, window, latency float6
 			bl.np = min(bl.np+1, burstKeep)
 		}
 	}
+}
+
+// measuredWith tells the learner the per-slot completion rate the arrivals
+// it is about to observe are measured with. Bursts measured with a rate
+// since found wrong by more than burstRateChange (a service time measured
+// after they were seen, a deploy) were measured wrong: they are forgotten.
+func (bl *burstLearner) measuredWith(perServer float64) {
+	if old := bl.perServer; old > 0 && perServer > 0 && math.Abs(perServer/old-1) > burstRateChange {
+		*bl = burstLearner{}
+	}
+	bl.perServer = perServer
 }
 
 // windowNeed is the most work ÷ (w + latency) over the windows ending at

@@ -76,3 +76,39 @@ func TestBurstLearnerSteadyHasNoBursts(t *testing.T) {
 		t.Errorf("%d bursts (on: %v) in steady arrivals, want none", f.n, f.on)
 	}
 }
+
+// Bursts measured with a per-slot rate since found wrong by more than a
+// quarter (here the service time measured at twice the configured one) are
+// forgotten; a measurement that moves the rate by less keeps them.
+func TestBurstLearnerForgetsBurstsMeasuredWithAWrongRate(t *testing.T) {
+	t.Parallel()
+	learn := func(bl *burstLearner, t0 time.Time) time.Time {
+		at := t0
+		for s := 0; s < 20*60; s += 5 {
+			at = t0.Add(time.Duration(s+5) * time.Second)
+			msgs := 25.0
+			if s%180 >= 120 && s%180 < 150 {
+				msgs = 500
+			}
+			bl.observe(at, 5, msgs, 90, 30)
+		}
+		return at
+	}
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		after float64
+		kept  bool
+	}{{10, true}, {8.5, true}, {12, true}, {5, false}, {20, false}} {
+		var bl burstLearner
+		bl.measuredWith(10)
+		at := learn(&bl, t0)
+		before := bl.facts(at).n
+		if before < 5 {
+			t.Fatalf("%d bursts learned, want at least 5", before)
+		}
+		bl.measuredWith(tt.after)
+		if n := bl.facts(at).n; (n == before) != tt.kept || (!tt.kept && n != 0) {
+			t.Errorf("per-slot rate 10 then %v: %d of %d bursts kept, want all: %v", tt.after, n, before, tt.kept)
+		}
+	}
+}

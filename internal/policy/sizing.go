@@ -124,11 +124,9 @@ func (c *call) sizeModel() {
 			number(c.slope*60), number(c.lambda+c.rise), c.st.texts.of(s.ArrivalSmoothing, 0), c.st.texts.of(s.StartDelay, 0))
 	}
 
-	if c.bp.short || c.bp.known && !c.bp.f.on && c.bp.startLam < lam {
+	if c.bp.short {
 		// A burst that ends before new workers start: they serve what it
-		// leaves and the arrivals after it; between bursts, the arrivals
-		// are the base rate, whatever the estimate still holds of the last
-		// burst (warm.go).
+		// leaves and the arrivals after it (warm.go).
 		lam = c.bp.startLam
 		if c.peakEff <= c.lambdaEff {
 			c.peakEff = lam

@@ -39,6 +39,7 @@ func (c *call) learnBursts() {
 	// The interval's arrivals, with its completions by Little's law over
 	// the in-flight messages when the fleet is known: the deleted count lags
 	// a minute and would make a burst's tail look hot.
+	st.bursts.measuredWith(c.mu / float64(s.Concurrency))
 	msgs := st.est.lastObs * dt
 	if c.fleet.Known && c.mu > 0 {
 		slots := float64(c.inService) * float64(s.Concurrency)
@@ -150,7 +151,7 @@ func (c *call) warmPays(rate int) int {
 		b.HoldDollars, b.RelaunchDollars = &c.b.holdUSD, &c.b.relaunchUSD
 	}
 	c.d.Bursts = b
-	c.burstReason(extra, pays, chance, react)
+	c.burstReason(extra, pays, chance)
 	return warm
 }
 
@@ -163,7 +164,23 @@ const burstAnnounced = 0.75
 const forecast5m = 300.0
 
 // burstReason says what was learned of the bursts and what it does.
-func (c *call) burstReason(extra int, pays bool, chance, react float64) {
+func (c *call) burstReason(extra int, pays bool, chance float64) {
+	bp, b := &c.bp, &c.b.bursts
+	f := &bp.f
+	if bp.timed {
+		c.reason("bursts of ~%s messages over ~%s every ~%s lately (%d in the last hour, %s msg/s between), all on a rhythm the forecast times: their workers are pre-started when they are due, none kept warm",
+			number(b.Messages), span(f.length), span(f.gap), f.n, number(f.base))
+	} else {
+		c.burstWarmReason(extra, pays, chance)
+	}
+	if bp.short {
+		c.reason("a burst is on (%s so far): bursts this long lately lasted %s more on average, so it is expected to end, before workers launched now start; sizing for the %s msg/s after it",
+			span(f.age), span(bp.remaining), number(bp.startLam))
+	}
+}
+
+// burstWarmReason says what the bursts need and whether it is kept warm.
+func (c *call) burstWarmReason(extra int, pays bool, chance float64) {
 	bp, b := &c.bp, &c.b.bursts
 	f := &bp.f
 	hold, relaunch := c.cost(b.HoldWorkerHours), c.cost(b.RelaunchWorkerHours)
@@ -171,8 +188,6 @@ func (c *call) burstReason(extra int, pays bool, chance, react float64) {
 		number(b.Messages), span(f.length), span(f.gap), f.n, number(f.base), bp.need)
 	switch {
 	case extra == 0:
-	case bp.timed:
-		c.reason("the load recurs on a rhythm the forecast times: its workers are pre-started when it is due, none kept warm")
 	case !pays:
 		c.reason("keeping %d warm beyond the rate floors would cost %s an hour, relaunching for each burst %s: not kept warm", extra, hold, relaunch)
 	case bp.warm > 0:
@@ -181,10 +196,6 @@ func (c *call) burstReason(extra int, pays bool, chance, react float64) {
 	default:
 		c.reason("the %d warm workers go: %s without a burst, more than twice the longest recent gap",
 			extra, span(f.quiet))
-	}
-	if bp.short {
-		c.reason("a burst is on (%s so far): bursts this long lately lasted %s more on average, so it is expected to end, before workers launched now start; sizing for the %s msg/s after it",
-			span(f.age), span(bp.remaining), number(bp.startLam))
 	}
 }
 
