@@ -111,7 +111,8 @@ func cmdRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 		zap.Int("groups", len(cfg.Groups)), zap.Duration("interval", cfg.Interval),
 		zap.String("listen", cfg.Listen), zap.Bool("dry_run", cfg.DryRun))
 
-	handler := web.Handler(web.Options{Controller: ctrl, Gatherer: gatherer, Interval: cfg.Interval, Started: time.Now()})
+	handler := web.Handler(web.Options{Controller: ctrl, Gatherer: gatherer, Interval: cfg.Interval, Started: time.Now(),
+		Pprof: cfg.Debug.Pprof})
 	scaler, err := kedaServer(cfg.KEDA, ctrl, base, log.Named("keda"))
 	if err != nil {
 		return err
@@ -248,7 +249,7 @@ func (r *reloader) reload(ctx context.Context, always bool) {
 		r.leases.SetGroups(groupNames(cfg))
 	}
 	r.log.Info("configuration reloaded", zap.String("config", r.src.name), zap.Int("groups", len(cfg.Groups)),
-		zap.String("note", "listen, interval and log settings change only on restart"))
+		zap.String("note", "listen, interval, log and debug settings change only on restart"))
 }
 
 func cmdOnce(ctx context.Context, args []string, stdout, stderr io.Writer) error {
