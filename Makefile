@@ -1,5 +1,6 @@
-# `make test` is the whole test suite: vet, then every package with the race
-# detector, the integration tests against moto's server included. It first
+# `make test` is the whole test suite: vet, lint (the layering rules of
+# .golangci.yml included), then every package with the race detector, the
+# integration tests against moto's server included. It first
 # installs what the machine lacks (scripts/test-deps: moto into .venv or the
 # user's Python, Chromium from the distribution's packages).
 GO      ?= go
@@ -26,16 +27,20 @@ vet:
 	$(GO) vet ./...
 	$(GO) vet -tags comparison ./cmd/checker
 
-test: test-deps vet
+test: test-deps vet lint
 	$(GO) test -race -count=1 -timeout 20m ./...
 	# The simulator's claims about the policies (docs/simulation.md), on spike, bursty and cron: the
 	# race detector makes the simulations ten times slower, so without it (their files are
 	# built with //go:build !race: under -race they do not exist).
 	$(GO) test -count=1 -timeout 20m -run 'TestComparison' ./cmd/checker
+	# The oracle's bounds (internal/sim/bound_test.go): every policy on every
+	# built-in scenario and an exhaustive search, likewise without it.
+	$(GO) test -count=1 -timeout 20m -run 'TestOracle' ./internal/sim
 
 test-deps:
 	scripts/test-deps
 
+# golangci-lint from the Go module proxy, built once into Go's build cache.
 lint:
 	$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) run ./...
 

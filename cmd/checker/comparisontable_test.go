@@ -4,23 +4,26 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 )
 
-// TestComparisonTable prints the README's table with -comparison: each
-// cell is the mean over seeds 1-3 of the share of messages within the
-// promise and the worker-hours, with the cost as a multiple of the
-// oracle's mean.
+// TestComparisonTable prints the comparison's tables with -comparison and
+// checks that docs/simulation.md shows them as the simulator gives them
+// now: a change to a policy or to the simulator that moves a number fails
+// it until the page is regenerated. Each cell of the first is the mean
+// over seeds 1-3 of the share of messages within the promise and the
+// worker-hours, with the cost as a multiple of the oracle's mean; the
+// second is the bill (comparisonBill).
 func TestComparisonTable(t *testing.T) {
 	if !*comparisonFlag {
 		t.Skip("prints the README table with -comparison")
 	}
 	runs := comparisonAll(t)
-	policies := []string{"model", "backlog", "keda", "target-tracking", "step", "fixed", "oracle", "oracle-instant"}
+	policies := []string{"model", "backlog", "keda", "target-tracking", "step", "fixed", "fixed-best", "oracle", "oracle-instant"}
 	var b strings.Builder
-	b.WriteString("| scenario | model | backlog per worker (the checker's rule) | KEDA + HPA | target tracking | step alarms | fixed | oracle | oracle-instant |\n")
-	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	b.WriteString(comparisonHeader(policies))
 	for _, sc := range comparisonScenarios {
 		slo, cost := map[string]float64{}, map[string]float64{}
 		n := 0.0
@@ -40,8 +43,18 @@ func TestComparisonTable(t *testing.T) {
 		}
 		b.WriteString("\n")
 	}
-	fmt.Println(b.String())
-	fmt.Println(comparisonBill(runs, policies, comparisonWorkerCost))
+	table, bill := b.String(), comparisonBill(runs, policies, comparisonWorkerCost)
+	fmt.Println(table)
+	fmt.Println(bill)
+	doc, err := os.ReadFile("../../docs/simulation.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range strings.Split(strings.TrimSpace(table+"\n"+bill), "\n") {
+		if row = strings.TrimSpace(row); row != "" && !strings.Contains(string(doc), "\n"+row+"\n") {
+			t.Errorf("docs/simulation.md lacks the row, as the simulator now gives it: %s", row)
+		}
+	}
 }
 
 // comparisonWorkerCost is the worker price of the comparison's bill: an

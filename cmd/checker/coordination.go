@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"time"
 
@@ -28,11 +30,12 @@ type leaseGate struct {
 var (
 	_ controller.Gate       = leaseGate{}
 	_ controller.TableUsage = leaseGate{} // the lease table joins the checker's own AWS bill
+	_ controller.Degrader   = leaseGate{} // a group nobody can take: /readyz and the page, not /healthz
 )
 
-// Sync syncs the leases and passes on the groups it took.
-func (g leaseGate) Sync(ctx context.Context) error {
-	err := g.Manager.Sync(ctx, time.Now())
+// Sync syncs the leases as of now and passes on the groups it took.
+func (g leaseGate) Sync(ctx context.Context, now time.Time) error {
+	err := g.Manager.Sync(ctx, now)
 	taken := g.Taken()
 	if g.syncs != nil {
 		*g.syncs++
@@ -70,6 +73,18 @@ func newLeases(ctx context.Context, cfg config.Config, reg prometheus.Registerer
 	clients, region, err := leaseClients(ctx, cfg, reg)
 	if err != nil {
 		return nil, err
+	}
+	// A table that does not exist is a mistake of the configuration, found
+	// at start rather than by a checker that acts on nothing; other errors
+	// may pass, and the manager reports them as it runs.
+	cctx, cancel := context.WithTimeout(ctx, cfg.CallTimeout())
+	err = lease.Reachable(cctx, clients.DynamoDB(region), co.DynamoDB.Table)
+	cancel()
+	switch {
+	case errors.Is(err, lease.ErrNoTable):
+		return nil, fmt.Errorf("coordination.dynamodb.table: %w", err)
+	case err != nil:
+		log.Warn("lease table not read at start; the checker acts on no group until it answers", zap.Error(err))
 	}
 	id := co.Identity
 	if id == "" {

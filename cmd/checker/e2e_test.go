@@ -37,7 +37,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(awstest.M(m), awstest.Transp
 var decisionKeys = []string{
 	"group", "at", "visible", "in_flight", "delayed", "backlog",
 	"current_workers", "in_service_workers", "pending_workers", "draining_workers", "arrival_rate",
-	"backlog_per_worker", "target_backlog_per_worker", "floors",
+	"backlog_per_worker", "backlog_per_in_service_worker", "target_backlog_per_worker", "floors",
 	"recommended_workers", "desired_workers", "capped", "held", "hold_reason",
 	"partial", "diagnosis", "reasons", "utilization", "drain_seconds", "oldest_age_seconds", "oldest_age_at",
 	"forecast", "measured", "need_without_forecast",

@@ -31,6 +31,7 @@ var planFlagOf = map[string]string{
 	capacity.FieldSafetyWorkers:   "safety",
 	capacity.FieldCap:             "cap",
 	capacity.FieldLatencyTarget:   "latency-target",
+	capacity.FieldLatencyQuantile: "latency-quantile",
 	capacity.FieldHorizon:         "horizon",
 	capacity.FieldWorkerCost:      "worker-cost",
 }
@@ -44,8 +45,8 @@ type planFlags struct {
 
 // cmdPlan is the offline capacity calculator (docs/model.md, docs/planning.md): how many
 // workers a queue needs to drain its backlog in time, stay under a
-// utilisation ceiling and, with a latency target, keep the mean queue wait
-// under it.
+// utilisation ceiling and, with a latency target, start 99 % of messages
+// (--latency-quantile) within it, as the daemon sizes.
 func cmdPlan(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("plan", stderr)
 	var f planFlags
@@ -63,7 +64,8 @@ func cmdPlan(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&f.startDelay, "start-delay", 0, "launch until an added worker takes its first message")
 	fs.IntVar(&f.in.SafetyWorkers, "safety", 0, "fixed safety workers added to the target")
 	fs.IntVar(&f.in.Cap, "cap", 0, "most workers allowed (connection pool, quota); 0: no cap")
-	fs.DurationVar(&f.latency, "latency-target", 0, "mean queue wait to hold (Erlang C wait floor); 0: none")
+	fs.DurationVar(&f.latency, "latency-target", 0, "the promise: how long a message may wait before a worker takes it (Erlang C wait floor); 0: none")
+	fs.Float64Var(&f.in.LatencyQuantile, "latency-quantile", capacity.DefaultLatencyQuantile, "share of messages that must start within --latency-target, as the daemon's target.latency_quantile; the mean wait's floor is shown beside it")
 	fs.DurationVar(&f.horizon, "horizon", 0, "burn-down span; 0: start delay + 2 × drain target")
 	fs.Float64Var(&f.in.WorkerCostPerHour, "worker-cost", 0, "dollars one worker costs an hour: prices the target and each latency promise; 0: no price")
 	fs.StringVar(&f.output, "output", string(planreport.FormatTable), "output format: table, json, markdown or csv")
@@ -71,7 +73,7 @@ func cmdPlan(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(fs.Output(), "usage: checker plan --arrival-rate R (--per-worker M | --service-time S) [flags]\n\n"+
 			"How many workers a queue needs: enough to clear the backlog within the drain target\n"+
 			"while arrivals continue, to keep utilisation under the ceiling and, with a latency\n"+
-			"target, to keep the Erlang C mean queue wait under it.\n\nflags:\n")
+			"target, to start 99 %% of messages within it (Erlang C, as the daemon sizes).\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args); err != nil {

@@ -221,8 +221,9 @@ func (r *reloader) reload(ctx context.Context, always bool) {
 		// Applied at once, a checker that starts sharing would act on every
 		// group beside the checkers already holding their leases, and one
 		// that stops sharing would act alone beside them. The running
-		// configuration is kept and /healthz fails, so that an orchestrator
-		// restarts the checker, which then starts with the new block.
+		// configuration is kept but acts on nothing, and /healthz fails, so
+		// that an orchestrator restarts the checker, which then starts with
+		// the new block.
 		r.bad = sum
 		msg := "the coordination block was added, removed or changed: it takes a restart"
 		r.ctrl.SetRestartNeeded(msg)

@@ -151,10 +151,11 @@ func parseSimFlags(fs *flag.FlagSet, args []string) (simFlags, error) {
 	fs.IntVar(&f.min, "min", 1, "fewest workers")
 	fs.IntVar(&f.max, "max", 200, "most workers (at most 1000000)")
 	fs.IntVar(&f.workers, "workers", 0, "the fixed fleet and every policy's starting size; 0: what the base rate (a CSV file's mean rate) needs at 80 % utilisation and by the Erlang C wait floor")
-	fs.StringVar(&f.policy, "policy", "all", "policy to run: "+strings.Join(sim.Policies, ", ")+", or all. "+
+	fs.StringVar(&f.policy, "policy", "all", "policies to run, comma-separated: "+strings.Join(sim.Policies, ", ")+", or all. "+
 		"keda: visible + in-flight ÷ queueLength under the HPA (tolerance 0.1, scale-up at most +100 % or +4 pods per 15 s); "+
 		"target-tracking: SQS visible ÷ in-service on 1-minute datapoints, out after 3 above the target, in after 15 below; "+
-		"step: +1 at 1,000 visible, +2 at 1,500, -1 below 100; oracle: clairvoyant, launching one start delay ahead; oracle-instant: clairvoyant with instant workers")
+		"step: +1 at 1,000 visible, +2 at 1,500, -1 below 100; fixed-best: the fewest fixed workers that start 99 % of messages within the promise, found in hindsight; "+
+		"oracle: a clairvoyant plan that may let a burst wait up to the promise and pays every start delay; oracle-instant: the same with instant workers")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed; the same seed gives the same run (and the days and weeks scenarios' noise)")
 	fs.StringVar(&f.output, "output", "table", "output format: table or json")
 	fs.Float64Var(&f.workerCost, "worker-cost", 0, "dollars one worker costs an hour: every policy's bill, and its saving against the oracle's; 0: no price")
@@ -339,13 +340,18 @@ func (f simFlags) runConfig(ctx context.Context) (sim.RunConfig, []string, error
 		bad("service-dist", "%q: want exponential, lognormal or constant", f.serviceDist)
 	}
 	var policies []string
-	switch {
-	case f.policy == "all":
+	if f.policy == "all" {
 		policies = sim.Policies
-	case slices.Contains(sim.Policies, f.policy):
-		policies = []string{f.policy}
-	default:
-		bad("policy", "%q: want %s or all", f.policy, strings.Join(sim.Policies, ", "))
+	} else {
+		for _, p := range strings.Split(f.policy, ",") {
+			p = strings.TrimSpace(p)
+			switch {
+			case !slices.Contains(sim.Policies, p):
+				bad("policy", "%q: want %s, a comma-separated list of them, or all", p, strings.Join(sim.Policies, ", "))
+			case !slices.Contains(policies, p):
+				policies = append(policies, p)
+			}
+		}
 	}
 	if f.output != "table" && f.output != "json" {
 		bad("output", "%q: want table or json", f.output)

@@ -8,11 +8,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/queuechecker/queue-checker/internal/config"
+	"github.com/queuechecker/queue-checker/internal/sim"
 )
 
 type simResult struct {
@@ -29,6 +31,8 @@ type simResult struct {
 	Messages       int64    `json:"messages"`
 	Duplicates     int64    `json:"duplicates"`
 	Dollars        *float64 `json:"dollars"`
+	Workers        int      `json:"workers"`
+	PlanDeadline   float64  `json:"plan_deadline_seconds"`
 }
 
 func runSimulate(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -200,7 +204,7 @@ func TestSimulateWithAConfigGroup(t *testing.T) {
 func TestSimulateJSONHasEveryPolicyOnTheSameTraffic(t *testing.T) {
 	t.Parallel()
 	res := simJSON(t, "--scenario", "spike", "--duration", "20m")
-	want := []string{"model", "backlog", "keda", "target-tracking", "step", "fixed", "oracle", "oracle-instant"}
+	want := []string{"model", "backlog", "keda", "target-tracking", "step", "fixed", "fixed-best", "oracle", "oracle-instant"}
 	if len(res) != len(want) {
 		t.Fatalf("%d results, want %d", len(res), len(want))
 	}
@@ -314,5 +318,25 @@ func TestSimulateWorkerCost(t *testing.T) {
 	}
 	if code, _, errOut := runSimulate(t, "--worker-cost", "-1"); code != 2 || !strings.Contains(errOut, "worker-cost") {
 		t.Errorf("negative price: exit %d, %q", code, errOut)
+	}
+}
+
+// fixed-best gives its fleet in the JSON, and a fixed fleet of that size
+// scores the same over the same messages; the table names it.
+func TestSimulateFixedBest(t *testing.T) {
+	t.Parallel()
+	args := []string{"--scenario", "bursty", "--duration", "30m", "--rate", "20"}
+	best := simJSON(t, append(args, "--policy", "fixed-best")...)[0]
+	if best.Workers < 1 || best.SLOAttainment < sim.PromiseShare {
+		t.Fatalf("fixed-best: %d workers at %.4f", best.Workers, best.SLOAttainment)
+	}
+	n := strconv.Itoa(best.Workers)
+	fixed := simJSON(t, append(args, "--policy", "fixed", "--workers", n)...)[0]
+	if fixed.Workers != best.Workers || fixed.SLOAttainment != best.SLOAttainment || fixed.WorkerSeconds != best.WorkerSeconds {
+		t.Errorf("fixed at %s: %+v; fixed-best %+v", n, fixed, best)
+	}
+	code, out, errOut := runSimulate(t, append(args, "--policy", "fixed-best,oracle")...)
+	if code != 0 || !strings.Contains(out, "fixed-best") || !strings.Contains(out, "oracle") {
+		t.Errorf("exit %d, table:\n%s\n%s", code, out, errOut)
 	}
 }

@@ -38,8 +38,8 @@ func OfferedLoad(arrivalRate, serviceTime float64) float64 {
 }
 
 // Concurrency is the number of concurrent handlers needed to keep
-// utilisation at or below u: ceil(λ·S / u). Seed 000: 500 msg/s at 0.2 s and
-// u = 0.7 gives 143.
+// utilisation at or below u: ceil(λ·S / u). 500 msg/s at 0.2 s and u = 0.7
+// give 143 (docs/model.md, 10.1).
 func Concurrency(arrivalRate, serviceTime, utilization float64) int {
 	if utilization <= 0 {
 		return 0
@@ -109,7 +109,8 @@ func BacklogAtStart(backlog, currentNetDrain, startDelay float64) float64 {
 
 // DrainFloor is c_drain = ceil((λ_eff + Q_start/T) ÷ μ_eff): the workers that
 // keep pace with arrivals and remove the backlog within T seconds.
-// Seed 001: 12 msg/s, 18,000 messages, 30 min, 2.4 msg/s per worker: 10.
+// 12 msg/s, 18,000 messages, 30 min, 2.4 msg/s per worker: 10
+// (docs/model.md, 10.4).
 // A drain target T ≤ 0 sets no deadline: the floor only keeps pace with
 // arrivals. No throughput (μ_eff ≤ 0) gives 0: there is no answer.
 func DrainFloor(arrivalRate, perWorker, backlog, drainTarget float64) int {
@@ -124,8 +125,8 @@ func DrainFloor(arrivalRate, perWorker, backlog, drainTarget float64) int {
 }
 
 // UtilizationFloor is c_util = ceil(λ_eff ÷ (μ_eff × u)): the workers that
-// keep steady utilisation at or below the ceiling u. Seed 001: 40 msg/s,
-// 5 msg/s per worker, u = 0.8: 10.
+// keep steady utilisation at or below the ceiling u. 40 msg/s, 5 msg/s per
+// worker, u = 0.8: 10 (docs/model.md, 10.6).
 func UtilizationFloor(arrivalRate, perWorker, utilization float64) int {
 	if perWorker <= 0 || utilization <= 0 {
 		return 0

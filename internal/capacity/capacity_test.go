@@ -54,11 +54,11 @@ func TestLittlesLaw(t *testing.T) {
 		wantLoad    float64
 		wantConc    int
 	}{
-		// Seed 000: 500 msg/s at 200 ms is 100 in flight; at 0.7, 143 handlers.
+		// docs/model.md 10.1: 500 msg/s at 200 ms is 100 in flight; at 0.7, 143 handlers.
 		{"model 10.1 at 0.7", 500, 0.2, 0.7, 100, 143},
 		// At 100 % utilisation the concurrency is the offered load itself.
 		{"model 10.1 at 1.0", 500, 0.2, 1, 100, 100},
-		// Seed 002: 50 jobs/s at 200 ms: offered load 10.
+		// docs/model.md 10.8: 50 jobs/s at 200 ms: offered load 10.
 		{"Erlang C example offered load", 50, 0.2, 1, 10, 10},
 		// AWS Lambda's example: 5,000 req/s at 0.2 s is 1,000 concurrent.
 		{"lambda example", 5000, 0.2, 1, 1000, 1000},
@@ -90,9 +90,9 @@ func TestDrainSeconds(t *testing.T) {
 		want    float64
 		drains  bool
 	}{
-		// Seed 000: 1,000,000 at 600 served vs 500 arriving: 10,000 s.
-		{"model 10.1", 1_000_000, 600, 500, 10_000, true},
-		// Seed 001: 18,000 at 8 × 2.4 = 19.2 vs 12: 18000/7.2 = 2500 s (41 min 40 s).
+		// docs/model.md 10.3: 1,000,000 at 600 served vs 500 arriving: 10,000 s.
+		{"model 10.3", 1_000_000, 600, 500, 10_000, true},
+		// docs/model.md 10.4: 18,000 at 8 × 2.4 = 19.2 vs 12: 18000/7.2 = 2500 s (41 min 40 s).
 		{"planner example current pool", 18_000, 19.2, 12, 2500, true},
 		{"equal rates never drain", 100, 5, 5, 0, false},
 		{"more arrivals than service never drain", 100, 4, 5, 0, false},

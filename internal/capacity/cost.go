@@ -44,8 +44,9 @@ const (
 	BindingUtilization = "utilization" // the utilisation floor of the ceiling
 )
 
-// PromiseCost is the steady-state pool that holds one latency promise (a
-// mean queue wait, as the plan's latency target) under the plan's
+// PromiseCost is the steady-state pool that holds one latency promise (the
+// plan's LatencyQuantile of messages start within it, as the plan's
+// latency target) under the plan's
 // utilisation ceiling, and what it costs:
 //
 //	workers = max(c_util, c_wait(promise)) + s
@@ -123,7 +124,7 @@ func (m *model) priceCosts(p *Plan) {
 
 	p.PromiseCosts = []PromiseCost{}
 	for _, l := range withValue(PromiseLatencies, in.LatencyTarget) {
-		servers, ok := WaitFloor(m.lam, m.perServer, l)
+		servers, ok := WaitQuantileFloor(m.lam, m.perServer, l, 1-in.LatencyQuantile)
 		if !ok {
 			continue // beyond MaxServers: the plan's warnings say so for its own target
 		}

@@ -73,6 +73,16 @@ func handWaitFloor(lam, mu, w float64) int {
 	}
 }
 
+// handQuantileFloor is the smallest c > a for which at most miss of the
+// messages wait longer than w: C·e^−(cμ − λ)w ≤ miss.
+func handQuantileFloor(lam, mu, w, miss float64) int {
+	for c := int(lam/mu) + 1; ; c++ {
+		if erlangCDirect(c, lam/mu)*math.Exp(-(float64(c)*mu-lam)*w) <= miss {
+			return c
+		}
+	}
+}
+
 // Each promise row's workers are the larger of the utilisation floor and
 // a wait floor found here by the direct Erlang C sum, and its dollars
 // those workers × the price × 730.
@@ -91,7 +101,7 @@ func TestPromiseCostsByHand(t *testing.T) {
 		if i > 0 && r.LatencySeconds <= p.PromiseCosts[i-1].LatencySeconds {
 			t.Errorf("rows not in order of latency at %d", i)
 		}
-		wait := handWaitFloor(lam, 1/service, r.LatencySeconds)
+		wait := handQuantileFloor(lam, 1/service, r.LatencySeconds, 0.01)
 		want := max(util, wait) + 1
 		if r.Workers != want || r.WaitFloor != wait || r.UtilizationFloor != util {
 			t.Errorf("promise %vs: workers %d (wait %d, util %d), want %d (wait %d, util %d)",
@@ -110,11 +120,11 @@ func TestPromiseCostsByHand(t *testing.T) {
 	if currents != 1 {
 		t.Errorf("%d current rows, want 1", currents)
 	}
-	// A 5 ms mean wait needs more workers than the 13 of the ceiling.
+	// 99 % within 5 ms needs more workers than the 13 of the ceiling.
 	if p5 := mustPlan(t, PlanInput{ArrivalRate: lam, ServiceTime: service, Concurrency: 1, DrainTarget: 900,
 		Utilization: 0.8, LatencyTarget: 0.005}); p5.PromiseCosts[0].Binding != BindingWait ||
-		p5.PromiseCosts[0].Workers != handWaitFloor(lam, 1/service, 0.005) {
-		t.Errorf("5ms promise %+v, want the wait floor %d binding", p5.PromiseCosts[0], handWaitFloor(lam, 1/service, 0.005))
+		p5.PromiseCosts[0].Workers != handQuantileFloor(lam, 1/service, 0.005, 0.01) {
+		t.Errorf("5ms promise %+v, want the wait floor %d binding", p5.PromiseCosts[0], handQuantileFloor(lam, 1/service, 0.005, 0.01))
 	}
 	if last := p.PromiseCosts[len(p.PromiseCosts)-1]; last.Binding != BindingUtilization || last.Workers != util+1 {
 		t.Errorf("10m promise %+v, want the utilisation floor %d + 1", last, util)

@@ -51,8 +51,8 @@ func erlangCFromB(b, rho float64) float64 {
 }
 
 // ErlangC evaluates the M/M/c queue with c servers, arrivals at λ msg/s and
-// each server completing μ msg/s. Seed 002: 11 servers, λ = 50, μ = 5 give
-// P(wait) 68.2 % and Wq 136.4 ms. It costs O(c) and is finite and accurate
+// each server completing μ msg/s. 11 servers, λ = 50, μ = 5 give P(wait)
+// 68.2 % and Wq 136.4 ms (docs/model.md, 10.8). It costs O(c) and is finite and accurate
 // for any c up to MaxServers: the Erlang B recursion never overflows.
 //
 // Servers ≤ 0, μ ≤ 0, λ < 0, non-finite rates or c > MaxServers give a

@@ -318,6 +318,20 @@ func referenceWaitFloor(arrival, rate, target float64) int {
 	}
 }
 
+// referenceQuantileFloor is the smallest stable c for which at most miss of
+// the messages wait longer than t, by the log-space Erlang C sum.
+func referenceQuantileFloor(arrival, rate, t, miss float64) int {
+	a := arrival / rate
+	for c := int(a) + 1; ; c++ {
+		if float64(c) <= a {
+			continue
+		}
+		if logSpaceErlangC(c, a)*math.Exp(-(float64(c)*rate-arrival)*t) <= miss {
+			return c
+		}
+	}
+}
+
 func TestWaitFloor(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -327,7 +341,7 @@ func TestWaitFloor(t *testing.T) {
 		want          int
 		ok            bool
 	}{
-		// Seed 002: 136.4 ms at 11, 44.9 ms at 12, 19.0 at 13, 8.7 at 14.
+		// docs/model.md 10.8: 136.4 ms at 11, 44.9 ms at 12, 19.0 at 13, 8.7 at 14.
 		{"Erlang C example at 100 ms", 50, 5, 0.1, 12, true},
 		{"Erlang C example at 10 ms", 50, 5, 0.01, 14, true},
 		{"Erlang C example at 20 ms", 50, 5, 0.02, 13, true},

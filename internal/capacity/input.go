@@ -29,8 +29,12 @@ type PlanInput struct {
 	StartDelay      float64 `json:"start_delay_seconds"`              // d, until added workers take work
 	SafetyWorkers   int     `json:"safety_workers"`                   // s, added after the floors
 	Cap             int     `json:"cap"`                              // 0 means none
-	LatencyTarget   float64 `json:"latency_target_seconds,omitempty"` // mean queue wait; 0 means none
-	Horizon         float64 `json:"horizon_seconds"`                  // burn-down span; 0 means d + 2T
+	LatencyTarget   float64 `json:"latency_target_seconds,omitempty"` // queue wait; 0 means none
+	// LatencyQuantile is the share of messages that must start within
+	// LatencyTarget, as the daemon promises (target.latency_quantile); 0
+	// means DefaultLatencyQuantile.
+	LatencyQuantile float64 `json:"latency_quantile,omitempty"`
+	Horizon         float64 `json:"horizon_seconds"` // burn-down span; 0 means d + 2T
 	// WorkerCostPerHour is what one worker costs an hour, in dollars; 0
 	// means no price: the plan then counts workers, not dollars.
 	WorkerCostPerHour float64 `json:"worker_cost_per_hour,omitempty"`
@@ -54,8 +58,14 @@ const (
 	FieldSafetyWorkers   = "safety_workers"
 	FieldCap             = "cap"
 	FieldLatencyTarget   = "latency_target_seconds"
+	FieldLatencyQuantile = "latency_quantile"
 	FieldHorizon         = "horizon_seconds"
 )
+
+// DefaultLatencyQuantile is the share of messages a latency target
+// promises to start within it when none is given: the daemon's default
+// (target.latency_quantile).
+const DefaultLatencyQuantile = 0.99
 
 // Bounds of PlanInput. They are far beyond any real queue and keep every
 // product and quotient of the plan finite in float64.
@@ -164,6 +174,9 @@ func (in PlanInput) Validate() error {
 	if in.LatencyTarget != 0 {
 		rangeCheck(FieldLatencyTarget, in.LatencyTarget, math.SmallestNonzeroFloat64, MaxSeconds,
 			"> 0 and at most %g seconds, or 0 for none", float64(MaxSeconds))
+	}
+	if in.LatencyQuantile != 0 && !(in.LatencyQuantile > 0 && in.LatencyQuantile < 1) {
+		bad(FieldLatencyQuantile, "must be a share in (0, 1), such as 0.99, or 0 for %v (got %v)", DefaultLatencyQuantile, in.LatencyQuantile)
 	}
 	rangeCheck(FieldWorkerCost, in.WorkerCostPerHour, 0, MaxWorkerCost,
 		"between 0 (no price) and %g dollars an hour", float64(MaxWorkerCost))

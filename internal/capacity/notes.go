@@ -39,12 +39,16 @@ func planPoints(m *model, p *Plan) []PlanPoint {
 	}
 	if p.WaitFloor != nil {
 		w := *p.WaitFloor
-		note := fmt.Sprintf("mean queue wait within the %s target (Erlang C)", FormatSeconds(in.LatencyTarget))
+		note := fmt.Sprintf("%s of messages start within the %s target (Erlang C)",
+			FormatPercent(in.LatencyQuantile), FormatSeconds(in.LatencyTarget))
 		if q, ok := m.erlang(w); ok && q.Stable {
-			note = fmt.Sprintf("mean queue wait %s, within the %s target (Erlang C)",
-				FormatSeconds(q.MeanWait), FormatSeconds(in.LatencyTarget))
+			note = fmt.Sprintf("%s of messages start within the %s target, the daemon's promise (Erlang C: %s wait longer; mean wait %s)",
+				FormatPercent(in.LatencyQuantile), FormatSeconds(in.LatencyTarget), FormatPercent(q.WaitExceeds(in.LatencyTarget)), FormatSeconds(q.MeanWait))
 		}
 		add(PointWaitFloor, w, note)
+		if mw := p.MeanWaitFloor; mw != nil {
+			add(PointMeanWaitFloor, *mw, fmt.Sprintf("mean queue wait within the %s target alone: a weaker promise, not sized for", FormatSeconds(in.LatencyTarget)))
+		}
 		floors = append(floors, fmt.Sprintf("wait %d", w))
 	}
 

@@ -24,9 +24,13 @@ type Plan struct {
 	OfferedLoad        float64 `json:"offered_load"`         // λ_eff/μ_eff, in workers
 	BacklogAtStart     float64 `json:"backlog_at_start"`     // Q_start
 
-	DrainFloor         int  `json:"drain_floor"`
-	UtilizationFloor   int  `json:"utilization_floor"`
-	WaitFloor          *int `json:"wait_floor"` // null without a latency target
+	DrainFloor       int  `json:"drain_floor"`
+	UtilizationFloor int  `json:"utilization_floor"`
+	WaitFloor        *int `json:"wait_floor"` // null without a latency target: LatencyQuantile of messages start within it
+	// MeanWaitFloor is the smallest pool whose mean queue wait is within
+	// the latency target: a weaker promise, shown beside the wait floor and
+	// not sized for. Null without a latency target.
+	MeanWaitFloor      *int `json:"mean_wait_floor"`
 	RecommendedWorkers int  `json:"recommended_workers"`
 	SteadyStateWorkers int  `json:"steady_state_workers"` // max(c_util, c_wait) + s: once the backlog is gone
 	Capped             bool `json:"capped"`
@@ -78,6 +82,7 @@ const (
 	PointDrainFloor       = "drain floor"
 	PointUtilizationFloor = "utilization floor"
 	PointWaitFloor        = "wait floor"
+	PointMeanWaitFloor    = "mean wait floor"
 	PointTarget           = "target"
 	PointCapped           = "capped"
 )
@@ -152,7 +157,7 @@ const (
 //	Q_start   = max(0, Q0 − net(c_current)·d)
 //	c_drain   = ceil((λ_eff + Q_start/T) / μ_eff)
 //	c_util    = ceil(λ_eff / (μ_eff·u))
-//	c_wait    = ceil(servers(Wq ≤ W) / k)           (only with a latency target W)
+//	c_wait    = ceil(servers(P(Wq > W) ≤ 1 − q) / k) (only with a latency target W; q = 0.99 by default)
 //	c_target  = max(c_drain, c_util, c_wait) + s
 //	planned   = min(c_target, cap)                  (cap > 0)
 //
@@ -168,6 +173,9 @@ func NewPlan(in PlanInput) (Plan, error) {
 	}
 	if in.Concurrency == 0 {
 		in.Concurrency = 1
+	}
+	if in.LatencyQuantile == 0 {
+		in.LatencyQuantile = DefaultLatencyQuantile
 	}
 	if in.Horizon == 0 {
 		in.Horizon = in.StartDelay + 2*in.DrainTarget
@@ -188,11 +196,15 @@ func NewPlan(in PlanInput) (Plan, error) {
 	target := max(p.DrainFloor, p.UtilizationFloor)
 	steady := p.UtilizationFloor
 	if in.LatencyTarget > 0 {
-		if servers, ok := WaitFloor(m.lam, m.perServer, in.LatencyTarget); ok {
+		if servers, ok := WaitQuantileFloor(m.lam, m.perServer, in.LatencyTarget, 1-in.LatencyQuantile); ok {
 			w := ceilDiv(servers, m.k)
 			p.WaitFloor = &w
 			target = max(target, w)
 			steady = max(steady, w)
+			if servers, ok := WaitFloor(m.lam, m.perServer, in.LatencyTarget); ok {
+				mw := ceilDiv(servers, m.k)
+				p.MeanWaitFloor = &mw
+			}
 		} else {
 			p.Warnings = append(p.Warnings, fmt.Sprintf(
 				"the latency target of %s needs more than %s servers: the wait floor was not evaluated",
@@ -212,6 +224,9 @@ func NewPlan(in PlanInput) (Plan, error) {
 		[]int{p.PlannedWorkers})
 	if p.WaitFloor != nil {
 		pools = append(pools, *p.WaitFloor)
+	}
+	if p.MeanWaitFloor != nil {
+		pools = append(pools, *p.MeanWaitFloor)
 	}
 	m.prepareErlang(pools)
 

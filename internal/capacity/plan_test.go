@@ -163,10 +163,12 @@ func TestPlanByHand(t *testing.T) {
 		// S = 1 s, k = 2: a worker is two servers of 1 msg/s. λ = 1: one
 		// worker is M/M/2 with ρ = 0.5, C = 1/3, Wq = 1/3 s, which meets a
 		// 0.5 s target; util floor 1/(2 × 0.8) = 0.625: 1.
+		// P(Wq > 0.5) = C·e^−(2 − 1)·0.5 = 0.202, within a 75 % promise.
 		p := mustPlan(t, PlanInput{ArrivalRate: 1, ServiceTime: 1, Concurrency: 2, DrainTarget: 60,
-			Utilization: 0.8, LatencyTarget: 0.5})
-		if p.WaitFloor == nil || *p.WaitFloor != 1 || p.RecommendedWorkers != 1 || p.ServersPerWorker != 2 {
-			t.Fatalf("wait floor %v, recommended %d, k %d; want 1, 1, 2", p.WaitFloor, p.RecommendedWorkers, p.ServersPerWorker)
+			Utilization: 0.8, LatencyTarget: 0.5, LatencyQuantile: 0.75})
+		if p.WaitFloor == nil || *p.WaitFloor != 1 || p.RecommendedWorkers != 1 || p.ServersPerWorker != 2 ||
+			p.MeanWaitFloor == nil || *p.MeanWaitFloor != 1 {
+			t.Fatalf("wait floor %v (mean %v), recommended %d, k %d; want 1 (1), 1, 2", p.WaitFloor, p.MeanWaitFloor, p.RecommendedWorkers, p.ServersPerWorker)
 		}
 		q := p.Queueing
 		if q.Servers != 2 || !q.Stable || !near(derefOr(q.WaitProbability, -1), 1.0/3, 1e-11) ||
@@ -180,13 +182,17 @@ func TestPlanByHand(t *testing.T) {
 	t.Run("concurrency rounds servers up to whole workers", func(t *testing.T) {
 		t.Parallel()
 		// 50 msg/s at 200 ms, four at a time: 20 msg/s a worker. The server
-		// count for a 1 ms mean wait comes from an independent scan; the
-		// workers are that count over four, rounded up.
-		servers := referenceWaitFloor(50, 5, 0.001)
+		// counts for 99 % within 1 ms and for a 1 ms mean wait come from
+		// independent scans; the workers are each count over four, rounded up.
+		servers := referenceQuantileFloor(50, 5, 0.001, 0.01)
+		mean := referenceWaitFloor(50, 5, 0.001)
 		p := mustPlan(t, PlanInput{ArrivalRate: 50, ServiceTime: 0.2, Concurrency: 4, DrainTarget: 60,
 			Utilization: 0.8, LatencyTarget: 0.001})
 		if want := (servers + 3) / 4; p.WaitFloor == nil || *p.WaitFloor != want {
 			t.Errorf("wait floor %v, want ceil(%d/4) = %d", p.WaitFloor, servers, want)
+		}
+		if want := (mean + 3) / 4; p.MeanWaitFloor == nil || *p.MeanWaitFloor != want {
+			t.Errorf("mean wait floor %v, want ceil(%d/4) = %d", p.MeanWaitFloor, mean, want)
 		}
 	})
 	t.Run("overhead lowers a service time's throughput", func(t *testing.T) {
@@ -222,7 +228,7 @@ func TestPlanLatencyTarget(t *testing.T) {
 	tests := []struct {
 		name     string
 		in       PlanInput
-		wantWait int
+		wantMean int // the mean wait's floor, from the Erlang C table below
 	}{
 		{"service time, 100 ms target", PlanInput{ArrivalRate: 50, ServiceTime: 0.2, Workers: 10, DrainTarget: 900,
 			Utilization: 0.8, LatencyTarget: 0.1}, 12},
@@ -236,13 +242,24 @@ func TestPlanLatencyTarget(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			p := mustPlan(t, tt.in)
+			if p.MeanWaitFloor == nil || *p.MeanWaitFloor != tt.wantMean {
+				t.Errorf("mean wait floor %v, want %d", p.MeanWaitFloor, tt.wantMean)
+			}
+			// The wait floor is the daemon's: 99 % of messages start
+			// within the target.
+			tt0 := tt.in
+			tt := struct{ wantWait int }{referenceQuantileFloor(50, 5, tt.in.LatencyTarget, 0.01)}
 			// 50 × 0.2 = 10 offered; c_util = 10/0.8 = 12.5: 13.
 			if p.OfferedLoad != 10 || p.UtilizationFloor != 13 || p.WaitFloor == nil || *p.WaitFloor != tt.wantWait ||
 				p.RecommendedWorkers != max(13, tt.wantWait) {
 				t.Fatalf("load %v, util floor %d, wait floor %v, recommended %d; want 10, 13, %d, %d",
 					p.OfferedLoad, p.UtilizationFloor, p.WaitFloor, p.RecommendedWorkers, tt.wantWait, max(13, tt.wantWait))
 			}
-			// Rows from the smallest stable pool, 11, eight in all.
+			// The table around a pool of 13 (the cap): rows from the
+			// smallest stable pool, 11, eight in all.
+			capped := tt0
+			capped.Cap = 13
+			p = mustPlan(t, capped)
 			if first, last := p.ErlangTable[0].Workers, p.ErlangTable[len(p.ErlangTable)-1].Workers; first != 11 || last != 18 {
 				t.Errorf("Erlang table spans %d..%d, want 11..18", first, last)
 			}

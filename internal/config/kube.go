@@ -16,7 +16,14 @@ type KEDA struct {
 	Listen string `yaml:"listen"`
 	// TLS, when present, serves TLS, and mutual TLS with a client CA.
 	TLS *KEDATLS `yaml:"tls"`
+	// MaxStreams bounds the StreamIsActive streams open at once; more are
+	// refused (ResourceExhausted). 0 means DefaultKEDAMaxStreams.
+	MaxStreams int `yaml:"max_streams"`
 }
+
+// DefaultKEDAMaxStreams is keda.max_streams when not set: each KEDA
+// operator replica opens one stream per ScaledObject.
+const DefaultKEDAMaxStreams = 1000
 
 // KEDATLS is the scaler's certificate, and the CA its clients' (KEDA's
 // tlsClientCert) must chain to; without ClientCAFile any client may ask.
@@ -73,6 +80,9 @@ var (
 func (k *KEDA) validate(p *problems) {
 	if k.Listen != "" {
 		validateAddr(p, "keda.listen", k.Listen, "127.0.0.1:9103")
+	}
+	if k.MaxStreams < 0 || k.MaxStreams > 100000 {
+		p.add("keda.max_streams", "must be from 1 to 100000, or 0 for the default %d; got %d", DefaultKEDAMaxStreams, k.MaxStreams)
 	}
 	t := k.TLS
 	if t == nil {

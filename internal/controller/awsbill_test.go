@@ -42,7 +42,7 @@ func (a callsActuator) Apply(_ context.Context, d model.Decision, f model.Fleet)
 // tableGate holds every lease and reports its table's request units.
 type tableGate struct{ reads, writes float64 }
 
-func (tableGate) Sync(context.Context) error { return nil }
+func (tableGate) Sync(context.Context, time.Time) error { return nil }
 func (tableGate) Permit(string) (time.Time, bool) {
 	return time.Now().Add(time.Hour), true
 }

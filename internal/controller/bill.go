@@ -42,27 +42,25 @@ type billMinute struct {
 
 // meter is a group's bill over the last day.
 type meter struct {
-	minutes []billMinute // oldest first, at most one a minute
-	last    *model.Decision
+	minutes   []billMinute // oldest first, at most one a minute
+	last      *model.Decision
+	lastFleet model.Fleet // the fleet the last decision was made for
 }
 
-// clampTo is n within the group's min and max, and its cap when lower.
-func clampTo(s policy.Settings, n int) int {
-	hi := s.Max
-	if s.Cap > 0 && (hi <= 0 || s.Cap < hi) {
-		hi = s.Cap
-	}
-	if hi > 0 {
-		n = min(n, hi)
-	}
-	return max(n, s.Min, 0)
+// clampTo is n within the bounds the policy sets for the fleet f: the
+// group's min, max and cap and the fleet's own max (see
+// policy.Settings.Bounds).
+func clampTo(s policy.Settings, f model.Fleet, n int) int {
+	lo, hi, _ := s.Bounds(f)
+	return min(max(n, lo), hi)
 }
 
 // add bills the time from the previous decision to d at the previous
-// decision's counts, and keeps d for the next.
-func (m *meter) add(s policy.Settings, d model.Decision) {
-	prev := m.last
-	m.last = &d
+// decision's counts, within the bounds of the fleet it was made for, and
+// keeps d and its fleet f for the next.
+func (m *meter) add(s policy.Settings, f model.Fleet, d model.Decision) {
+	prev, prevFleet := m.last, m.lastFleet
+	m.last, m.lastFleet = &d, f
 	if prev == nil {
 		return
 	}
@@ -70,10 +68,10 @@ func (m *meter) add(s policy.Settings, d model.Decision) {
 	if !(dt > 0) {
 		return
 	}
-	with := clampTo(s, prev.RecommendedWorkers)
+	with := clampTo(s, prevFleet, prev.RecommendedWorkers)
 	without := with
 	if prev.NeedWithoutForecast != nil {
-		without = clampTo(s, *prev.NeedWithoutForecast)
+		without = clampTo(s, prevFleet, *prev.NeedWithoutForecast)
 	}
 	minute := d.At.Unix() / 60
 	if n := len(m.minutes); n == 0 || m.minutes[n-1].minute != minute {

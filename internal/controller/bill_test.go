@@ -26,7 +26,7 @@ func TestMeterBill(t *testing.T) {
 	rate := 100.0
 	var m meter
 	for i := 0; i <= 10; i++ {
-		m.add(s, model.Decision{At: start.Add(time.Duration(i) * time.Minute), CurrentWorkers: 143,
+		m.add(s, model.Fleet{}, model.Decision{At: start.Add(time.Duration(i) * time.Minute), CurrentWorkers: 143,
 			RecommendedWorkers: 150, NeedWithoutForecast: intp(140), ArrivalRate: &rate})
 	}
 	b := m.bill(s.WorkerCostPerHour, 143)
@@ -51,9 +51,9 @@ func TestMeterBill(t *testing.T) {
 
 	// A gap of an hour (a stopped checker) is billed for 5 minutes; a day
 	// later (25 h 30 m from the start) everything before has left the window.
-	m.add(s, model.Decision{At: start.Add(70 * time.Minute), CurrentWorkers: 143, RecommendedWorkers: 150})
+	m.add(s, model.Fleet{}, model.Decision{At: start.Add(70 * time.Minute), CurrentWorkers: 143, RecommendedWorkers: 150})
 	near("after a gap", m.bill(0.0416, 143).BilledSeconds, 900)
-	m.add(s, model.Decision{At: start.Add(25*time.Hour + 30*time.Minute), CurrentWorkers: 10, RecommendedWorkers: 10})
+	m.add(s, model.Fleet{}, model.Decision{At: start.Add(25*time.Hour + 30*time.Minute), CurrentWorkers: 10, RecommendedWorkers: 10})
 	near("a day on", m.bill(0.0416, 10).BilledSeconds, 300)
 
 	// No price: worker-hours, no dollars.
@@ -62,14 +62,31 @@ func TestMeterBill(t *testing.T) {
 	}
 }
 
-// The asks are billed within min, max and the cap.
+// The asks are billed within min, max and the cap, and within the fleet's
+// own maximum (an Auto Scaling group's MaxSize) when it is lower: the
+// count the policy may set.
 func TestClampTo(t *testing.T) {
 	t.Parallel()
 	s := policy.Settings{Min: 2, Max: 50, Cap: 40}
-	for _, c := range []struct{ in, want int }{{0, 2}, {30, 30}, {45, 40}, {99, 40}} {
-		if got := clampTo(s, c.in); got != c.want {
-			t.Errorf("clampTo(%d) = %d, want %d", c.in, got, c.want)
+	none := model.Fleet{}
+	own := model.Fleet{Kind: "autoscaling", Known: true, Desired: 10, Max: 30}
+	for _, c := range []struct {
+		f        model.Fleet
+		in, want int
+	}{{none, 0, 2}, {none, 30, 30}, {none, 45, 40}, {none, 99, 40}, {own, 25, 25}, {own, 35, 30}, {own, 99, 30}, {own, 1, 2}} {
+		if got := clampTo(s, c.f, c.in); got != c.want {
+			t.Errorf("clampTo(fleet max %d, %d) = %d, want %d", c.f.Max, c.in, got, c.want)
 		}
+	}
+	// Billed: ten minutes at a recommendation of 45 for a group whose own
+	// max is 30 are 30 workers' ten minutes, 300 worker-minutes, not 400.
+	var m meter
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := 0; i <= 10; i++ {
+		m.add(s, own, model.Decision{At: start.Add(time.Duration(i) * time.Minute), CurrentWorkers: 30, RecommendedWorkers: 45})
+	}
+	if got, want := m.bill(3600, 30).SizedWithForecastDollars, 30*600.0; math.Abs(got-want) > 1e-6 {
+		t.Errorf("sized with the forecast: $%v at $1 a worker-second, want $%v", got, want)
 	}
 }
 

@@ -11,12 +11,14 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/queuechecker/queue-checker/internal/awscost"
+	"github.com/queuechecker/queue-checker/internal/callrate"
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
 )
@@ -63,6 +65,12 @@ type Controller struct {
 	// group's first decision stands for in the rate of its calls.
 	prices   awscost.Prices
 	interval time.Duration
+	// cycle is held through each cycle, and by Reload while it swaps: a
+	// reload takes effect between cycles.
+	cycle sync.Mutex
+	// reloading is set from a Reload's call until its swap: the cycle
+	// running meanwhile acts no more, on a configuration that is going.
+	reloading atomic.Bool
 }
 
 // groupState is what the controller keeps about one group between cycles.
@@ -86,7 +94,7 @@ type groupState struct {
 	// calls are the group's AWS calls per minute at its last decision;
 	// published rates its PutMetricData requests, decision by decision.
 	calls       awscost.Rates
-	published   awscost.Window
+	published   callrate.Window
 	lastCallsAt time.Time
 }
 
@@ -153,7 +161,11 @@ func checkGroups(groups []policy.Settings) error {
 }
 
 // Reload swaps in new groups, observer and actuator, as after a
-// configuration reload. Groups that keep their name keep their state
+// configuration reload. It takes effect between cycles: a cycle running
+// when it is called makes no further action (its decisions are still
+// recorded, saying so) and Reload returns once that cycle has ended, so
+// that nothing acts on the old configuration, nor on a fleet it no longer
+// lists, after Reload returns. Groups that keep their name keep their state
 // (smoothed arrivals, stabilisation window, history); groups that are gone
 // lose theirs and their metrics.
 func (c *Controller) Reload(groups []policy.Settings, obs Observer, act Actuator) error {
@@ -163,6 +175,12 @@ func (c *Controller) Reload(groups []policy.Settings, obs Observer, act Actuator
 	if err := checkGroups(groups); err != nil {
 		return err
 	}
+	// The cycle running acts no more, and the swap waits for its end: no
+	// action of the old configuration follows the reload.
+	c.reloading.Store(true)
+	defer c.reloading.Store(false)
+	c.cycle.Lock()
+	defer c.cycle.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	states := map[string]*groupState{}
@@ -188,6 +206,8 @@ func (c *Controller) Reload(groups []policy.Settings, obs Observer, act Actuator
 // error is returned. Errors of single actions are recorded on their group
 // and joined into the returned error; the other groups still act.
 func (c *Controller) RunOnce(ctx context.Context, now time.Time) ([]model.Decision, error) {
+	c.cycle.Lock()
+	defer c.cycle.Unlock()
 	c.mu.RLock()
 	groups, obs, act, gate := c.groups, c.obs, c.act, c.gate
 	c.mu.RUnlock()
@@ -196,7 +216,7 @@ func (c *Controller) RunOnce(ctx context.Context, now time.Time) ([]model.Decisi
 	if gate != nil {
 		// The gate logs its own failures once per change and reports them on
 		// /healthz; a group whose lease was not renewed is not acted on.
-		_ = gate.Sync(ctx)
+		_ = gate.Sync(ctx, now)
 		// Only the groups this checker holds are polled; a group whose lease
 		// was just taken is polled from this cycle on, before its first
 		// decision.
@@ -246,12 +266,12 @@ func (c *Controller) RunOnce(ctx context.Context, now time.Time) ([]model.Decisi
 		c.mu.Lock()
 		st.elsewhere = false
 		c.mu.Unlock()
+		if gate != nil {
+			g.TakenOver = gate.Lease(g.Group).Since
+		}
 		st.deciding.Lock()
 		d := policy.Decide(g, o.Sample, o.Fleet, &st.policy, now)
 		st.deciding.Unlock()
-		if o.Fleet.Known {
-			d.DrainingWorkers = max(o.Fleet.Draining, 0)
-		}
 		if le, ok := obs.(LoadExpecter); ok && d.Forecast != nil {
 			// Every queue at full rate until a minute past the load's
 			// expected start; renewed while the forecast stands.
@@ -261,11 +281,13 @@ func (c *Controller) RunOnce(ctx context.Context, now time.Time) ([]model.Decisi
 		var actErr error
 		actx, permitted, done := ctx, true, func() {}
 		if gate != nil {
-			d = holdAfterTakeover(g, d, o.Fleet, gate.Lease(g.Group), now)
 			var until time.Time
 			if until, permitted = gate.Permit(g.Group); permitted {
 				actx, done = context.WithDeadline(ctx, until)
 			}
+		}
+		if act != nil && permitted {
+			permitted, d = c.mayAct(d)
 		}
 		if act != nil && permitted {
 			// An Apply that partly failed (metrics sent, scaling refused) still
@@ -299,6 +321,28 @@ func noAnswer(s model.GroupSample) error {
 	}
 	f := s.Failures[0]
 	return fmt.Errorf("no queue of group %s answered (%d failed); %s in %s: %s", s.Group, len(s.Failures), f.Queue, f.Region, f.Message)
+}
+
+// mayAct reports whether a decision may be acted on: not while a reload
+// is waiting for this cycle to end, nor while the configuration running
+// is one a refused reload says must be restarted to change (a checker
+// that should now share its groups, or stop sharing them, would act beside
+// the others). The decision then says why it was not acted on.
+func (c *Controller) mayAct(d model.Decision) (bool, model.Decision) {
+	why := ""
+	c.mu.RLock()
+	if c.restartNeeded != "" {
+		why = "not acted on: restart needed (" + c.restartNeeded + "); this configuration no longer acts"
+	}
+	c.mu.RUnlock()
+	if c.reloading.Load() {
+		why = "not acted on: the configuration was reloaded during this cycle; the next cycle acts on the new one"
+	}
+	if why == "" {
+		return true, d
+	}
+	d.Reasons = append(slices.Clip(d.Reasons), why)
+	return false, d
 }
 
 // leaveToPeer marks a group whose lease another checker holds: its series
@@ -337,7 +381,7 @@ func (c *Controller) record(g policy.Settings, st *groupState, o model.Observati
 		st.actionErr = actErr.Error()
 	}
 	st.points.add(pointOf(d), c.history)
-	st.meter.add(g, d)
+	st.meter.add(g, o.Fleet, d)
 	c.meterCalls(st, o.Sample, d, a)
 	ownBill := c.prices.Month(st.calls).Total
 	if prev != nil && prev.DesiredWorkers != d.DesiredWorkers {
@@ -404,7 +448,8 @@ func (c *Controller) logDecision(group string, prev *model.Decision, d model.Dec
 // troubled reports a diagnosis that needs someone's attention.
 func troubled(diagnosis string) bool {
 	switch diagnosis {
-	case model.DiagUnderProvisioned, model.DiagNotConsuming, model.DiagStuck, model.DiagCapped, model.DiagDownstreamLimited, model.DiagUnknown:
+	case model.DiagUnderProvisioned, model.DiagNotConsuming, model.DiagStuck, model.DiagCapped, model.DiagDownstreamLimited, model.DiagUnknown,
+		model.DiagLate:
 		return true
 	}
 	return false

@@ -26,12 +26,14 @@ type fakeGate struct {
 	syncErr error
 	health  error
 	syncs   int
+	synced  time.Time // the time of the last Sync
 }
 
-func (g *fakeGate) Sync(context.Context) error {
+func (g *fakeGate) Sync(_ context.Context, now time.Time) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.syncs++
+	g.synced = now
 	return g.syncErr
 }
 
@@ -81,6 +83,9 @@ func TestGateActsOnlyOnPermittedGroups(t *testing.T) {
 	}
 	if gate.syncs != 1 {
 		t.Errorf("gate synced %d times in one cycle, want 1", gate.syncs)
+	}
+	if !gate.synced.Equal(t0) {
+		t.Errorf("gate synced as of %v, want the cycle's time %v", gate.synced, t0)
 	}
 	if _, ok := act.Last("theirs"); ok {
 		t.Errorf("acted on a group whose lease another checker holds")
@@ -133,52 +138,6 @@ func TestGateSyncFailure(t *testing.T) {
 	gate.health = nil
 	if h := c.Health(t0, t0, time.Minute); h.State != HealthOK {
 		t.Errorf("Health = %+v once the gate is healthy, want ok", h)
-	}
-}
-
-func TestHoldAfterTakeover(t *testing.T) {
-	t.Parallel()
-	s := settings("g")
-	s.ScaleInStabilization = 5 * time.Minute
-	since := t0.Add(-time.Minute)
-	held := LeaseStatus{Owner: "me", Held: true, Since: since}
-	fleet := model.Fleet{Known: true, Desired: 8}
-	tests := []struct {
-		name     string
-		lease    LeaseStatus
-		fleet    model.Fleet
-		desired  int
-		now      time.Time
-		want     int
-		wantHeld bool
-	}{
-		{"scale-in within the window is held", held, fleet, 3, t0, 8, true},
-		{"scale-out within the window goes ahead", held, fleet, 12, t0, 12, false},
-		{"same count", held, fleet, 8, t0, 8, false},
-		{"scale-in at the window's end goes ahead", held, fleet, 3, since.Add(5 * time.Minute), 3, false},
-		{"scale-in just before the window's end is held", held, fleet, 3, since.Add(5*time.Minute - time.Millisecond), 8, true},
-		{"not held here", LeaseStatus{Owner: "other"}, fleet, 3, t0, 3, false},
-		{"fleet unknown", held, model.Fleet{}, 3, t0, 3, false},
-	}
-	// With scale-in stabilisation off (scale_in_stabilization: 0s) there is
-	// no window to wait out, even for a lease dated a moment after the
-	// cycle (a hold reason once read "one scale-in window (-1ns)").
-	off := settings("g")
-	off.ScaleInStabilization = -1
-	if d := holdAfterTakeover(off, model.Decision{Group: "g", DesiredWorkers: 3}, fleet, LeaseStatus{Owner: "me", Held: true, Since: t0.Add(time.Millisecond)}, t0); d.Held || d.DesiredWorkers != 3 {
-		t.Errorf("stabilisation off: desired %d held %t (%q), want 3 and no hold", d.DesiredWorkers, d.Held, d.HoldReason)
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			d := holdAfterTakeover(s, model.Decision{Group: "g", DesiredWorkers: tt.desired}, tt.fleet, tt.lease, tt.now)
-			if d.DesiredWorkers != tt.want || d.Held != tt.wantHeld {
-				t.Errorf("desired %d held %t, want %d %t", d.DesiredWorkers, d.Held, tt.want, tt.wantHeld)
-			}
-			if tt.wantHeld && (d.HoldReason == "" || len(d.Reasons) == 0) {
-				t.Errorf("held without a reason: %+v", d)
-			}
-		})
 	}
 }
 

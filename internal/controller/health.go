@@ -10,7 +10,17 @@ const (
 	HealthOK        = "ok"        // a good cycle within the staleness period
 	HealthStarting  = "starting"  // no good cycle yet, and the staleness period since the start has not passed
 	HealthUnhealthy = "unhealthy" // no good cycle within the staleness period
+	// HealthDegraded is a live checker whose data keeps it from doing its
+	// whole job (a group nobody can take): not ready, but alive, since a
+	// restart would not mend it.
+	HealthDegraded = "degraded"
 )
+
+// Degrader is a Gate that can report a problem of its data, as opposed to
+// one of reaching it (Healthy).
+type Degrader interface {
+	Degraded() error
+}
 
 // Health is the controller's health at one time: a state and, unless it is
 // ok, why.
@@ -43,6 +53,11 @@ func (c *Controller) Health(now, started time.Time, stale time.Duration) Health 
 			if err := c.gate.Healthy(); err != nil {
 				return Health{HealthUnhealthy, err.Error()}
 			}
+			if d, ok := c.gate.(Degrader); ok {
+				if err := d.Degraded(); err != nil {
+					return Health{HealthDegraded, err.Error()}
+				}
+			}
 		}
 		return Health{State: HealthOK}
 	}
@@ -65,7 +80,8 @@ func (c *Controller) Health(now, started time.Time, stale time.Duration) Health 
 // SetRestartNeeded marks the controller as running a configuration that a
 // refused reload wanted to change in a way only a restart applies (why, or
 // "" to clear it): Health is unhealthy while it is set, so that an
-// orchestrator restarts the checker.
+// orchestrator restarts the checker, and no cycle acts meanwhile (see
+// mayAct).
 func (c *Controller) SetRestartNeeded(why string) {
 	c.mu.Lock()
 	c.restartNeeded = why

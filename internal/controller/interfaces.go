@@ -27,11 +27,12 @@ type Actuator interface {
 // DynamoDB): the controller acts on a group only while the gate permits
 // it. Without a gate the controller acts on every group.
 type Gate interface {
-	// Sync renews, takes and balances this checker's leases. It runs at
-	// the start of every cycle; an error means some of it failed, and the
-	// groups whose leases were not renewed are not acted on. The gate logs
-	// its failures itself and reports them through Healthy.
-	Sync(ctx context.Context) error
+	// Sync renews, takes and balances this checker's leases as of now, the
+	// cycle's time. It runs at the start of every cycle; an error means
+	// some of it failed, and the groups whose leases were not renewed are
+	// not acted on. The gate logs its failures itself and reports them
+	// through Healthy.
+	Sync(ctx context.Context, now time.Time) error
 	// Permit reports whether this checker may act on a group now, for at
 	// least one action's deadline, and until when its lease runs.
 	Permit(group string) (until time.Time, ok bool)

@@ -70,24 +70,6 @@ func (c *coarse) init() {
 	}
 }
 
-// halfNaN is a NaN cut to its upper 16 bits.
-const halfNaN = 0x7fc0
-
-// half cuts v to the upper 16 bits of its float32, rounding to nearest.
-func half(v float64) uint16 {
-	if math.IsNaN(v) {
-		return halfNaN
-	}
-	b := math.Float32bits(float32(v))
-	if b&0x7f800000 != 0x7f800000 { // finite: round
-		b += 0x7fff + (b>>16)&1
-	}
-	return uint16(b >> 16)
-}
-
-// whole widens a cut value back.
-func whole(h uint16) float64 { return float64(math.Float32frombits(uint32(h) << 16)) }
-
 func (c *coarse) idx(b int64) int64 {
 	i := b % coarseBuckets
 	if i < 0 {

@@ -20,13 +20,18 @@
 // count the checker holds the fleet at, never a drop. Errors carry gRPC
 // codes: InvalidArgument without scalerMetadata.group, NotFound for a
 // group the configuration does not have, Unavailable before the group's
-// first decision and while another checker holds its lease.
+// first decision and while another checker holds its lease (or none yet),
+// ResourceExhausted for a stream beyond the most open at once. Input
+// repeated in an error is cut short.
 package keda
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -55,7 +60,17 @@ type Scaler struct {
 	src Decisions
 	// poll is how often a StreamIsActive stream looks for a change.
 	poll time.Duration
+	// streams holds a token per StreamIsActive stream open; a stream
+	// that finds it full is refused.
+	streams chan struct{}
 }
+
+// DefaultMaxStreams bounds the StreamIsActive streams open at once when
+// New is given 0.
+const DefaultMaxStreams = 1000
+
+// maxEcho bounds how much of a caller's input an error repeats.
+const maxEcho = 128
 
 // DefaultPoll is how often StreamIsActive looks at the latest decision
 // when New is given 0.
@@ -63,12 +78,31 @@ const DefaultPoll = 250 * time.Millisecond
 
 // New returns a Scaler answering from src. poll is how often an open
 // StreamIsActive looks for a change (DefaultPoll when 0): a change is sent
-// within poll of the decision that made it.
-func New(src Decisions, poll time.Duration) *Scaler {
+// within poll of the decision that made it. At most maxStreams streams
+// (DefaultMaxStreams when 0) are open at once: each costs a goroutine and
+// a look every poll, and a client opening them without end would
+// otherwise take the checker's CPU and memory.
+func New(src Decisions, poll time.Duration, maxStreams int) *Scaler {
 	if poll <= 0 {
 		poll = DefaultPoll
 	}
-	return &Scaler{src: src, poll: poll}
+	if maxStreams <= 0 {
+		maxStreams = DefaultMaxStreams
+	}
+	return &Scaler{src: src, poll: poll, streams: make(chan struct{}, maxStreams)}
+}
+
+// echo is a caller's input as an error repeats it: quoted, and cut to
+// maxEcho bytes.
+func echo(s string) string {
+	if len(s) <= maxEcho {
+		return strconv.Quote(s)
+	}
+	cut := maxEcho
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]) + fmt.Sprintf("… (%d bytes)", len(s))
 }
 
 // lookup finds the group ref names: InvalidArgument without the metadata
@@ -81,7 +115,7 @@ func (s *Scaler) lookup(ref *pb.ScaledObjectRef) (string, controller.Latest, err
 	}
 	l, ok := s.src.Latest(group)
 	if !ok {
-		return group, l, status.Errorf(codes.NotFound, "scalerMetadata.%s: no group named %q in the checker's configuration", GroupKey, group)
+		return group, l, status.Errorf(codes.NotFound, "scalerMetadata.%s: no group named %s in the checker's configuration", GroupKey, echo(group))
 	}
 	return group, l, nil
 }
@@ -92,14 +126,12 @@ func (s *Scaler) count(ref *pb.ScaledObjectRef) (string, int, error) {
 	switch {
 	case err != nil:
 		return group, 0, err
+	case !l.Held && l.Owner == "":
+		return group, 0, status.Errorf(codes.Unavailable, "group %s is not held by any checker yet: the checker that takes its lease answers for it", echo(group))
 	case !l.Held:
-		owner := l.Owner
-		if owner == "" {
-			owner = "none yet"
-		}
-		return group, 0, status.Errorf(codes.Unavailable, "group %q is held by another checker (%s): ask the checker that holds its lease", group, owner)
+		return group, 0, status.Errorf(codes.Unavailable, "group %s is held by another checker (%s): ask the checker that holds its lease", echo(group), echo(l.Owner))
 	case l.Decision == nil:
-		return group, 0, status.Errorf(codes.Unavailable, "group %q has no decision yet: the first comes within one interval of the start", group)
+		return group, 0, status.Errorf(codes.Unavailable, "group %s has no decision yet: the first comes within one interval of the start", echo(group))
 	}
 	return group, max(l.Decision.DesiredWorkers, 0), nil
 }
@@ -121,6 +153,12 @@ func (s *Scaler) IsActive(_ context.Context, ref *pb.ScaledObjectRef) (*pb.IsAct
 // sends nothing until it has one; an unknown group or missing metadata
 // ends the stream with the error.
 func (s *Scaler) StreamIsActive(ref *pb.ScaledObjectRef, stream pb.ExternalScaler_StreamIsActiveServer) error {
+	select {
+	case s.streams <- struct{}{}:
+		defer func() { <-s.streams }()
+	default:
+		return status.Errorf(codes.ResourceExhausted, "%d StreamIsActive streams are open, the most this checker serves (keda.max_streams): close some, or ask IsActive", cap(s.streams))
+	}
 	t := time.NewTicker(s.poll)
 	defer t.Stop()
 	sent, last := false, false

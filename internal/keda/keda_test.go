@@ -2,6 +2,7 @@ package keda
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -47,10 +48,16 @@ func decided(n int, held bool) controller.Latest {
 // serve starts the scaler on a loopback port and returns a client of it.
 func serve(t testing.TB, src Decisions, poll time.Duration) pb.ExternalScalerClient {
 	t.Helper()
-	srv, err := NewServer(New(src, poll), ServerOptions{})
+	srv, err := NewServer(New(src, poll, 0), ServerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serveServer(t, srv)
+}
+
+// serveServer serves srv on a loopback port and returns a client of it.
+func serveServer(t testing.TB, srv *grpc.Server) pb.ExternalScalerClient {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	addr := make(chan net.Addr, 1)
 	done := make(chan error, 1)
@@ -166,7 +173,9 @@ func TestScalerErrors(t *testing.T) {
 	src := &fakeDecisions{groups: map[string]controller.Latest{
 		"starting":  {Held: true},
 		"elsewhere": {Held: false, Owner: "checker-b"},
+		"unowned":   {Held: false},
 	}}
+	huge := strings.Repeat("g", 3<<20)
 	c := serve(t, src, 0)
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -189,15 +198,75 @@ func TestScalerErrors(t *testing.T) {
 			return err
 		}, codes.Unavailable, "no decision yet"},
 		{"held elsewhere", func() error { _, err := c.IsActive(ctx, ref("elsewhere")); return err }, codes.Unavailable, "checker-b"},
+		{"held by nobody", func() error { _, err := c.IsActive(ctx, ref("unowned")); return err }, codes.Unavailable, `group "unowned" is not held by any checker yet`},
+		{"a 3 MB name", func() error { _, err := c.IsActive(ctx, ref(huge)); return err }, codes.NotFound, fmt.Sprintf(`"%s"… (%d bytes)`, huge[:128], len(huge))},
 	} {
 		err := tc.call()
 		if status.Code(err) != tc.code || !strings.Contains(status.Convert(err).Message(), tc.words) {
-			t.Errorf("%s: got %v, want code %s with %q", tc.name, err, tc.code, tc.words)
+			t.Errorf("%s: got %.300v, want code %s with %.300q", tc.name, err, tc.code, tc.words)
+		}
+		if n := len(status.Convert(err).Message()); n > 512 {
+			t.Errorf("%s: the error is %d bytes long, want the input cut short", tc.name, n)
 		}
 	}
 	// The spec needs no decision: KEDA asks for it when it makes the HPA.
 	if _, err := c.GetMetricSpec(ctx, ref("starting")); err != nil {
 		t.Errorf("GetMetricSpec before the first decision: %v", err)
+	}
+}
+
+// TestStreamsAreBounded: streams beyond the most open at once are refused
+// with ResourceExhausted; one closed makes room for another.
+func TestStreamsAreBounded(t *testing.T) {
+	const most = 3
+	src := &fakeDecisions{groups: map[string]controller.Latest{"jobs": decided(2, false)}}
+	srv, err := NewServer(New(src, 10*time.Millisecond, most), ServerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := serveServer(t, srv)
+	open := func() (context.CancelFunc, error) {
+		ctx, cancel := context.WithCancel(context.Background())
+		stream, err := c.StreamIsActive(ctx, ref("jobs"))
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		if _, err := stream.Recv(); err != nil {
+			cancel()
+			return nil, err
+		}
+		return cancel, nil
+	}
+	var cancels []context.CancelFunc
+	defer func() {
+		for _, c := range cancels {
+			c()
+		}
+	}()
+	for i := range most {
+		cancel, err := open()
+		if err != nil {
+			t.Fatalf("stream %d of %d: %v", i+1, most, err)
+		}
+		cancels = append(cancels, cancel)
+	}
+	if _, err := open(); status.Code(err) != codes.ResourceExhausted {
+		t.Fatalf("stream %d beyond %d: %v, want ResourceExhausted", most+1, most, err)
+	}
+	cancels[0]()
+	cancels = cancels[1:]
+	var err2 error
+	for range 100 { // the server sees the close within a moment
+		var cancel context.CancelFunc
+		if cancel, err2 = open(); err2 == nil {
+			cancels = append(cancels, cancel)
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err2 != nil {
+		t.Errorf("a stream after one closed: %v", err2)
 	}
 }
 

@@ -83,7 +83,7 @@ func TestMutualTLS(t *testing.T) {
 	tlsCfg := &config.KEDATLS{CertFile: write("tls.crt", sc), KeyFile: write("tls.key", sk), ClientCAFile: write("ca.crt", ca.pem)}
 
 	src := &fakeDecisions{groups: map[string]controller.Latest{"jobs": decided(5, false)}}
-	srv, err := NewServer(New(src, 0), ServerOptions{TLS: tlsCfg})
+	srv, err := NewServer(New(src, 0, 0), ServerOptions{TLS: tlsCfg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestMutualTLS(t *testing.T) {
 		t.Error("client without a certificate was answered, want refused")
 	}
 
-	if _, err := NewServer(New(src, 0), ServerOptions{TLS: &config.KEDATLS{CertFile: filepath.Join(dir, "none.crt"), KeyFile: tlsCfg.KeyFile}}); err == nil {
+	if _, err := NewServer(New(src, 0, 0), ServerOptions{TLS: &config.KEDATLS{CertFile: filepath.Join(dir, "none.crt"), KeyFile: tlsCfg.KeyFile}}); err == nil {
 		t.Error("a missing certificate file: no error")
 	}
 }

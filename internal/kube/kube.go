@@ -44,6 +44,7 @@ import (
 
 	"github.com/queuechecker/queue-checker/internal/config"
 	"github.com/queuechecker/queue-checker/internal/model"
+	"github.com/queuechecker/queue-checker/internal/switchkey"
 )
 
 // AnnotationPrefix starts the switch annotations on a workload: the same
@@ -77,7 +78,8 @@ type Workload struct {
 	// Terminating counts the pods of the selector being deleted: finishing
 	// their messages after SIGTERM, not capacity.
 	Terminating int
-	// Annotations are the workload's annotations under AnnotationPrefix.
+	// Annotations are the workload's annotations under AnnotationPrefix, and
+	// those whose key names a switch in another spelling (see switchkey).
 	Annotations map[string]string
 }
 
@@ -320,7 +322,7 @@ func parseWorkload(scale, obj map[string]any) (Workload, string, error) {
 	w.Desired, w.Replicas, w.Ready = clampInt(desired), clampInt(replicas), clampInt(ready)
 	annotations, _, _ := unstructured.NestedStringMap(obj, "metadata", "annotations")
 	for k, v := range annotations {
-		if strings.HasPrefix(k, AnnotationPrefix) {
+		if strings.HasPrefix(k, AnnotationPrefix) || switchkey.Candidate(k) {
 			if w.Annotations == nil {
 				w.Annotations = map[string]string{}
 			}

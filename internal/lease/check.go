@@ -44,3 +44,27 @@ func CheckTable(ctx context.Context, api TableDescriber, table string) error {
 	}
 	return nil
 }
+
+// TableScanner is the one call Reachable makes.
+type TableScanner interface {
+	Scan(ctx context.Context, in *dynamodb.ScanInput, optFns ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
+}
+
+// ErrNoTable is the error Reachable wraps when the table does not exist.
+var ErrNoTable = errors.New("the lease table does not exist")
+
+// Reachable reads one item of the table, with the permission the manager
+// needs anyway (dynamodb:Scan): a checker started on a table that does not
+// exist would share nothing and act on no group. It wraps ErrNoTable when
+// the table does not exist; any other error is the call's.
+func Reachable(ctx context.Context, api TableScanner, table string) error {
+	_, err := api.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(table), Limit: aws.Int32(1)})
+	var nf *types.ResourceNotFoundException
+	switch {
+	case errors.As(err, &nf):
+		return fmt.Errorf("%w: %s (create it as docs/coordination.md says, or name the right table and region)", ErrNoTable, table)
+	case err != nil:
+		return fmt.Errorf("read lease table %s: %w", table, err)
+	}
+	return nil
+}

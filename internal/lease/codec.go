@@ -4,6 +4,7 @@
 package lease
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 
@@ -30,13 +31,19 @@ const (
 // item is one item of the table as scanned.
 type item struct {
 	owner, session string
-	counter        int64 // counterMalformed when the item has no numeric counter
-	expires        time.Time
+	// counter is counterMalformed when the item's counter is not a whole
+	// number >= 0 as a checker writes it: missing, of another type,
+	// negative, fractional or beyond 64 bits.
+	counter int64
+	// rawCounter is the counter attribute exactly as stored; nil when the
+	// item has none. A malformed counter is taken over on condition that
+	// the item still holds this very value (see write).
+	rawCounter types.AttributeValue
+	expires    time.Time
 }
 
-// counterMalformed is the counter of an item with no numeric counter (an
-// item written by hand, or by something else): it is taken over on
-// condition that it still has none (see write).
+// counterMalformed is the counter of an item whose counter no checker
+// wrote (an item written by hand, or by something else).
 const counterMalformed = -2
 
 // maxClockSkew bounds how far ahead of this checker's clock a peer's clock
@@ -65,14 +72,38 @@ func parseItem(av map[string]types.AttributeValue) (string, item, bool) {
 	if k == "" {
 		return "", item{}, false
 	}
-	it := item{owner: str(attrOwner), session: str(attrSession), counter: num(attrCounter),
-		expires: time.UnixMilli(num(attrExpires))}
-	if v, ok := av[attrCounter].(*types.AttributeValueMemberN); !ok {
-		it.counter = counterMalformed
-	} else if _, err := strconv.ParseInt(v.Value, 10, 64); err != nil {
-		it.counter = counterMalformed
+	it := item{owner: str(attrOwner), session: str(attrSession), counter: counterMalformed,
+		rawCounter: av[attrCounter], expires: time.UnixMilli(num(attrExpires))}
+	if v, ok := av[attrCounter].(*types.AttributeValueMemberN); ok {
+		if n, err := strconv.ParseInt(v.Value, 10, 64); err == nil && n >= 0 {
+			it.counter = n
+		}
 	}
 	return k, it, true
+}
+
+// counterText describes a malformed counter for a warning: its stored
+// value, shortened.
+func counterText(av types.AttributeValue) string {
+	switch v := av.(type) {
+	case nil:
+		return "no counter"
+	case *types.AttributeValueMemberN:
+		return fmt.Sprintf("counter %s is not a whole number >= 0", clip(v.Value))
+	case *types.AttributeValueMemberS:
+		return fmt.Sprintf("counter is the string %q, not a number", clip(v.Value))
+	default:
+		return fmt.Sprintf("counter is a %T, not a number", av)
+	}
+}
+
+// clip shortens a stored value for a log line.
+func clip(s string) string {
+	const most = 40
+	if len(s) <= most {
+		return s
+	}
+	return s[:most] + "…"
 }
 
 func millis(t time.Time) types.AttributeValue {

@@ -282,13 +282,13 @@ func (m *Manager) scan(ctx context.Context, now time.Time) (map[string]item, err
 		}
 		m.units.scanned(out.ConsumedCapacity, out.Items)
 		for _, av := range out.Items {
-			k, it, ok := parseItem(av)
-			if ok {
-				items[k] = m.vet(k, it, now)
+			if k, it, ok := parseItem(av); ok {
+				items[k] = it
 			}
 		}
 		if len(out.LastEvaluatedKey) == 0 {
-			m.reportBad(items)
+			m.vetAll(items, now)
+			m.reportBad()
 			return items, nil
 		}
 		start = out.LastEvaluatedKey
@@ -320,9 +320,9 @@ func (m *Manager) heartbeat(ctx context.Context, now time.Time) error {
 
 // write sets a lease's owner, session and expiry and increments its
 // counter, on condition that the item is as seen (counter seen, or absent
-// when seen is -1). It returns the new counter, and whether the condition
-// failed.
-func (m *Manager) write(ctx context.Context, group, owner, session string, seen int64, exp time.Time) (int64, bool, error) {
+// when seen is -1, or a malformed counter still stored as raw). It returns
+// the new counter, and whether the condition failed.
+func (m *Manager) write(ctx context.Context, group, owner, session string, seen int64, raw types.AttributeValue, exp time.Time) (int64, bool, error) {
 	cond := "#c = :seen"
 	values := map[string]types.AttributeValue{
 		":o": str(owner), ":s": str(session), ":e": millis(exp), ":t": seconds(exp.Add(ttlAfterExpiry)),
@@ -333,12 +333,18 @@ func (m *Manager) write(ctx context.Context, group, owner, session string, seen 
 	}
 	update := "SET #o = :o, #s = :s, #e = :e, #t = :t ADD #c :one"
 	switch {
-	case seen == counterMalformed:
-		// An item with no numeric counter: taken on condition it still has
-		// none, and given one.
-		cond = "attribute_exists(#k) AND NOT attribute_type(#c, :n)"
+	case seen == counterMalformed && raw == nil:
+		// An item with no counter: taken on condition it still has none,
+		// and given one.
+		cond = "attribute_exists(#k) AND attribute_not_exists(#c)"
 		names["#k"] = attrKey
-		values[":n"] = str("N")
+		update = "SET #o = :o, #s = :s, #e = :e, #t = :t, #c = :one"
+	case seen == counterMalformed:
+		// A counter no checker wrote (a string, -1, 1.5, beyond 64 bits):
+		// taken on condition it is still exactly the value seen, and
+		// replaced by one.
+		cond = "#c = :raw"
+		values[":raw"] = raw
 		update = "SET #o = :o, #s = :s, #e = :e, #t = :t, #c = :one"
 	case seen < 0:
 		cond = "attribute_not_exists(#k)"
@@ -459,7 +465,7 @@ func (m *Manager) renew(ctx context.Context, g string, groups []string, items ma
 		}
 	}
 	sent := now
-	n, failed, err := m.write(ctx, g, m.id, m.session, counter, sent.Add(m.duration))
+	n, failed, err := m.write(ctx, g, m.id, m.session, counter, nil, sent.Add(m.duration))
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	switch {
@@ -574,7 +580,13 @@ func (m *Manager) balance(ctx context.Context, groups []string, items map[string
 // take writes this checker into the lease of a claim, sent at now.
 func (m *Manager) take(ctx context.Context, c claim, now time.Time) {
 	group, from, reason, sent := c.group, c.from, c.reason, now
-	n, failed, err := m.write(ctx, group, m.id, m.session, c.seen, sent.Add(m.duration))
+	var raw types.AttributeValue
+	if c.seen == counterMalformed {
+		m.mu.Lock()
+		raw = m.owners[group].rawCounter
+		m.mu.Unlock()
+	}
+	n, failed, err := m.write(ctx, group, m.id, m.session, c.seen, raw, sent.Add(m.duration))
 	if err != nil || failed {
 		m.mu.Lock()
 		m.failedTakes[group]++
@@ -622,7 +634,7 @@ func (m *Manager) releaseOne(ctx context.Context, group string, counter int64, n
 	m.mu.Lock()
 	delete(m.held, group)
 	m.mu.Unlock()
-	_, failed, err := m.write(ctx, group, "", "", counter, now)
+	_, failed, err := m.write(ctx, group, "", "", counter, nil, now)
 	if err != nil || failed {
 		m.log.Warn("lease not released; it will expire", zap.String("group", group), zap.Bool("taken", failed), zap.Error(err))
 		return
@@ -758,9 +770,9 @@ func (m *Manager) unowned(now time.Time) []string {
 }
 
 // Healthy returns nil while the table has answered within a lease
-// duration (counting from the first Sync) and every group served has had
-// an owner within a lease duration (see Unowned), and an error saying what
-// is wrong otherwise.
+// duration (counting from the first Sync), and an error saying what is
+// wrong otherwise. What the table holds is no matter of liveness: a
+// restart changes no item (see Degraded).
 func (m *Manager) Healthy() error {
 	now := m.now()
 	m.mu.Lock()
@@ -779,19 +791,34 @@ func (m *Manager) Healthy() error {
 		}
 		return err
 	}
-	if un := m.unowned(m.lastScan); len(un) > 0 {
-		shown := un
-		if len(shown) > 10 {
-			shown = shown[:10]
-		}
-		more := ""
-		if len(un) > len(shown) {
-			more = fmt.Sprintf(" and %d more", len(un)-len(shown))
-		}
-		return fmt.Errorf("lease table %s: %d group(s) with no owner for more than a lease duration (%s): %s%s",
-			m.table, len(un), m.duration, strings.Join(shown, ", "), more)
-	}
 	return nil
+}
+
+// Degraded returns an error naming the groups served that have had no
+// owner for more than a lease duration (see Unowned), and nil when there
+// are none: a problem of the table's data, for readiness and the status
+// page, that restarting the checker would not mend.
+func (m *Manager) Degraded() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	un := m.unowned(m.lastScan)
+	if len(un) == 0 {
+		return nil
+	}
+	shown := un
+	if len(shown) > 10 {
+		shown = shown[:10]
+	}
+	more := ""
+	if len(un) > len(shown) {
+		more = fmt.Sprintf(" and %d more", len(un)-len(shown))
+	}
+	bad := ""
+	if len(m.bad) > 0 {
+		bad = fmt.Sprintf(" (%d item(s) of the table not as a checker writes them, see checker_lease_bad_items and the log)", len(m.bad))
+	}
+	return fmt.Errorf("lease table %s: %d group(s) with no owner for more than a lease duration (%s): %s%s%s",
+		m.table, len(un), m.duration, strings.Join(shown, ", "), more, bad)
 }
 
 // metrics are the manager's series.
@@ -813,7 +840,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}, []string{"reason"}),
 		bad: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "checker_lease_bad_items",
-			Help: "Items of the lease table, at the last scan, that no checker writes so: no numeric counter, or an expiry beyond the lease and five minutes of clock skew; they are taken over as free.",
+			Help: "Items of the lease table, at the last scan, that no checker writes so: a counter that is not a whole number >= 0 (taken over on its stored value), an expiry beyond the lease and five minutes of clock skew, or a lease of an owner with no heartbeat beyond the lease and an interval (both taken over as free).",
 		}),
 		unowned: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "checker_groups_unowned",
@@ -877,46 +904,73 @@ func (m *Manager) Taken() []string {
 	return t
 }
 
-// vet makes an item that no live checker can hold harmless: an expiry
-// beyond the lease duration and maxClockSkew counts as expired, so the
-// lease is free to take and its owner not counted live for it. Such items
-// and those with no numeric counter are warned of once each, by key, and
-// counted at each scan (reportBad).
-func (m *Manager) vet(key string, it item, now time.Time) item {
-	why := ""
-	switch {
-	case it.counter == counterMalformed:
-		why = "no numeric counter"
-	case it.expires.After(now.Add(m.duration + maxClockSkew)):
-		why = fmt.Sprintf("expires at %s, beyond the lease duration and the clock-skew bound", it.expires.UTC().Format(time.RFC3339))
-		it.expires = time.Time{}
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if why == "" {
-		delete(m.bad, key)
-		return it
-	}
-	if m.bad == nil {
-		m.bad = map[string]string{}
-	}
-	if m.bad[key] != why {
-		m.log.Warn("lease item not as a checker writes it: taken over as free", zap.String("key", key), zap.String("problem", why))
-	}
-	m.bad[key] = why
-	return it
-}
-
-// reportBad sets the count of bad items the last scan found, and forgets
-// the keys no longer in the table.
-func (m *Manager) reportBad(items map[string]item) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for k := range m.bad {
-		if _, ok := items[k]; !ok {
-			delete(m.bad, k)
+// vetAll makes the items that no live checker holds so harmless, and
+// reports them: each is warned of once, by key, and counted at each scan
+// (reportBad). A heartbeat or lease that expires beyond the lease duration
+// and maxClockSkew counts as expired: no live checker writes one. A lease
+// whose owner has no live heartbeat is trusted for at most the lease
+// duration and an interval (the clock skew a checker tolerates, see the
+// package comment) and counts as expired beyond: its owner renews nothing,
+// and the group would wait for an expiry no checker wrote. A lease of a
+// live checker beyond that bound is reported (its clock is ahead) but kept.
+// A counter no checker wrote is taken over on its exact stored value (see
+// write).
+func (m *Manager) vetAll(items map[string]item, now time.Time) {
+	far := now.Add(m.duration + maxClockSkew)
+	trusted := now.Add(m.duration + m.interval)
+	problems := map[string]string{}
+	live := map[string]bool{}
+	for k, it := range items {
+		id, ok := strings.CutPrefix(k, checkerPrefix)
+		if !ok {
+			continue
+		}
+		if it.expires.After(far) {
+			problems[k] = fmt.Sprintf("heartbeat expires at %s, beyond the lease duration and the clock-skew bound: not counted live", it.expires.UTC().Format(time.RFC3339))
+			it.expires = time.Time{}
+			items[k] = it
+		}
+		if it.owner != "" && it.expires.After(now) {
+			live[id] = true
 		}
 	}
+	for k, it := range items {
+		if !strings.HasPrefix(k, groupPrefix) {
+			continue
+		}
+		var why []string
+		if it.counter == counterMalformed {
+			why = append(why, counterText(it.rawCounter)+": taken over on its stored value")
+		}
+		switch at := it.expires.UTC().Format(time.RFC3339); {
+		case it.expires.After(far):
+			why = append(why, fmt.Sprintf("expires at %s, beyond the lease duration and the clock-skew bound: taken over as free", at))
+			it.expires = time.Time{}
+		case it.expires.After(trusted) && it.owner != "" && !live[it.owner] && it.owner != m.id:
+			why = append(why, fmt.Sprintf("its owner %s has no heartbeat and it expires at %s, beyond the lease duration and an interval: taken over as free", clip(it.owner), at))
+			it.expires = time.Time{}
+		case it.expires.After(trusted):
+			why = append(why, fmt.Sprintf("expires at %s, beyond the lease duration and an interval: the clock of its owner %s is ahead", at, clip(it.owner)))
+		}
+		items[k] = it
+		if len(why) > 0 {
+			problems[k] = strings.Join(why, "; ")
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k, why := range problems {
+		if m.bad[k] != why {
+			m.log.Warn("lease item not as a checker writes it", zap.String("key", clip(k)), zap.String("problem", why))
+		}
+	}
+	m.bad = problems
+}
+
+// reportBad sets the count of bad items the last scan found.
+func (m *Manager) reportBad() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.metrics != nil {
 		m.metrics.bad.Set(float64(len(m.bad)))
 	}

@@ -372,11 +372,11 @@ func TestFencing(t *testing.T) {
 	r := readTable(t, c, tbl)["g"]
 	// Another writer takes the lease with the counter it read.
 	intruder := newManager(t, c, tbl, "x", []string{"g"}, clk, nil)
-	if _, failed, err := intruder.write(context.Background(), "g", "x", "s", r.counter, clk.Now().Add(duration)); err != nil || failed {
+	if _, failed, err := intruder.write(context.Background(), "g", "x", "s", r.counter, nil, clk.Now().Add(duration)); err != nil || failed {
 		t.Fatalf("write with the current counter: failed=%t err=%v", failed, err)
 	}
 	// A second write with the same, now stale, counter fails.
-	if _, failed, err := intruder.write(context.Background(), "g", "y", "s", r.counter, clk.Now().Add(duration)); err != nil || !failed {
+	if _, failed, err := intruder.write(context.Background(), "g", "y", "s", r.counter, nil, clk.Now().Add(duration)); err != nil || !failed {
 		t.Fatalf("write with a stale counter: failed=%t err=%v, want a failed condition", failed, err)
 	}
 	if got := readTable(t, c, tbl)["g"]; got.owner != "x" || got.counter != r.counter+1 {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/queuechecker/queue-checker/internal/awscost"
+	"github.com/queuechecker/queue-checker/internal/callrate"
 )
 
 // What the table's calls cost is counted in request units, as DynamoDB
@@ -35,8 +35,8 @@ const readUnitBytes = 4096
 type units struct {
 	mu            sync.Mutex
 	reads, writes float64 // counted since the last fold
-	readRate      awscost.Window
-	writeRate     awscost.Window
+	readRate      callrate.Window
+	writeRate     callrate.Window
 	perMinute     [2]float64 // reads, writes
 }
 

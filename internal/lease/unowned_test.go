@@ -82,8 +82,8 @@ func TestThreeCheckersTakeEveryGroupFromGarbage(t *testing.T) {
 // A group whose lease no checker can take (every write of it fails its
 // condition, as against an item that something else keeps rewriting) is
 // reported by every checker serving it within a lease duration and two
-// intervals: Unowned names it, checker_groups_unowned counts it, Healthy
-// fails naming it. Each checker warns of the failed takes once, not at
+// intervals: Unowned names it, checker_groups_unowned counts it, Degraded
+// names it (Healthy stays nil). Each checker warns of the failed takes once, not at
 // every sync; when the writes go through again the group is taken and the
 // report clears.
 func TestUnownedGroupIsReportedEverywhere(t *testing.T) {
@@ -133,8 +133,11 @@ func TestUnownedGroupIsReportedEverywhere(t *testing.T) {
 		if v := testutil.ToFloat64(c.m.metrics.unowned); v != 1 {
 			t.Errorf("%s: checker_groups_unowned = %v, want 1", id, v)
 		}
-		if err := c.m.Healthy(); err == nil || !strings.Contains(err.Error(), "g01") {
-			t.Errorf("%s: Healthy() = %v, want an error naming g01", id, err)
+		if err := c.m.Degraded(); err == nil || !strings.Contains(err.Error(), "g01") {
+			t.Errorf("%s: Degraded() = %v, want an error naming g01", id, err)
+		}
+		if err := c.m.Healthy(); err != nil {
+			t.Errorf("%s: Healthy() = %v, want nil: a group nobody can take is no liveness failure", id, err)
 		}
 	}
 	// More syncs, more failed takes: still one warning each.
@@ -159,8 +162,8 @@ func TestUnownedGroupIsReportedEverywhere(t *testing.T) {
 		if un := c.m.Unowned(); len(un) != 0 {
 			t.Errorf("%s: Unowned() = %v once the writes go through, want none", c.m.Identity(), un)
 		}
-		if err := c.m.Healthy(); err != nil {
-			t.Errorf("%s: Healthy() = %v once g01 is taken", c.m.Identity(), err)
+		if err := c.m.Degraded(); err != nil {
+			t.Errorf("%s: Degraded() = %v once g01 is taken", c.m.Identity(), err)
 		}
 	}
 }

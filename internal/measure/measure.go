@@ -104,7 +104,8 @@
 // memory alone.
 //
 // Confidence grows with the good minutes behind the estimate (about 0.55
-// after 3, 0.94 after 10: 1 − exp(−n/3.5)), falls as they disagree (×
+// after 3, 0.94 after 10: 1 − exp(−n/3.5); after a detected step, the two
+// minutes that make it count as three), falls as they disagree (×
 // exp(−(spread/0.35)²), the spread of ln S_m), and decays linearly to 0
 // between 2 and 30 minutes after the last good minute was learned, so a
 // stale measurement is not trusted forever.
@@ -207,6 +208,7 @@ const (
 	changeMinutes  = 3                   // minutes needed before a step can be detected
 	confMinutes    = 3.5                 // Confidence: 1 − exp(−Minutes / confMinutes)
 	confSpread     = 0.35                // ... × exp(−(spread / confSpread)²)
+	stepEvidence   = 1                   // ... with Minutes counted this much more after a detected step
 	freshFor       = 2 * time.Minute     // ... × 1 until this after the last good minute,
 	staleAfter     = 30 * time.Minute    // ... falling to 0 by this; Stuck expires then too
 	resetAfter     = ringMinutes * time.Minute
@@ -421,7 +423,16 @@ func (e *Estimator) Estimate() Estimate {
 	if est.ServiceTime == 0 && !est.Saturated {
 		return est
 	}
-	conf := (1 - math.Exp(-float64(s.n)/confMinutes)) * math.Exp(-sq(s.spread()/confSpread)) * e.freshness()
+	n := float64(s.n)
+	if s.first == e.cut {
+		// The minutes since a detected step were tested against the three
+		// or more before it, and the first two agree: the step is worth a
+		// minute more than their count, so that the new level is used as
+		// soon as it is known instead of the configured one (two minutes
+		// alone are below MeasuredConfidence).
+		n += stepEvidence
+	}
+	conf := (1 - math.Exp(-n/confMinutes)) * math.Exp(-sq(s.spread()/confSpread)) * e.freshness()
 	if finite(conf) {
 		est.Confidence = math.Min(1, math.Max(0, conf))
 	}

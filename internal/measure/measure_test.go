@@ -634,3 +634,38 @@ func TestAbandonedRamp(t *testing.T) {
 		t.Errorf("got %+v, want 0.2 s over %d minutes", got, len(levels))
 	}
 }
+
+// TestStepIsUsedAtOnce: a step in the service time (0.2 s to 0.4 s, the
+// minutes ±10 % noisy) is trusted (confidence 0.5, the policy's bar) from
+// the estimate that first shows it, about a minute after its first minute
+// is delivered, as docs/measuring.md says: the sizing never falls back to
+// the configured value between the old level and the new.
+func TestStepIsUsedAtOnce(t *testing.T) {
+	t.Parallel()
+	lv := level{0, 10, 20}
+	noise := []float64{1.04, 0.93, 1.08, 0.97, 1.1, 0.91, 1.02, 0.95, 1.06, 0.99, 1.03, 0.92, 1.07, 0.96, 1.01, 0.94, 1.09, 0.98, 1.05, 0.9, 1.0, 1.02}
+	e := New(Config{})
+	const step = 12
+	for m := range len(noise) + 2 {
+		for s := 0.0; s < 60; s += 5 {
+			e.Sample(at(m, s), lv.visible, lv.inFlight, lv.workers, true)
+			if d := m - 2; d >= 0 && d < len(noise) {
+				rate := 50.0
+				if d >= step {
+					rate = 25
+				}
+				e.Minute(at(d, 0), rate*noise[d], math.NaN())
+			}
+		}
+		got := e.Estimate()
+		if m < 6 {
+			continue
+		}
+		if near(secs(got.ServiceTime), 0.4, 0.2) && got.Confidence < 0.5 {
+			t.Errorf("minute %d: the new level %v is known with confidence %.2f, below 0.5: the configured value would size", m, got.ServiceTime, got.Confidence)
+		}
+		if m >= step+2+2 && !near(secs(got.ServiceTime), 0.4, 0.2) {
+			t.Errorf("minute %d: service time %v, want the new 0.4 s a minute after the step's first minute was delivered", m, got.ServiceTime)
+		}
+	}
+}

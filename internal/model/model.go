@@ -3,7 +3,10 @@
 // It has no behaviour beyond small derived values, and no dependency on AWS.
 package model
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // Error classes of a failed AWS call, as recorded on samples and in metrics.
 const (
@@ -172,11 +175,15 @@ const (
 	// the backlog needs, because more workers added no throughput.
 	DiagDownstreamLimited = "downstream_limited"
 	DiagUnknown           = "unknown" // nothing is known (no data)
+	// DiagLate: messages wait and the oldest has waited longer than the
+	// promise, though no other state explains it: the promise is broken
+	// now, whatever the counts say.
+	DiagLate = "late"
 )
 
 // Diagnoses lists every diagnosis state, for exporting one series per state.
 var Diagnoses = []string{DiagHealthy, DiagIdle, DiagDraining, DiagUnderProvisioned, DiagCatchingUp,
-	DiagNotConsuming, DiagStuck, DiagCapped, DiagDownstreamLimited, DiagUnknown}
+	DiagNotConsuming, DiagStuck, DiagCapped, DiagDownstreamLimited, DiagUnknown, DiagLate}
 
 // Decision is the policy's answer for one group at one time, with every
 // number that produced it. Its JSON form is a contract: `checker once
@@ -195,10 +202,18 @@ type Decision struct {
 	// are not in InServiceWorkers and not capacity.
 	DrainingWorkers int `json:"draining_workers"`
 	// ArrivalRate is the smoothed arrival estimate in msg/s; nil when unknown.
-	ArrivalRate            *float64 `json:"arrival_rate"`
-	BacklogPerWorker       float64  `json:"backlog_per_worker"`
-	TargetBacklogPerWorker float64  `json:"target_backlog_per_worker"`
-	Floors                 Floors   `json:"floors"`
+	ArrivalRate *float64 `json:"arrival_rate"`
+	// BacklogPerWorker is the backlog ÷ the current workers (the fleet's
+	// desired count, starting workers included; at least 1): Prometheus'
+	// checker_group_backlog_per_worker. 0 without usable counts.
+	BacklogPerWorker float64 `json:"backlog_per_worker"`
+	// BacklogPerInServiceWorker is the backlog ÷ the workers in service of
+	// the fleet read this cycle (at least 1), AWS's backlog per instance:
+	// CloudWatch's BacklogPerWorker, which target tracking follows. nil
+	// when the fleet was not read.
+	BacklogPerInServiceWorker *float64 `json:"backlog_per_in_service_worker"`
+	TargetBacklogPerWorker    float64  `json:"target_backlog_per_worker"`
+	Floors                    Floors   `json:"floors"`
 	// RecommendedWorkers is what the sizing rules ask for, before guards and clamps.
 	RecommendedWorkers int `json:"recommended_workers"`
 	// DesiredWorkers is the count to set, after guards and clamps.
@@ -283,8 +298,43 @@ type Forecast struct {
 	// and went often enough lately to be expected within the span).
 	Pattern string `json:"pattern"`
 	// Confidence is the share of the pattern's recent occurrences that came
-	// as expected, 0..1.
+	// as expected, 0..1: Seen ÷ Of for a recurring pattern.
 	Confidence float64 `json:"confidence"`
+	// Seen and Of are a recurring pattern's record: of its last Of expected
+	// times, Seen had an onset. Both 0 for recent bursts.
+	Seen int `json:"seen"`
+	Of   int `json:"of"`
+	// Floor is the floor the policy sized for the forecast, FloorWait or
+	// FloorUtilization, and SizedFor the arrival rate it sized for, msg/s
+	// (the burst reserve included); "" and 0 when the forecast sized nothing
+	// (report mode, or today's arrivals already at its rate).
+	Floor    string  `json:"floor"`
+	SizedFor float64 `json:"sized_for"`
+	// Bet is what the policy pre-starts for a recurring occurrence not yet
+	// come; nil when there is no such occurrence or the forecast sized
+	// nothing. The time it is for is At, its record Seen of Of.
+	Bet *Bet `json:"bet"`
+}
+
+// The floors a forecast can size (Forecast.Floor).
+const (
+	FloorWait        = "wait"
+	FloorUtilization = "utilization"
+)
+
+// Bet is the policy's bet on a recurring occurrence that has not come yet:
+// of the Need workers its floor asks for, it pre-starts the share whose
+// expected cost is least (see docs/deciding.md, the bet).
+type Bet struct {
+	// Workers is the count the floor asks for now, today's share included,
+	// and Need what it would ask for the whole occurrence: Workers ≤ Need.
+	Workers int `json:"workers"`
+	Need    int `json:"need"`
+	// Chance is how likely the occurrence comes, 0..1.
+	Chance float64 `json:"chance"`
+	// LateIfMissed estimates the messages past the promise if the
+	// occurrence came with no worker pre-started for it.
+	LateIfMissed float64 `json:"late_if_missed"`
 }
 
 // MinuteHistory is a per-minute count series, oldest first, and the
@@ -327,4 +377,30 @@ type Action struct {
 	// MetricRequests is the PutMetricData requests made (up to 1,000
 	// datums each), accepted or not; 0 under dry run, which calls nothing.
 	MetricRequests int `json:"metric_requests"`
+}
+
+// Limits are a fleet's configured bounds: fleet.min, fleet.max and
+// fleet.cap (a Max or Cap of 0: none).
+type Limits struct{ Min, Max, Cap int }
+
+// Bounds are the lowest and highest desired count the limits allow for a
+// fleet whose own maximum is ownMax (negative: none): lo is Min (at least
+// 0); hi is the smallest of Max (when > 0), ownMax (when >= 0) and Cap
+// (when > 0), math.MaxInt when there is none, a tie going to the cap; by
+// names the limit that sets hi ("max", "group's max", "cap"), "" when
+// nothing does. lo and hi may cross (a fleet's own maximum below Min): the
+// caller says which wins.
+func (l Limits) Bounds(ownMax int) (lo, hi int, by string) {
+	lo = max(l.Min, 0)
+	hi = math.MaxInt
+	if l.Max > 0 {
+		hi, by = l.Max, "max"
+	}
+	if ownMax >= 0 && ownMax < hi {
+		hi, by = ownMax, "group's max"
+	}
+	if l.Cap > 0 && l.Cap <= hi {
+		hi, by = l.Cap, "cap"
+	}
+	return lo, hi, by
 }

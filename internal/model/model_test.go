@@ -2,6 +2,7 @@ package model
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
 )
 
@@ -40,7 +41,7 @@ func TestDecisionJSONKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"group", "at", "visible", "in_flight", "delayed", "backlog", "current_workers",
-		"in_service_workers", "pending_workers", "draining_workers", "arrival_rate", "backlog_per_worker",
+		"in_service_workers", "pending_workers", "draining_workers", "arrival_rate", "backlog_per_worker", "backlog_per_in_service_worker",
 		"target_backlog_per_worker", "floors", "recommended_workers", "desired_workers", "capped",
 		"held", "hold_reason", "partial", "diagnosis", "reasons", "utilization", "drain_seconds",
 		"oldest_age_seconds", "oldest_age_at", "paused", "paused_by", "paused_since", "scale_in_off", "pinned", "warnings", "forecast", "measured", "need_without_forecast"}
@@ -52,7 +53,7 @@ func TestDecisionJSONKeys(t *testing.T) {
 			t.Errorf("key %q missing from %s", k, b)
 		}
 	}
-	for _, k := range []string{"arrival_rate", "utilization", "drain_seconds", "oldest_age_seconds"} {
+	for _, k := range []string{"arrival_rate", "backlog_per_in_service_worker", "utilization", "drain_seconds", "oldest_age_seconds"} {
 		if string(got[k]) != "null" {
 			t.Errorf("%s = %s when unknown, want null", k, got[k])
 		}
@@ -65,5 +66,36 @@ func TestDecisionJSONKeys(t *testing.T) {
 		if string(floors[k]) != "null" {
 			t.Errorf("floors.%s = %s when unknown, want null", k, floors[k])
 		}
+	}
+}
+
+func TestLimitsBounds(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		l      Limits
+		own    int
+		lo, hi int
+		by     string
+	}{
+		{"none", Limits{}, -1, 0, math.MaxInt, ""},
+		{"max", Limits{Min: 2, Max: 10}, -1, 2, 10, "max"},
+		{"the group's own max below max", Limits{Min: 2, Max: 10}, 6, 2, 6, "group's max"},
+		{"the group's own max of 0", Limits{Max: 10}, 0, 0, 0, "group's max"},
+		{"the group's own max equal to max: max", Limits{Max: 10}, 10, 0, 10, "max"},
+		{"cap below both", Limits{Max: 10, Cap: 4}, 6, 0, 4, "cap"},
+		{"a cap equal to the group's max: cap", Limits{Max: 10, Cap: 6}, 6, 0, 6, "cap"},
+		{"a cap above max binds nothing", Limits{Max: 10, Cap: 12}, -1, 0, 10, "max"},
+		{"negative min", Limits{Min: -3, Max: 5}, -1, 0, 5, "max"},
+		{"crossing: the caller decides", Limits{Min: 8, Max: 10}, 5, 8, 5, "group's max"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			lo, hi, by := tt.l.Bounds(tt.own)
+			if lo != tt.lo || hi != tt.hi || by != tt.by {
+				t.Errorf("Bounds(%d) of %+v = %d, %d, %q; want %d, %d, %q", tt.own, tt.l, lo, hi, by, tt.lo, tt.hi, tt.by)
+			}
+		})
 	}
 }

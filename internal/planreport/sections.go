@@ -101,7 +101,8 @@ func inputs(p capacity.Plan) Section {
 	if in.LatencyTarget > 0 {
 		lat = secs(in.LatencyTarget)
 	}
-	add(capacity.FieldLatencyTarget, "Latency target (mean queue wait)", lat, "s")
+	add(capacity.FieldLatencyTarget, "Latency target (how long a message may wait)", lat, "s")
+	add(capacity.FieldLatencyQuantile, "Messages within the target", Cell{Text: capacity.FormatPercent(in.LatencyQuantile), Raw: raw(in.LatencyQuantile)}, "ratio")
 	add(capacity.FieldHorizon, "Burn-down horizon", secs(in.Horizon), "s")
 	price := Cell{Text: "no price set", Raw: ""}
 	if in.WorkerCostPerHour > 0 {
@@ -145,9 +146,13 @@ func summary(p capacity.Plan) Section {
 	add("utilization_floor", "Utilization floor", workers(p.UtilizationFloor), "workers", "keeps steady utilization under the ceiling")
 	if p.WaitFloor != nil {
 		add("wait_floor", "Wait floor", workers(*p.WaitFloor), "workers",
-			fmt.Sprintf("mean queue wait within %s (Erlang C)", capacity.FormatSeconds(in.LatencyTarget)))
+			fmt.Sprintf("%s of messages start within %s (Erlang C), the daemon's promise", capacity.FormatPercent(in.LatencyQuantile), capacity.FormatSeconds(in.LatencyTarget)))
 	} else {
 		add("wait_floor", "Wait floor", Cell{Text: "—"}, "workers", "no latency target")
+	}
+	if p.MeanWaitFloor != nil {
+		add("mean_wait_floor", "Mean wait floor", workers(*p.MeanWaitFloor), "workers",
+			fmt.Sprintf("mean queue wait within %s alone: a weaker promise, not sized for", capacity.FormatSeconds(in.LatencyTarget)))
 	}
 	add("recommended_workers", "Recommended worker target", workers(p.RecommendedWorkers), "workers",
 		fmt.Sprintf("largest floor + %s", plural(in.SafetyWorkers, "safety worker")))
@@ -185,8 +190,8 @@ func summary(p capacity.Plan) Section {
 // promiseCosts is the price of each latency promise: the steady-state
 // pool that holds it under the plan's ceiling, in workers and dollars.
 func promiseCosts(p capacity.Plan) Section {
-	s := Section{Name: SectionPromise, Title: fmt.Sprintf("Price of the promise (mean queue wait, ceiling %s)",
-		capacity.FormatPercent(p.Inputs.Utilization)), Columns: costColumns(Column{Key: "latency_seconds", Title: "Promise"})}
+	s := Section{Name: SectionPromise, Title: fmt.Sprintf("Price of the promise (%s of messages start within it, ceiling %s)",
+		capacity.FormatPercent(p.Inputs.LatencyQuantile), capacity.FormatPercent(p.Inputs.Utilization)), Columns: costColumns(Column{Key: "latency_seconds", Title: "Promise"})}
 	for _, r := range p.PromiseCosts {
 		s.Rows = append(s.Rows, costRow(secs(r.LatencySeconds), r.Current, r.Workers, r.Capped, r.Binding,
 			r.DollarsPerHour, r.DollarsPerMonth))

@@ -108,7 +108,9 @@ func Decide(s Settings, sample model.GroupSample, fleet model.Fleet, st *State, 
 type box struct {
 	drain, util, wait, bpw      int
 	arrival, utilz, drainS, age float64
+	bpwInService                float64
 	fc                          model.Forecast
+	bet                         model.Bet
 	pinned                      int
 	pausedSince, ageAt          time.Time
 
@@ -251,6 +253,7 @@ func (c *call) observe() {
 		c.inService = max(fleet.InService, 0)
 		c.d.InServiceWorkers = c.inService
 		c.d.PendingWorkers = max(fleet.Pending, 0)
+		c.d.DrainingWorkers = max(fleet.Draining, 0)
 	case fleet.Kind == "":
 		// No fleet to read: the count the last decision asked for.
 		c.current, c.currentKnown = c.lo, true
@@ -405,6 +408,7 @@ func (c *call) forecast() {
 	if o := r.Occurrence; o != nil {
 		c.b.fc.Pattern = o.Pattern()
 		c.b.fc.Confidence = o.Confidence()
+		c.b.fc.Seen, c.b.fc.Of = o.Hits(), o.Lags()
 	}
 	c.d.Forecast = &c.b.fc
 	if !s.forecasting() {
@@ -570,7 +574,10 @@ func (c *call) clamp() {
 		if c.hiBy == "cap" || c.s.Cap > 0 && c.s.Cap < c.lo {
 			limit, by = c.s.Cap, "cap"
 		}
-		if need := c.currentNeed(); need > c.hi {
+		// A group capped stays so while today's need is still at the limit:
+		// a need that wobbles by one around it (an arrival estimate's
+		// noise) would turn the verdict with the same numbers shown.
+		if need := c.currentNeed(); need > c.hi || c.st.cappedLast && need >= c.hi {
 			c.d.Capped = true
 			if need < c.rec {
 				c.reason("the load now needs %d (the target, with the forecast, %d), the %s allows %d", need, c.rec, by, limit)
@@ -595,6 +602,17 @@ func (c *call) clamp() {
 		desired = c.lo
 	}
 	c.d.DesiredWorkers = desired
+	if c.diag == model.DiagUnderProvisioned && c.recKnown && c.rec > c.hi && desired == c.hi && !c.d.Capped {
+		// Short at the limit with the target above it: more would be asked
+		// for but for the limit. Read as under-provisioned or capped by
+		// whether today's need, a moment's estimate, is above the limit,
+		// the verdict would change with the same numbers shown.
+		c.d.Capped = true
+		c.reason("short at the %s %d, below the target %d: capped", c.hiBy, c.hi, c.rec)
+	}
+	if !c.sample.Missing() && !c.invalid {
+		c.st.cappedLast = c.d.Capped
+	}
 	if c.d.Capped && c.diag != model.DiagUnknown && c.diag != model.DiagNotConsuming && c.diag != model.DiagStuck {
 		c.diag = model.DiagCapped
 		if c.hiBy == byCeiling || c.hiBy == byFIFO {
@@ -617,6 +635,10 @@ func (c *call) report() {
 	}
 	if c.usable {
 		d.BacklogPerWorker = finite(c.backlog / float64(max(c.current, 1)))
+	}
+	if c.fleet.Known {
+		b.bpwInService = float64(d.Backlog) / float64(max(c.fleet.InService, 1))
+		d.BacklogPerInServiceWorker = &b.bpwInService
 	}
 	d.TargetBacklogPerWorker = c.s.TargetBacklogPerWorker()
 	c.reportMeasured()

@@ -31,17 +31,26 @@ import (
 //     estimate, nothing in flight at all. A group that receives and serves
 //     a steady stream with an empty queue is healthy, not idle;
 //   - under_provisioned: messages visible and in-flight at capacity, with the
-//     current load needing more workers than there are, or the visible count growing after
-//     streakSamples samples at capacity (in a small fleet every worker is
-//     busy now and then, and one busy sample is not a verdict);
+//     current load needing more workers than there are, or the visible count
+//     growing for streakSamples samples in a row at capacity (in a small
+//     fleet every worker is busy now and then, and a depth that wobbles is
+//     not a verdict); at the cap or max with the target above it, capped
+//     instead: the limit, not the sizing, keeps the fleet short;
 //   - catching_up: as under_provisioned, but the count asked for already
 //     meets the load, workers are still starting and the oldest message is
 //     within the promise (or its age unknown);
+//   - late: messages visible and the oldest, by a fresh reading, older
+//     than the promise: never healthy nor draining while the promise is
+//     broken;
 //   - draining: messages visible and the total (visible + in-flight +
-//     delayed) shrinking;
+//     delayed) shrinking, drainSamples samples in a row;
 //   - healthy otherwise.
 //
 // Streaks count complete samples only, each sample once.
+// drainSamples is how many samples in a row the total must fall for a
+// group to be draining.
+const drainSamples = 2
+
 func (c *call) diagnose() {
 	if !c.usable {
 		c.diag = model.DiagUnknown
@@ -73,14 +82,27 @@ func (c *call) diagnose() {
 				st.atCapSince = c.at
 			}
 			st.atCapacity++
+			if c.prevOK && c.visible > c.prev.visible {
+				st.growingAtCap++
+			} else {
+				st.growingAtCap = 0
+			}
 		} else {
-			st.atCapacity = 0
+			st.atCapacity, st.growingAtCap = 0, 0
+		}
+		if c.prevOK && c.visible+inFlight+delayed < c.prev.total() {
+			st.shrinking++
+		} else {
+			st.shrinking = 0
 		}
 	}
 
-	growing := c.prevOK && c.visible > c.prev.visible
-	total := c.visible + inFlight + delayed
-	shrinking := c.prevOK && total < c.prev.total()
+	// Growth that says the fleet is short is growth sample after sample at
+	// capacity: a depth that wobbles up and down is the noise of a busy
+	// fleet, and a verdict read from one sample would change with each.
+	growing := st.growingAtCap >= streakSamples
+	// So is a drain: the total falling twice in a row, not once.
+	shrinking := st.shrinking >= drainSamples
 	switch {
 	case st.notConsuming >= streakSamples && c.at.Sub(st.notConsumingSince) >= c.s.StartDelay:
 		c.diag = model.DiagNotConsuming
@@ -90,8 +112,10 @@ func (c *call) diagnose() {
 		c.diag = model.DiagIdle
 	case c.visible > 0 && atCap && c.catchingUp():
 		c.diag = model.DiagCatchingUp
-	case c.visible > 0 && atCap && (c.recKnown && c.currentNeed() > c.current || growing && st.atCapacity >= streakSamples):
+	case c.visible > 0 && atCap && (c.recKnown && c.currentNeed() > c.current || growing):
 		c.diag = model.DiagUnderProvisioned
+	case c.visible > 0 && c.ageOK && c.latency() > 0 && c.age > c.latency():
+		c.diag = model.DiagLate
 	case c.visible > 0 && shrinking:
 		c.diag = model.DiagDraining
 	default:

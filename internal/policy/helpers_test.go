@@ -87,6 +87,9 @@ func checkDecision(t *testing.T, s Settings, f model.Fleet, d model.Decision) {
 	if d.RecommendedWorkers < 0 {
 		t.Fatalf("recommended %d < 0", d.RecommendedWorkers)
 	}
+	if d.DrainingWorkers < 0 || !f.Known && d.DrainingWorkers != 0 {
+		t.Fatalf("draining %d of a fleet read %t with %d draining", d.DrainingWorkers, f.Known, f.Draining)
+	}
 	raw, err := json.Marshal(d)
 	if err != nil {
 		t.Fatalf("decision does not encode: %v (%+v)", err, d)

@@ -133,7 +133,7 @@ func (w wild) sample(now time.Time) model.GroupSample {
 func (w wild) fleet(now time.Time) model.Fleet {
 	kinds := []string{"", "autoscaling", "ecs"}
 	f := model.Fleet{Kind: kinds[w.r.IntN(3)], Known: w.r.IntN(4) != 0,
-		Desired: w.int(), Min: w.int(), Max: w.int(), InService: w.int(), Pending: w.int()}
+		Desired: w.int(), Min: w.int(), Max: w.int(), InService: w.int(), Pending: w.int(), Draining: w.int()}
 	for range w.r.IntN(4) {
 		f.PendingSince = append(f.PendingSince, w.time(now))
 	}
@@ -154,6 +154,9 @@ func TestPropertyBounds(t *testing.T) {
 			w := wild{r}
 			for range 300 {
 				s := w.settings()
+				if r.IntN(2) == 0 {
+					s.TakenOver = w.time(t0)
+				}
 				var st State
 				now := t0
 				for range 1 + r.IntN(6) {

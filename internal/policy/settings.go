@@ -69,6 +69,12 @@ type Settings struct {
 	Pinned     bool // hold at Pin, within the bounds
 	Pin        int
 
+	// TakenOver is when this checker took the group's lease
+	// (internal/lease), at its start or from another checker; zero when it
+	// runs alone. For one scale-in window from then the group is not
+	// scaled in (see takeoverHold).
+	TakenOver time.Time
+
 	// Activation is the backlog of visible and delayed messages that wakes
 	// a group at zero workers (Min 0); 0 means DefaultActivation. See
 	// activation.go.
@@ -285,17 +291,11 @@ func (s Settings) TargetBacklogPerWorker() float64 {
 // keeps that many workers. by names the limit that sets hi ("max", "group's
 // max", "cap"), or "" when nothing does.
 func (s Settings) Bounds(f model.Fleet) (lo, hi int, by string) {
-	lo = max(s.Min, 0)
-	hi = math.MaxInt
-	if s.Max > 0 {
-		hi, by = s.Max, "max"
+	own := -1
+	if f.Known && f.Max > 0 {
+		own = f.Max
 	}
-	if f.Known && f.Max > 0 && f.Max < hi {
-		hi, by = f.Max, "group's max"
-	}
-	if s.Cap > 0 && s.Cap <= hi {
-		hi, by = s.Cap, "cap"
-	}
+	lo, hi, by = model.Limits{Min: s.Min, Max: s.Max, Cap: s.Cap}.Bounds(own)
 	if hi < lo {
 		hi = lo
 	}

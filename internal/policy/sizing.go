@@ -10,6 +10,7 @@ import (
 
 	"github.com/queuechecker/queue-checker/internal/capacity"
 	"github.com/queuechecker/queue-checker/internal/forecast"
+	"github.com/queuechecker/queue-checker/internal/model"
 )
 
 // size computes the floors and the recommendation, before any guard.
@@ -208,8 +209,18 @@ func (c *call) sizeModel() {
 	c.rateRec = min(rate, maxRecommended)
 }
 
+// sizedFor records on the decision's forecast the floor that sizes for it
+// and the rate it sizes for.
+func (c *call) sizedFor(peak float64, wait bool) {
+	c.b.fc.Floor, c.b.fc.SizedFor = model.FloorUtilization, peak
+	if wait {
+		c.b.fc.Floor = model.FloorWait
+	}
+}
+
 // forecastReason says what the forecast the fleet is sized for comes from.
 func (c *call) forecastReason(peak float64, wait bool) {
+	c.sizedFor(peak, wait)
 	floor := "the utilisation floor"
 	if wait {
 		floor = "the wait floor"
@@ -220,22 +231,32 @@ func (c *call) forecastReason(peak float64, wait bool) {
 			floor, number(peak), c.horizon.Round(time.Second))
 		return
 	}
-	verb := "pre-starting for"
+	verb := "pre-starting for the load expected at"
 	if !r.At.After(c.now) {
-		verb = "keeping workers for"
+		verb = "keeping workers for the load due since" // a time past is not expected
 	}
-	c.reason("%s the load expected at %s (%s): %s sizes for %s msg/s",
+	c.reason("%s %s (%s): %s sizes for %s msg/s",
 		verb, r.At.Format("15:04:05"), r.Occurrence.Describe(time.UTC), floor, number(peak))
 }
 
 // betReason says what the bet on an occurrence pre-starts.
+// The decision's forecast carries the bet as typed fields; the reason is
+// rendered from them.
 func (c *call) betReason(o *forecast.Occurrence, b bet, n, full int, peak float64, wait bool) {
+	c.sizedFor(peak, wait)
+	c.b.bet = model.Bet{Workers: n, Need: full, Chance: o.Chance(), LateIfMissed: math.Round(b.late(b.base))}
+	c.b.fc.Bet = &c.b.bet
+	f := &c.b.fc
 	floor := "the utilisation floor"
 	if wait {
 		floor = "the wait floor"
 	}
-	c.reason("seen %d of %d times, %s, chance %s: pre-starting %d of %d workers for the load expected at %s (%s msg/s; missed, about %s messages past the promise): %s",
-		o.Hits(), o.Lags(), o.Pattern(), percent(o.Chance()), n, full, c.fc.At.Format("15:04:05"), number(peak), number(math.Round(b.late(b.base))), floor)
+	when := "expected at"
+	if !f.At.After(c.now) {
+		when = "due since" // a time past is not expected
+	}
+	c.reason("seen %d of %d times, %s, chance %s: pre-starting %d of %d workers for the load %s %s (%s msg/s; missed, about %s messages past the promise): %s",
+		f.Seen, f.Of, f.Pattern, percent(f.Bet.Chance), f.Bet.Workers, f.Bet.Need, when, f.At.Format("15:04:05"), number(f.SizedFor), number(f.Bet.LateIfMissed), floor)
 }
 
 // backlogNeed is the most the backlog floors (drain, latency, oldest age)

@@ -45,6 +45,9 @@ type State struct {
 	notConsumingSince time.Time // first sample of that streak
 	atCapacity        int       // consecutive samples with in-flight at the fleet's capacity
 	atCapSince        time.Time // first sample of the current at-capacity streak
+	growingAtCap      int       // consecutive samples at capacity whose visible count rose
+	cappedLast        bool      // the last decision with data was capped
+	shrinking         int       // consecutive samples whose total fell
 	lastDiagAt        time.Time // the last sample the streaks counted
 
 	scratch []byte        // reused for formatting reasons

@@ -1,6 +1,9 @@
 package policy
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // safety applies the guards that make the checker safe to own a fleet,
 // after the sizing guards and before the clamp: it says when the fleet was
@@ -64,4 +67,29 @@ func (c *call) safety() {
 		c.target = c.current
 	}
 	c.d.ScaleInOff = sw.ScaleInOff || c.s.ScaleInOff
+	c.takeoverHold()
+}
+
+// takeoverHold keeps a group's fleet from scaling in during the first
+// scale-in window after this checker took its lease (Settings.TakenOver):
+// the decisions of the previous owner within that window are not known
+// here, so the new owner scales out as needed but scales in only once a
+// whole window of its own has passed. Like every guard it comes before the
+// clamp: the count held is within the bounds.
+func (c *call) takeoverHold() {
+	since, window := c.s.TakenOver, c.s.ScaleInStabilization
+	if since.IsZero() || !c.fleet.Known || c.target >= c.fleet.Desired || window <= 0 {
+		// With scale-in not stabilised there is no window to wait out.
+		return
+	}
+	end := since.Add(window)
+	if !c.now.Before(end) {
+		return
+	}
+	wanted := c.target
+	c.target = c.fleet.Desired
+	c.d.Held = true
+	c.d.HoldReason = fmt.Sprintf("lease taken over %s ago: no scale-in until one scale-in window (%s) has passed", c.now.Sub(since).Round(time.Second), window)
+	c.reason("scale-in to %d held until %s: this checker took the group's lease at %s",
+		wanted, end.UTC().Format(time.RFC3339), since.UTC().Format(time.RFC3339))
 }

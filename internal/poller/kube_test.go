@@ -16,8 +16,8 @@ import (
 )
 
 // TestParseAnnotationSwitches: a workload's queue-checker/ annotations are
-// the same switches as the tags, failing safe the same way, and the
-// warnings name annotations.
+// the same switches as the tags, failing safe the same way (the tag
+// spelling and misspelt keys included), and the warnings name annotations.
 func TestParseAnnotationSwitches(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -30,8 +30,10 @@ func TestParseAnnotationSwitches(t *testing.T) {
 		{"pin", map[string]string{"queue-checker/pin": "7"}, model.Switches{Pinned: true, Pin: 7}, ""},
 		{"paused=maybe pauses", map[string]string{"queue-checker/paused": "maybe"}, model.Switches{Paused: true}, `annotation queue-checker/paused="maybe" not understood`},
 		{"scale-in=no holds scale-in", map[string]string{"queue-checker/scale-in": "no"}, model.Switches{ScaleInOff: true}, `annotation queue-checker/scale-in="no" not understood`},
-		{"a tag's key is not an annotation", map[string]string{"queue-checker:paused": "true"}, model.Switches{}, ""},
-		{"unknown", map[string]string{"queue-checker/pause": "true"}, model.Switches{}, "annotation queue-checker/pause ignored: unknown; known are queue-checker/paused"},
+		{"a tag's spelling pauses, with a warning", map[string]string{"queue-checker:paused": "true"}, model.Switches{Paused: true}, `annotation "queue-checker:paused" taken for queue-checker/paused`},
+		{"a tag's scale-in holds scale-in", map[string]string{"queue-checker:scale-in": "false"}, model.Switches{ScaleInOff: true}, `annotation "queue-checker:scale-in" taken for queue-checker/scale-in`},
+		{"a misspelt pause pauses", map[string]string{"queue-checker/pause": "true"}, model.Switches{Paused: true}, `annotation "queue-checker/pause" taken for queue-checker/paused`},
+		{"unknown", map[string]string{"queue-checker/resume": "true"}, model.Switches{}, "annotation queue-checker/resume ignored: unknown; known are queue-checker/paused"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

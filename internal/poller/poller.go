@@ -54,6 +54,7 @@ import (
 
 	"github.com/queuechecker/queue-checker/internal/awsclient"
 	"github.com/queuechecker/queue-checker/internal/awscost"
+	"github.com/queuechecker/queue-checker/internal/callrate"
 	"github.com/queuechecker/queue-checker/internal/config"
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/sqsurl"
@@ -115,7 +116,7 @@ type group struct {
 	interval, idleMax time.Duration
 	expectUntil       time.Time // copied from Poller.expecting at the start of Observe
 	inactive          bool      // copied from Poller.inactive at the start of Observe
-	requests          awscost.Window
+	requests          callrate.Window
 	gauges            groupGauges
 }
 

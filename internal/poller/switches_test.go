@@ -2,6 +2,7 @@ package poller
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -21,6 +22,36 @@ import (
 	"github.com/queuechecker/queue-checker/internal/config"
 	"github.com/queuechecker/queue-checker/internal/model"
 )
+
+// Misspelt switch keys fail safe: each spelling an operator may type for
+// the pause or the scale-in switch, on an Auto Scaling group (the
+// Kubernetes spelling too), holds the fleet, with one warning naming the
+// key and what it was taken for.
+func TestMisspeltSwitchKeysHold(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		key, value string
+		taken      string
+	}{
+		{"queue-checker:pause", "true", TagPaused},
+		{"queue-checker:Paused", "true", TagPaused},
+		{"queue-checker:paused ", "true", TagPaused},
+		{"queue-checker:scalein", "false", TagScaleIn},
+		{"Queue-Checker:Paused", "true", TagPaused},
+		{"queue_checker:paused", "true", TagPaused},
+		{"queue-checker/paused", "true", TagPaused},
+		{"queue-checker/scale-in", "false", TagScaleIn},
+	} {
+		got := parseSwitches(map[string]string{tc.key: tc.value, "team": "media"})
+		held := got.Paused
+		if tc.taken == TagScaleIn {
+			held = got.ScaleInOff
+		}
+		if !held || len(got.Warnings) != 1 || !strings.Contains(got.Warnings[0], fmt.Sprintf("%q taken for %s", tc.key, tc.taken)) {
+			t.Errorf("tag %q=%s: switches %+v, want %s held with one warning naming the key", tc.key, tc.value, got, tc.taken)
+		}
+	}
+}
 
 func TestParseSwitches(t *testing.T) {
 	t.Parallel()
@@ -55,8 +86,15 @@ func TestParseSwitches(t *testing.T) {
 		{name: "an empty scale-in tag holds scale-in", tags: map[string]string{TagScaleIn: ""},
 			want: model.Switches{ScaleInOff: true}, warn: []string{`queue-checker:scale-in="" not understood`}},
 		{name: "pin not a number", tags: map[string]string{TagPin: "2.5"}, warn: []string{`queue-checker:pin="2.5" ignored`}},
-		{name: "unknown key under the prefix", tags: map[string]string{"queue-checker:pause": "true"},
-			warn: []string{"tag queue-checker:pause ignored: unknown"}},
+		{name: "unknown key under the prefix", tags: map[string]string{"queue-checker:resume": "true"},
+			warn: []string{"tag queue-checker:resume ignored: unknown"}},
+		{name: "a misspelt pin is no pin", tags: map[string]string{"queue-checker:pn": "1"},
+			warn: []string{`tag "queue-checker:pn" ignored: it looks like queue-checker:pin, but a pin is taken only as spelt`}},
+		{name: "a pin in another case is a pin", tags: map[string]string{"Queue-Checker:Pin": "3"},
+			want: model.Switches{Pinned: true, Pin: 3}, warn: []string{`tag "Queue-Checker:Pin" taken for queue-checker:pin`}},
+		{name: "of two keys for one switch, the one that holds wins", tags: map[string]string{TagPaused: "false", "queue-checker:Paused": "true", TagScaleIn: "true", "queue-checker:scalein": "false"},
+			want: model.Switches{Paused: true, ScaleInOff: true},
+			warn: []string{`"queue-checker:Paused" taken for queue-checker:paused`, `"queue-checker:scalein" taken for queue-checker:scale-in`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -166,5 +204,48 @@ func TestObserveReadsSwitchTags(t *testing.T) {
 	}
 	if n := proxy.Calls("DescribeServices"); n != 3 {
 		t.Errorf("DescribeServices calls = %d, want 3 (tags come with the service)", n)
+	}
+}
+
+// TestMisspeltSwitchTagsReadFromMoto tags Auto Scaling groups in moto with
+// the misspelt keys of TestMisspeltSwitchKeysHold and reads them with the
+// fleets: each holds its fleet, with its warning.
+func TestMisspeltSwitchTagsReadFromMoto(t *testing.T) {
+	t.Parallel()
+	moto := awstest.Shared(t)
+	d := direct(t)
+	ctx := context.Background()
+	q := makeQueue(t, d, queueSpec{region: east})
+	spellings := []struct{ key, value string }{
+		{"queue-checker:pause", "true"}, {"queue-checker:Paused", "true"}, {"queue-checker:paused ", "true"},
+		{"queue-checker:scalein", "false"}, {"Queue-Checker:Paused", "true"}, {"queue_checker:paused", "true"},
+		{"queue-checker/paused", "true"}, {"queue-checker/scale-in", "false"},
+	}
+	var groups []config.Group
+	for i, sp := range spellings {
+		asg := awstest.UniqueName(t, fmt.Sprintf("asg%d", i))
+		awstest.CreateAutoScalingGroup(t, d.AutoScaling(east), east, asg, 0, 10, 5)
+		if _, err := d.AutoScaling(east).CreateOrUpdateTags(ctx, &autoscaling.CreateOrUpdateTagsInput{Tags: []asgtypes.Tag{{
+			Key: aws.String(sp.key), Value: aws.String(sp.value), ResourceId: aws.String(asg),
+			ResourceType: aws.String("auto-scaling-group"), PropagateAtLaunch: aws.Bool(false)}}}); err != nil {
+			t.Fatalf("CreateOrUpdateTags %q: %v", sp.key, err)
+		}
+		groups = append(groups, config.Group{Name: fmt.Sprintf("g%d", i), Queues: []config.Queue{q},
+			Fleet: config.Fleet{AutoScalingGroup: &config.AutoScalingGroup{Name: asg}}})
+	}
+	reg := prometheus.NewRegistry()
+	p, err := New(baseConfig(groups...), factory(t, moto.URL, reg), reg, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs, err := p.Observe(ctx, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, sp := range spellings {
+		sw := obs[i].Fleet.Switches
+		if !(sw.Paused || sw.ScaleInOff) || len(sw.Warnings) != 1 || !strings.Contains(sw.Warnings[0], fmt.Sprintf("%q taken for", sp.key)) {
+			t.Errorf("tag %q=%s read from moto: switches %+v, want the fleet held with one warning naming the key", sp.key, sp.value, sw)
+		}
 	}
 }

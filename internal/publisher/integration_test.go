@@ -531,8 +531,8 @@ func TestIntegrationCloudWatch(t *testing.T) {
 					t.Errorf("%s read back = %v, want [%v]", n, vs, v)
 				}
 			}
-			if r := read[MetricBacklogPerWorkerRatio]; len(r) == 1 && math.Abs(r[0]-d.BacklogPerWorker/d.TargetBacklogPerWorker) > 1e-9 {
-				t.Errorf("BacklogPerWorkerRatio = %v, want backlog per worker ÷ target = %v", r[0], d.BacklogPerWorker/d.TargetBacklogPerWorker)
+			if r := read[MetricBacklogPerWorkerRatio]; len(r) == 1 && math.Abs(r[0]-*d.BacklogPerInServiceWorker/d.TargetBacklogPerWorker) > 1e-9 {
+				t.Errorf("BacklogPerWorkerRatio = %v, want backlog per worker in service ÷ target = %v", r[0], *d.BacklogPerInServiceWorker/d.TargetBacklogPerWorker)
 			}
 		})
 	}

@@ -85,16 +85,17 @@ func datums(d model.Decision, f model.Fleet, highResolution bool) []types.Metric
 	if whole {
 		add(MetricBacklog, float64(d.Backlog), types.StandardUnitCount)
 	}
-	// The per-worker values divide by the workers in service of a fleet
-	// read this cycle; without one they are not published at all.
+	// The per-worker values are the decision's backlog per worker in
+	// service, of a fleet read this cycle; without one they are not
+	// published at all.
 	if f.Known {
-		perWorker := float64(d.Backlog) / float64(max(f.InService, 1))
-		if whole {
-			add(MetricBacklogPerWorker, perWorker, types.StandardUnitCount)
+		perWorker := d.BacklogPerInServiceWorker
+		if whole && perWorker != nil {
+			add(MetricBacklogPerWorker, *perWorker, types.StandardUnitCount)
 		}
 		add(MetricTargetBacklogPerWorker, d.TargetBacklogPerWorker, types.StandardUnitCount)
-		if whole && d.TargetBacklogPerWorker > 0 {
-			add(MetricBacklogPerWorkerRatio, perWorker/d.TargetBacklogPerWorker, types.StandardUnitNone)
+		if whole && perWorker != nil && d.TargetBacklogPerWorker > 0 {
+			add(MetricBacklogPerWorkerRatio, *perWorker/d.TargetBacklogPerWorker, types.StandardUnitNone)
 		}
 		add(MetricDesiredWorkers, float64(d.DesiredWorkers), types.StandardUnitCount)
 	}

@@ -234,19 +234,12 @@ func (p *Publisher) plan(g config.Group, d model.Decision, f model.Fleet, log *z
 // below the Auto Scaling group's own MinSize, which AWS would refuse: then it
 // is an error.
 func clamp(want int, fc config.Fleet, f model.Fleet, ownBounds bool) (int, error) {
-	lo, hi := max(0, fc.Min), math.MaxInt
-	if fc.Max > 0 {
-		hi = fc.Max
-	}
-	if fc.Cap > 0 {
-		hi = min(hi, fc.Cap)
-	}
-	ownMin := 0
+	ownMin, ownMax := 0, -1
 	if ownBounds {
-		ownMin = max(0, f.Min)
-		lo = max(lo, ownMin)
-		hi = min(hi, max(0, f.Max))
+		ownMin, ownMax = max(0, f.Min), max(0, f.Max)
 	}
+	lo, hi, _ := model.Limits{Min: fc.Min, Max: fc.Max, Cap: fc.Cap}.Bounds(ownMax)
+	lo = max(lo, ownMin)
 	to := min(max(want, lo), hi)
 	if to < ownMin {
 		return 0, fmt.Errorf("bounds conflict: the group's own min size %d is above the configured max or cap (%d)", ownMin, hi)

@@ -134,8 +134,12 @@ func decision(group string, desired int) model.Decision {
 		TargetBacklogPerWorker: 100,
 		DesiredWorkers:         desired,
 		Diagnosis:              model.DiagUnderProvisioned,
+		// 300 waiting, 2 in service.
+		BacklogPerInServiceWorker: perWorker(150),
 	}
 }
+
+func perWorker(x float64) *float64 { return &x }
 
 func TestApply(t *testing.T) {
 	awsErr := errors.New("boom")
@@ -601,17 +605,18 @@ func TestDatums(t *testing.T) {
 		}), want: map[string]float64{
 			MetricBacklog: 300, MetricBacklogPerWorker: 150, MetricBacklogPerWorkerRatio: 0, MetricDesiredWorkers: 4, MetricOldestMessageAge: 42,
 		}},
-		{name: "per worker divides by the workers in service, not the desired count", d: base,
+		// The policy divides by the workers in service (TestBacklogPerWorker).
+		{name: "per worker: the decision's per worker in service", d: with(func(d *model.Decision) { d.BacklogPerInServiceWorker = perWorker(100) }),
 			f: fleet(func(f *model.Fleet) { f.InService, f.Pending = 3, 1 }), want: map[string]float64{
 				MetricBacklog: 300, MetricBacklogPerWorker: 100, MetricTargetBacklogPerWorker: 100,
 				MetricBacklogPerWorkerRatio: 1, MetricDesiredWorkers: 4,
 			}},
-		{name: "none in service: divided by one", d: base,
+		{name: "none in service: divided by one", d: with(func(d *model.Decision) { d.BacklogPerInServiceWorker = perWorker(300) }),
 			f: fleet(func(f *model.Fleet) { f.InService, f.Pending = 0, 4 }), want: map[string]float64{
 				MetricBacklog: 300, MetricBacklogPerWorker: 300, MetricTargetBacklogPerWorker: 100,
 				MetricBacklogPerWorkerRatio: 3, MetricDesiredWorkers: 4,
 			}},
-		{name: "fixed fleet", d: base,
+		{name: "fixed fleet", d: with(func(d *model.Decision) { d.BacklogPerInServiceWorker = perWorker(60) }),
 			f: &model.Fleet{Kind: model.FleetFixed, Known: true, Desired: 5, InService: 5}, want: map[string]float64{
 				MetricBacklog: 300, MetricBacklogPerWorker: 60, MetricTargetBacklogPerWorker: 100,
 				MetricBacklogPerWorkerRatio: 0.6, MetricDesiredWorkers: 4,
@@ -622,6 +627,8 @@ func TestDatums(t *testing.T) {
 			MetricBacklog: 300, MetricOldestMessageAge: 42,
 		}},
 		{name: "no fleet at all: backlog only", d: base, f: &model.Fleet{}, want: map[string]float64{MetricBacklog: 300}},
+		{name: "fleet read, no per worker in service: target and desired only", d: with(func(d *model.Decision) { d.BacklogPerInServiceWorker = nil }),
+			want: map[string]float64{MetricBacklog: 300, MetricTargetBacklogPerWorker: 100, MetricDesiredWorkers: 4}},
 		{name: "no target: no ratio", d: with(func(d *model.Decision) { d.TargetBacklogPerWorker = 0 }),
 			want: map[string]float64{
 				MetricBacklog: 300, MetricBacklogPerWorker: 150, MetricTargetBacklogPerWorker: 0, MetricDesiredWorkers: 4,

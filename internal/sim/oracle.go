@@ -5,24 +5,26 @@ import (
 	"math"
 	"time"
 
-	"github.com/queuechecker/queue-checker/internal/capacity"
 	"github.com/queuechecker/queue-checker/internal/model"
 )
 
-// Oracle is a clairvoyant fleet: it knows the scenario's arrival rate
-// ahead of time, the world as it is (its true service time and the changes
-// of it, its downstream pool, whatever the group's settings assume) and
-// the start delay each worker it launches will take, and pays those delays
-// as every other policy does. No policy that sees only the past can hold
-// the promise for much less, except by luck.
+// Oracle is a clairvoyant fleet. It knows every message the world will see
+// (their arrivals and their work, drawn ahead from the world's own streams),
+// the world as it is (its true service time and the changes of it, its
+// downstream pool, whatever the group's settings assume) and the start delay
+// each worker it launches will take, and pays those delays as every other
+// policy does. It follows a plan made before the run (plan.go): the
+// smoothest fleet that takes every message's work within a planning
+// deadline no longer than the promise, so that a burst may wait up to the
+// promise and be served over that window instead of by a fleet the burst's
+// size. Run by RunPolicy, it tries deadlines from the promise down and
+// keeps the cheapest plan whose run starts the promise share (99 %) of
+// messages within the promise: the margin for what the fluid picture of the
+// plan leaves out (messages are not divisible among workers) is checked by
+// simulation, not assumed.
 //
-// What a window of time needs is the fewest workers for which, by Erlang C
-// at the window's highest rate and service time, at most 1 % of messages
-// wait longer than the latency target, raised if needed to clear any
-// backlog within the latency target, and never more than the downstream
-// pool keeps busy: past the pool a worker adds no completions, it only
-// moves messages from the queue into slower service. need(d) is what the
-// window from now to d and one interval ahead needs; it only grows with d.
+// need(d) is the most workers any cell of the plan needs from now until d
+// and one interval ahead; it only grows with d.
 //
 // Launches. The world draws start delays in launch order, so the q-th
 // launch from now takes the q-th delay ahead, d_q, whoever launches it. At
@@ -34,34 +36,32 @@ import (
 // n, launch i brings it back to n + i after d_i, so it scales in to the
 // largest need(d_i) − i + 1, the least fleet every coming launch restores
 // in time. No launch further down the order can be due, or raise that
-// floor, than the highest need ahead (need over the whole scenario)
-// allows, so the oracle looks at every launch that matters and no more.
-// With one start delay D for every worker both rules come to need(D): each
-// worker launched one start delay before it is needed and kept while it
-// will be needed again sooner than a new one could start.
+// floor, than the highest need ahead allows, so the oracle looks at every
+// launch that matters and no more. With one start delay D for every worker
+// both rules come to need(D): each worker launched one start delay before
+// it is needed, and kept through every lull shorter than a start delay
+// (keeping it costs less than the start delay a relaunch pays), released
+// at the start of a longer one.
 //
-// For the oracle-instant policy its world has no start delay, and it sizes
-// for the next interval only: a bound no real fleet reaches.
+// For the oracle-instant policy its world has no start delay: the same
+// plan, with workers that start at once, a bound no real fleet reaches.
 type Oracle struct {
 	w        *World
-	Latency  time.Duration
 	Interval time.Duration
-	Miss     float64 // share of messages allowed past the target in the Erlang C model
 
-	steps   []needStep   // need(d), this interval
-	changes []rateChange // the scenario's, for steps
-	delays  []float64    // the delays of the coming launches
+	h    float64 // the plan's cell, seconds
+	plan maxTree // workers each cell needs
+	// lag is how much later than the plan the oracle lets a worker start
+	// (and go), seconds: the plan is a fluid picture, and the promise
+	// leaves room to take a burst's first messages a little later.
+	lag    float64
+	delays []float64
 }
 
-// needStep is a step of need(d): n for every delay past d.
-type needStep struct {
-	d float64
-	n int
-}
-
-// NewOracle makes the oracle for w.
-func NewOracle(w *World, latency, interval time.Duration) *Oracle {
-	return &Oracle{w: w, Latency: latency, Interval: interval, Miss: 0.01}
+// newOracle makes the oracle that follows fleet, the workers each cell of h
+// seconds needs from the world's start on.
+func newOracle(w *World, interval time.Duration, fleet []int32, h float64) *Oracle {
+	return &Oracle{w: w, Interval: interval, h: h, plan: newMaxTree(fleet)}
 }
 
 // observeOne returns the world's one observation at now.
@@ -83,16 +83,23 @@ func (p *Oracle) Step(ctx context.Context, now time.Time) error {
 	return nil
 }
 
+// need is need(d) at `from` seconds since the start, the plan followed lag
+// seconds late.
+func (p *Oracle) need(from, d float64) int {
+	from -= p.lag
+	lo := int(math.Max(from, 0) / p.h)
+	hi := int(math.Min((from+p.Interval.Seconds()+d)/p.h, float64(p.plan.n-1)))
+	return p.plan.max(lo, max(hi, lo))
+}
+
 // size is the fleet the oracle asks for at now (see Oracle).
 func (p *Oracle) size(o model.Observation, now time.Time) int {
 	from := now.Sub(p.w.cfg.Start).Seconds()
 	if d, ok := p.w.fixedStartDelay(); ok {
-		p.needs(o.Sample, from, d)
-		return p.need(d)
+		return p.need(from, d)
 	}
-	p.needs(o.Sample, from, math.Inf(1))
 	current := o.Fleet.InService + o.Fleet.Pending
-	floor, top := p.steps[0].n, p.steps[len(p.steps)-1].n
+	floor, top := p.need(from, 0), p.need(from, math.Inf(1))
 	// Launch q can be due only while current + q ≤ top, and can raise the
 	// scale-in floor (at least need(d_1) ≥ floor) only while top − q + 1 >
 	// floor.
@@ -100,7 +107,7 @@ func (p *Oracle) size(o model.Observation, now time.Time) int {
 	due, keep := 0, 0
 	for i, d := range p.delays {
 		q := i + 1
-		n := p.need(d)
+		n := p.need(from, d)
 		if n >= current+q {
 			due = q
 		}
@@ -112,82 +119,36 @@ func (p *Oracle) size(o model.Observation, now time.Time) int {
 	return keep
 }
 
-// needs works out need(d) at `from` (seconds since the start), for delays
-// up to longest, as steps: the need within one interval, then each rise as
-// a change of rate or of service time enters the window. A periodic
-// scenario shows every rate within one period.
-func (p *Oracle) needs(s model.GroupSample, from, longest float64) {
-	cfg := &p.w.cfg
-	iv := p.Interval.Seconds()
-	rate := cfg.Scenario.maxRate(from, from+iv)
-	factor := p.w.changes.maxFactor(from, from+iv)
-	p.steps = append(p.steps[:0], needStep{d: math.Inf(-1), n: p.needFor(s, rate, factor)})
-	until := from + iv + longest
-	if cfg.Scenario.Period > 0 {
-		until = math.Min(until, from+cfg.Scenario.Period.Seconds())
-	}
-	p.changes = cfg.Scenario.appendRateChanges(p.changes[:0], from+iv, until)
-	rs, cs := p.changes, p.w.changes
-	for len(cs) > 0 && cs[0].at < from+iv {
-		cs = cs[1:]
-	}
-	for len(cs) > 0 && cs[len(cs)-1].at >= until {
-		cs = cs[:len(cs)-1]
-	}
-	for len(rs) > 0 || len(cs) > 0 {
-		// The next change of either kind; both when they coincide.
-		at := math.Inf(1)
-		if len(rs) > 0 {
-			at = rs[0].at
-		}
-		if len(cs) > 0 {
-			at = math.Min(at, cs[0].at)
-		}
-		raised := false
-		for len(rs) > 0 && rs[0].at == at {
-			raised = raised || rs[0].rate > rate
-			rate = math.Max(rate, rs[0].rate)
-			rs = rs[1:]
-		}
-		for len(cs) > 0 && cs[0].at == at {
-			raised = raised || cs[0].factor > factor
-			factor = math.Max(factor, cs[0].factor)
-			cs = cs[1:]
-		}
-		if !raised {
-			continue
-		}
-		// A change at `at` is within the window of a delay past at − from − iv.
-		if n := p.needFor(s, rate, factor); n > p.steps[len(p.steps)-1].n {
-			p.steps = append(p.steps, needStep{d: at - from - iv, n: n})
-		}
-	}
+// maxTree answers the largest value over a range of cells in O(log n).
+type maxTree struct {
+	n int
+	t []int32 // t[n+i] is cell i; t[i] the larger of its two children
 }
 
-// need is need(d), from the steps.
-func (p *Oracle) need(d float64) int {
-	i := len(p.steps) - 1
-	for i > 0 && p.steps[i].d >= d {
-		i--
+func newMaxTree(v []int32) maxTree {
+	n := max(len(v), 1)
+	t := make([]int32, 2*n)
+	copy(t[n:], v)
+	for i := n - 1; i > 0; i-- {
+		t[i] = max(t[2*i], t[2*i+1])
 	}
-	return p.steps[i].n
+	return maxTree{n: n, t: t}
 }
 
-// needFor is the fleet a window needs whose highest rate and service-time
-// factor are rate and factor, within the fleet's maximum.
-func (p *Oracle) needFor(s model.GroupSample, rate, factor float64) int {
-	cfg := &p.w.cfg
-	conc := max(cfg.Concurrency, 1)
-	perSlot := 1 / (cfg.Service.Mean.Seconds() * factor)
-	n := cfg.Max
-	if slots, ok := capacity.WaitQuantileFloor(rate, perSlot, p.Latency.Seconds(), p.Miss); ok {
-		n = (slots + conc - 1) / conc
-		if lat := p.Latency.Seconds(); lat > 0 && s.Visible > 0 {
-			n = max(n, capacity.DrainFloor(rate, perSlot*float64(conc), float64(s.Visible), lat))
+// max is the largest value of cells lo..hi (inclusive, clipped to the
+// cells); 0 for an empty range.
+func (m maxTree) max(lo, hi int) int {
+	lo, hi = max(lo, 0), min(hi, m.n-1)
+	best := int32(0)
+	for l, r := lo+m.n, hi+m.n+1; l < r; l, r = l/2, r/2 {
+		if l&1 == 1 {
+			best = max(best, m.t[l])
+			l++
+		}
+		if r&1 == 1 {
+			r--
+			best = max(best, m.t[r])
 		}
 	}
-	if pool := cfg.DownstreamPool; pool > 0 {
-		n = min(n, (pool+conc-1)/conc)
-	}
-	return min(n, cfg.Max)
+	return int(best)
 }

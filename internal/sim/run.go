@@ -3,8 +3,12 @@ package sim
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"go.uber.org/zap"
 
@@ -28,12 +32,13 @@ const (
 	PolicyTargetTracking = "target-tracking" // EC2 Auto Scaling target tracking on backlog per instance
 	PolicyStep           = "step"            // step scaling on depth alarms
 	PolicyFixed          = "fixed"           // the starting fleet, never scaled
+	PolicyFixedBest      = "fixed-best"      // the cheapest fixed fleet in hindsight that keeps the promise share
 	PolicyOracle         = "oracle"          // clairvoyant, paying the start delay
 	PolicyOracleInstant  = "oracle-instant"  // clairvoyant with workers that start at once: no real fleet's bound
 )
 
 // Policies lists every policy, in the order of a comparison.
-var Policies = []string{PolicyModel, PolicyBacklog, PolicyKEDA, PolicyTargetTracking, PolicyStep, PolicyFixed, PolicyOracle, PolicyOracleInstant}
+var Policies = []string{PolicyModel, PolicyBacklog, PolicyKEDA, PolicyTargetTracking, PolicyStep, PolicyFixed, PolicyFixedBest, PolicyOracle, PolicyOracleInstant}
 
 // PolicyLabels describe each policy in a line, for tables.
 var PolicyLabels = map[string]string{
@@ -43,8 +48,9 @@ var PolicyLabels = map[string]string{
 	PolicyTargetTracking: "EC2 Auto Scaling target tracking on SQS backlog per instance",
 	PolicyStep:           "the classic recipe's step alarms (+1 at 1,000, +2 at 1,500, -1 below 100)",
 	PolicyFixed:          "the starting fleet, never scaled",
-	PolicyOracle:         "clairvoyant, paying the start delay: the cost to beat",
-	PolicyOracleInstant:  "clairvoyant with instant workers: a bound no real fleet reaches",
+	PolicyFixedBest:      "the fewest workers, never scaled, that start 99 % of messages within the promise (chosen in hindsight)",
+	PolicyOracle:         "clairvoyant plan, paying every start delay, 99 % within the promise: the cost to beat",
+	PolicyOracleInstant:  "the same plan with instant workers: a bound no real fleet reaches",
 }
 
 // RunConfig is one comparison: the same world, scenario and seed for every
@@ -76,7 +82,12 @@ type Result struct {
 	// Dollars is the run's worker-hours × RunConfig.WorkerCostPerHour,
 	// not rounded; absent without a price.
 	Dollars *float64 `json:"dollars,omitempty"`
-	Series  []Point  `json:"-"`
+	// Workers is the fleet of the fixed and fixed-best policies.
+	Workers int `json:"workers,omitempty"`
+	// PlanDeadline is the oracle's planning deadline, seconds: the plan
+	// takes every message's work within it (see Oracle).
+	PlanDeadline float64 `json:"plan_deadline_seconds,omitempty"`
+	Series       []Point `json:"-"`
 }
 
 // Settings are the checker's policy settings for a simulated group: the
@@ -111,24 +122,44 @@ func (rc RunConfig) peerParams() peers.Params {
 
 // Run runs each named policy in turn on its own world and returns their
 // results in the same order.
+//
+// The policies run side by side, as many at once as there are processors:
+// each has a world of its own, and the same seed gives the same results
+// whatever the order. Progress, when set, is called from one goroutine at
+// a time.
 func Run(ctx context.Context, rc RunConfig, policies []string) ([]Result, error) {
 	if err := rc.Validate(); err != nil {
 		return nil, err
 	}
-	out := make([]Result, 0, len(policies))
-	for _, name := range policies {
-		r, err := RunPolicy(ctx, rc, name)
-		if err != nil {
-			return nil, err
+	if rc.Progress != nil {
+		var mu sync.Mutex
+		progress := rc.Progress
+		rc.Progress = func(d time.Duration) {
+			mu.Lock()
+			defer mu.Unlock()
+			progress(d)
 		}
-		out = append(out, r)
+	}
+	out := make([]Result, len(policies))
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, name := range policies {
+		g.Go(func() error {
+			r, err := RunPolicy(ctx, rc, name)
+			out[i] = r
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
 // NewAutoscaler makes the named policy's autoscaler for w with the peers'
 // default parameters. The checker's own policies run through the
-// controller, exactly as the daemon runs them.
+// controller, exactly as the daemon runs them. The oracles and fixed-best
+// plan over a whole run: RunPolicy runs them.
 func NewAutoscaler(name string, w *World, interval time.Duration) (Autoscaler, error) {
 	return newAutoscaler(name, w, RunConfig{Interval: interval})
 }
@@ -170,8 +201,8 @@ func newAutoscaler(name string, w *World, rc RunConfig) (Autoscaler, error) {
 		return peers.NewStepScaling(w, pp), nil
 	case PolicyFixed:
 		return peers.Fixed{}, nil
-	case PolicyOracle, PolicyOracleInstant:
-		return NewOracle(w, cfg.LatencyTarget, interval), nil
+	case PolicyFixedBest, PolicyOracle, PolicyOracleInstant:
+		return nil, fmt.Errorf("policy %q plans over a whole run: run it with RunPolicy", name)
 	}
 	return nil, fmt.Errorf("unknown policy %q (want %s)", name, strings.Join(Policies, ", "))
 }
@@ -195,22 +226,58 @@ func (c controlled) Step(ctx context.Context, now time.Time) error {
 const progressEvery = 64
 
 // RunPolicy runs one policy: every interval from the start it records the
-// world's state and lets the policy act, until the duration has passed.
+// world's state and lets the policy act, until the duration has passed. The
+// oracles and fixed-best run several times over the same messages and give
+// the run they choose (best.go).
 func RunPolicy(ctx context.Context, rc RunConfig, name string) (Result, error) {
 	if err := rc.Validate(); err != nil {
 		return Result{}, err
 	}
-	cfg := rc.World
-	if name == PolicyOracleInstant {
-		cfg.StartDelay = 0
+	var res Result
+	var err error
+	switch name {
+	case PolicyFixedBest:
+		res, err = runFixedBest(ctx, rc)
+	case PolicyOracle, PolicyOracleInstant:
+		res, err = runOracle(ctx, rc, name)
+	default:
+		res, _, err = rc.runWorld(ctx, name, rc.World, nil, -1)
+		if name == PolicyFixed {
+			res.Workers = rc.World.Workers
+		}
 	}
+	if err != nil {
+		return Result{}, err
+	}
+	if rc.Progress != nil && (name == PolicyFixedBest || name == PolicyOracle || name == PolicyOracleInstant) {
+		rc.Progress(rc.Duration)
+	}
+	if rc.WorkerCostPerHour > 0 {
+		d := WorkerDollars(res.WorkerSeconds, rc.WorkerCostPerHour)
+		res.Dollars = &d
+	}
+	return res, nil
+}
+
+// runWorld runs the named policy on a world of cfg, its autoscaler made by
+// mk (the named policy's when nil). With a budget ≥ 0 it stops once more
+// scored messages than the budget have waited past the promise, and says
+// so; its scores are then those so far. Progress is reported only for a
+// policy that runs once.
+func (rc RunConfig) runWorld(ctx context.Context, name string, cfg Config, mk func(*World) Autoscaler, budget int64) (Result, bool, error) {
 	w, err := NewWorld(cfg)
 	if err != nil {
-		return Result{}, err
+		return Result{}, false, err
 	}
-	as, err := newAutoscaler(name, w, rc)
-	if err != nil {
-		return Result{}, err
+	var as Autoscaler
+	if mk != nil {
+		as = mk(w)
+	} else if as, err = newAutoscaler(name, w, rc); err != nil {
+		return Result{}, false, err
+	}
+	progress := rc.Progress
+	if mk != nil {
+		progress = nil
 	}
 	steps := int(rc.Duration / rc.Interval)
 	res := Result{Policy: name, Series: make([]Point, 0, steps+2)}
@@ -222,29 +289,29 @@ func RunPolicy(ctx context.Context, rc RunConfig, name string) (Result, error) {
 		}
 		if i%progressEvery == 0 {
 			if err := ctx.Err(); err != nil {
-				return Result{}, err
+				return Result{}, false, err
 			}
-			if rc.Progress != nil && at > reported {
-				rc.Progress(at - reported)
+			if progress != nil && at > reported {
+				progress(at - reported)
 				reported = at
+			}
+			if budget >= 0 && w.missed() > budget {
+				res.Scores = w.Scores()
+				return res, true, nil
 			}
 		}
 		now := cfg.Start.Add(at)
 		res.Series = append(res.Series, w.Snapshot(now))
 		if err := as.Step(ctx, now); err != nil {
-			return Result{}, fmt.Errorf("%s at %v: %w", name, at, err)
+			return Result{}, false, fmt.Errorf("%s at %v: %w", name, at, err)
 		}
 	}
 	res.Series = append(res.Series, w.Snapshot(cfg.Start.Add(rc.Duration)))
-	if rc.Progress != nil && rc.Duration > reported {
-		rc.Progress(rc.Duration - reported)
+	if progress != nil && rc.Duration > reported {
+		progress(rc.Duration - reported)
 	}
 	res.Scores = w.Scores()
-	if rc.WorkerCostPerHour > 0 {
-		d := WorkerDollars(res.WorkerSeconds, rc.WorkerCostPerHour)
-		res.Dollars = &d
-	}
-	return res, nil
+	return res, false, nil
 }
 
 // maxWorkerCost bounds a worker's price, dollars an hour.

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/queuechecker/queue-checker/internal/capacity"
-	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
 	"github.com/queuechecker/queue-checker/internal/sim/peers"
 )
@@ -212,10 +210,6 @@ func TestAssumedServiceTimeReachesTheSettingsNotTheWorld(t *testing.T) {
 		{"half", 100 * time.Millisecond, 100 * time.Millisecond},
 		{"double", 400 * time.Millisecond, 400 * time.Millisecond},
 	}
-	// The oracle sizes 500 msg/s at the world's 200 ms: 5 msg/s per slot,
-	// two slots a worker.
-	slots, _ := capacity.WaitQuantileFloor(500, 5, 10, 0.01)
-	oracleWant := (slots + 1) / 2
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -233,116 +227,8 @@ func TestAssumedServiceTimeReachesTheSettingsNotTheWorld(t *testing.T) {
 			if p := newPeer(t, PolicyTargetTracking, w).(*peers.TargetTracking); math.Abs(p.Target-perReplica) > 1e-9 {
 				t.Errorf("target tracking's target %v, want %v", p.Target, perReplica)
 			}
-			if got := NewOracle(w, 10*time.Second, 5*time.Second).size(oneWorker, at(0)); got != oracleWant {
-				t.Errorf("oracle %d, want %d whatever the settings assume", got, oracleWant)
-			}
 			if got := completionRate(w, 60, 600); math.Abs(got-10) > 0.5 {
 				t.Errorf("one worker of two slots completes %.2f/s, want the world's 10/s", got)
-			}
-		})
-	}
-}
-
-// The oracle sizes for the world's service time after its changes, and
-// never past what the downstream pool keeps busy.
-func TestOracleKnowsTheWorld(t *testing.T) {
-	t.Parallel()
-	erlang := func(rate, perSlot float64) int {
-		n, ok := capacity.WaitQuantileFloor(rate, perSlot, 10, 0.01)
-		if !ok {
-			t.Fatal("no Erlang C answer")
-		}
-		return n
-	}
-	tests := []struct {
-		name    string
-		cfg     Config
-		s       float64
-		current int
-		want    int
-	}{
-		{"before a doubling, beyond its lead", Config{ServiceChanges: []ServiceChange{{100 * time.Second, 2}}}, 35, 1, erlang(50, 5)},
-		{"a doubling within its lead", Config{ServiceChanges: []ServiceChange{{100 * time.Second, 2}}}, 36, 1, erlang(50, 2.5)},
-		{"after it", Config{ServiceChanges: []ServiceChange{{100 * time.Second, 2}}}, 200, 1, erlang(50, 2.5)},
-		{"a pool below the need", Config{DownstreamPool: 7}, 0, 1, 7},
-		{"a pool of 7 over slots of 4", Config{DownstreamPool: 7, Concurrency: 4}, 0, 1, 2},
-		{"a pool above the need", Config{DownstreamPool: 100}, 0, 1, erlang(50, 5)},
-		{"a pool below the need, with a fleet above it", Config{DownstreamPool: 7}, 0, 20, 7},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			cfg := tt.cfg
-			cfg.Scenario, _ = Builtin(ScenarioSteady, 50, time.Hour)
-			cfg.Service = Service{Mean: 200 * time.Millisecond}
-			cfg.StartDelay, cfg.Min, cfg.Max, cfg.Workers = time.Minute, 1, 1000, 1
-			w := mustWorld(t, cfg)
-			obs := model.Observation{Fleet: model.Fleet{InService: tt.current, Desired: tt.current}}
-			if got := NewOracle(w, 10*time.Second, 5*time.Second).size(obs, at(tt.s)); got != tt.want {
-				t.Errorf("size %d, want %d", got, tt.want)
-			}
-		})
-	}
-}
-
-// With start delays that vary, the oracle makes the q-th launch from now
-// when its own delay d_q and an interval reach the time the fleet must
-// exceed current + q − 1, and scales in only as far as every coming launch
-// can restore in time: the largest need within d_i, less i − 1. Both are
-// computed here from the delays the world will draw, for a step from 50 to
-// 500 msg/s at 300 s and, for the scale-in, a fleet sized for 500 msg/s
-// until 100 s that must be again from 300 s.
-func TestOracleLaunchesByEachStartDelay(t *testing.T) {
-	t.Parallel()
-	low, _ := capacity.WaitQuantileFloor(50, 5, 10, 0.01)
-	high, _ := capacity.WaitQuantileFloor(500, 5, 10, 0.01)
-	tests := []struct {
-		name    string
-		csv     string
-		current int
-		from    float64 // seconds; the step is due at 300 s
-	}{
-		{"launching for a step", "0,50\n300,500\n", low, 0},
-		{"keeping a fleet for the next step", "0,500\n100,50\n300,500\n", high, 100},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			w := mustWorld(t, Config{Scenario: csvScenario(t, tt.csv), Service: Service{Mean: 200 * time.Millisecond},
-				StartDelay: time.Minute, StartDelayCV: 1, Min: 1, Max: 1000, Workers: 1, Seed: 9})
-			o := NewOracle(w, 10*time.Second, 5*time.Second)
-			delays := w.startDelaysAhead(nil, high)
-			// needAt is the need within d of s: high once the step is in
-			// the window.
-			needAt := func(s, d float64) int {
-				if s+d+5 > 300 {
-					return high
-				}
-				return low
-			}
-			obs := model.Observation{Fleet: model.Fleet{InService: tt.current, Desired: tt.current}}
-			changed := 0
-			for s := tt.from + 5; s < 300; s += 5 {
-				want := 0
-				for q := 1; q <= high; q++ {
-					if needAt(s, delays[q-1]) >= tt.current+q {
-						want = tt.current + q
-					}
-				}
-				if want == 0 {
-					for i := 1; i <= high; i++ {
-						want = max(want, needAt(s, delays[i-1])-i+1)
-					}
-				}
-				if want != tt.current {
-					changed++
-				}
-				if got := o.size(obs, at(s)); got != want {
-					t.Errorf("size at %v s = %d, want %d", s, got, want)
-				}
-			}
-			if changed == 0 {
-				t.Error("the oracle never differed from the fleet: the case tests nothing")
 			}
 		})
 	}

@@ -27,6 +27,13 @@ import (
 	"github.com/queuechecker/queue-checker/internal/model"
 )
 
+// The second seeds of the arrival and service-time streams: every world of
+// a seed draws the same messages (the oracle's plan draws them ahead).
+const (
+	arrivalStream = 0x61727269 // "arri"
+	serviceStream = 0x73657276 // "serv"
+)
+
 // FleetKind is the Fleet.Kind of a simulated fleet.
 const FleetKind = "simulated"
 
@@ -251,6 +258,7 @@ type World struct {
 	changed  int     // how many of the service changes have come into force
 	arrivals int64
 	waits    waitStats
+	work     float64 // service seconds of every message dispatched
 
 	completions fifo // MetricsExact: completions (as arrived times) within the last deletedWindow seconds
 	minutes     minuteMetrics
@@ -282,8 +290,8 @@ func NewWorld(cfg Config) (*World, error) {
 		// Arrivals and service times come from separate streams, and each
 		// message draws its service time on arrival, so every policy run
 		// with the same seed sees the same messages with the same work.
-		arrRand: rand.New(rand.NewPCG(cfg.Seed, 0x61727269)),
-		svcRand: rand.New(rand.NewPCG(cfg.Seed, 0x73657276)),
+		arrRand: rand.New(rand.NewPCG(cfg.Seed, arrivalStream)),
+		svcRand: rand.New(rand.NewPCG(cfg.Seed, serviceStream)),
 	}
 	if cfg.MetricsExact {
 		w.minutes.end = math.Inf(1) // exact metrics close no minutes
@@ -487,6 +495,7 @@ func (w *World) dispatch() {
 		if pool := w.cfg.DownstreamPool; pool > 0 && w.serving > pool {
 			d *= float64(w.serving) / float64(pool)
 		}
+		w.work += d
 		w.schedule(w.t+d, evCompletion, id)
 		if w.kill != nil {
 			w.kill.hold(id, m, w.t, d)
@@ -828,6 +837,21 @@ func (w *World) Scores() Scores {
 		s.MeanWait = ws.sum / float64(ws.n)
 	}
 	return s
+}
+
+// busySeconds is the service time of every message dispatched so far.
+func (w *World) busySeconds() float64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.work
+}
+
+// missed is how many scored messages have been taken after waiting longer
+// than the promise so far: a floor on the run's final count.
+func (w *World) missed() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.waits.n - w.waits.within
 }
 
 // fixedStartDelay is the start delay of every launch, in seconds, when all

@@ -60,6 +60,8 @@ type groupDoc struct {
 	// backlogTrend). Empty when there is nothing to say.
 	ForecastNote string `json:"forecast_note"`
 	BacklogTrend string `json:"backlog_trend"`
+	// Ages say how old the figures are when the document is made.
+	Ages agesDoc `json:"ages"`
 	// Switches are the operator switches holding the group and the switch
 	// tags ignored, one sentence each.
 	Switches []string `json:"switches"`
@@ -124,7 +126,10 @@ type settingsDoc struct {
 	Max    int    `json:"max"`
 	Cap    int    `json:"cap"` // 0: none
 
-	LatencySeconds   float64 `json:"latency_seconds"` // 0: no promise
+	LatencySeconds float64 `json:"latency_seconds"` // 0: no promise
+	// LatencyQuantile is the share of messages promised to start within
+	// LatencySeconds (target.latency_quantile).
+	LatencyQuantile  float64 `json:"latency_quantile"`
 	DrainTimeSeconds float64 `json:"drain_time_seconds"`
 	Utilization      float64 `json:"utilization"`
 
@@ -202,6 +207,7 @@ func settingsOf(s policy.Settings) settingsDoc {
 	d := settingsDoc{
 		Policy: s.Policy, Min: s.Min, Max: s.Max, Cap: s.Cap,
 		LatencySeconds:              s.Latency.Seconds(),
+		LatencyQuantile:             s.LatencyQuantile,
 		DrainTimeSeconds:            s.DrainTime.Seconds(),
 		Utilization:                 s.Utilization,
 		ServiceTimeSeconds:          s.ServiceTime.Seconds(),
@@ -246,7 +252,7 @@ func fleetOf(f model.Fleet) fleetDoc {
 }
 
 // groupOf turns a controller view into its JSON document.
-func groupOf(v controller.GroupView) groupDoc {
+func groupOf(v controller.GroupView, now time.Time) groupDoc {
 	g := groupDoc{
 		Name:         v.Settings.Group,
 		Settings:     settingsOf(v.Settings),
@@ -260,7 +266,8 @@ func groupOf(v controller.GroupView) groupDoc {
 		Changes:      v.Changes,
 		FleetMinutes: v.FleetMinutes,
 
-		ForecastNote: forecastNote(v.Settings, v.Decision),
+		ForecastNote: forecastNoteAt(v.Settings, v.Decision, now),
+		Ages:         agesOf(v.Decision, now),
 		BacklogTrend: backlogTrend(v.Decision, v.History),
 		Switches:     switchNotes(v.Decision),
 		Lease:        v.Lease,
@@ -329,7 +336,7 @@ func groupsOf(o Options) groupsDoc {
 		doc.Health = &healthDoc{State: h.State, Detail: h.Detail}
 	}
 	for _, v := range views {
-		doc.Groups = append(doc.Groups, groupOf(v))
+		doc.Groups = append(doc.Groups, groupOf(v, doc.GeneratedAt))
 	}
 	return doc
 }
@@ -341,7 +348,7 @@ func serveGroups(o Options) http.HandlerFunc {
 		if name, one := groupParam(r); one {
 			doc, ok := oneGroupDoc(o, name)
 			if !ok {
-				writeJSON(w, http.StatusNotFound, map[string]string{"error": "no group named " + name})
+				writeJSON(w, http.StatusNotFound, map[string]string{"error": "no group named " + echoName(name)})
 				return
 			}
 			writeJSON(w, http.StatusOK, doc)

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -61,6 +62,12 @@ func TestBrowser(t *testing.T) {
 
 	t.Run("status page shows the API's numbers", func(t *testing.T) {
 		testStatusPage(t, ctx, base)
+	})
+	t.Run("the page says how old its figures are, and never names a time past as expected", func(t *testing.T) {
+		testAgesAndTimes(t, ctx, base)
+	})
+	t.Run("a late cycle, a stale minute, a job under way and a late message, as on-call meets them", func(t *testing.T) {
+		testMisleadingMoments(t, ctx)
 	})
 	t.Run("formatting in the page matches the server's", func(t *testing.T) {
 		testFormatParity(t, ctx)
@@ -541,6 +548,66 @@ func testStatusPage(t *testing.T, ctx context.Context, base string) {
 		t.Errorf("the page's numbers never matched /api/v1/groups fetched around a refresh:\n%s",
 			strings.Join(lastProblems, "\n"))
 	}
+}
+
+// testAgesAndTimes reads the status page in the browser after its script
+// has refreshed it a few times: every group's backlog, arrival rate and
+// oldest age say how old they are ("counted 3 s ago"), the planner link
+// says what it carries, the promise included (99.0 % within the latency),
+// and no forecast note names as expected a time before the page's own.
+func testAgesAndTimes(t *testing.T, ctx context.Context, base string) {
+	within(t, ctx, 30*time.Second, chromedp.Navigate(base+"/"))
+	within(t, ctx, 60*time.Second, chromedp.Poll[bool](`!!window.checker && window.checker.applied > 1`,
+		chromedp.WithPollingInterval(200*time.Millisecond), chromedp.WithPollingTimeout(60*time.Second)))
+	type groupText struct {
+		Name, Sample, Arrival, Oldest, Carries, Forecast, Generated string
+	}
+	var seenForecast bool
+	for round := range 3 {
+		texts := within(t, ctx, 30*time.Second, chromedp.Evaluate[[]groupText](`window.checker.refresh().then(() =>
+		  [...document.querySelectorAll("section.group")].map((s) => ({
+		    Name: s.dataset.group,
+		    Sample: (s.querySelector('[data-age="sample"]') || {}).textContent || "",
+		    Arrival: (s.querySelector('[data-age="arrival_rate"]') || {}).textContent || "",
+		    Oldest: (s.querySelector('[data-age="oldest_age"]') || {}).textContent || "",
+		    Carries: (s.querySelector("[data-plan-carries]") || {}).textContent || "",
+		    Forecast: (() => { const n = s.querySelector('[data-show="forecast_note"]'); return n && !n.hidden ? n.textContent : ""; })(),
+		    Generated: (document.querySelector('[data-doc-field="generated_at"]') || {}).textContent || "",
+		  })))`, chromedp.EvalAwaitPromise))
+		if len(texts) == 0 {
+			t.Fatal("the page shows no group")
+		}
+		ago := regexp.MustCompile(`^(counted|estimated) [0-9.]+ (ms|s) ago$|^(counted|estimated) [0-9hms]+ ago$`)
+		clock := regexp.MustCompile(`(?:expected at|from) (\d\d:\d\d:\d\d)`)
+		for _, g := range texts {
+			sample, arrival := strings.Join(strings.Fields(g.Sample), " "), strings.Join(strings.Fields(g.Arrival), " ")
+			if !ago.MatchString(sample) || !ago.MatchString(arrival) {
+				t.Errorf("round %d, %s: figures' ages %q and %q, want \"counted N ago\" and \"estimated N ago\"", round, g.Name, sample, arrival)
+			}
+			if o := strings.Join(strings.Fields(g.Oldest), " "); !strings.HasPrefix(o, "read ") {
+				t.Errorf("round %d, %s: the oldest age's age reads %q", round, g.Name, o)
+			}
+			if c := strings.Join(strings.Fields(g.Carries), " "); !strings.Contains(c, "99.0 % of messages within") || !strings.Contains(c, "arrival rate") {
+				t.Errorf("round %d, %s: the planner link says %q, want what it carries and the promise", round, g.Name, c)
+			}
+			if g.Forecast == "" {
+				continue
+			}
+			seenForecast = true
+			gen, err := time.Parse("15:04:05", strings.TrimSpace(g.Generated))
+			if err != nil {
+				t.Fatalf("the page's time %q: %v", g.Generated, err)
+			}
+			for _, m := range clock.FindAllStringSubmatch(g.Forecast, -1) {
+				at, _ := time.Parse("15:04:05", m[1])
+				if d := gen.Sub(at); d > 0 && d < 12*time.Hour {
+					t.Errorf("round %d, %s: the forecast note %q names %s as expected at %s", round, g.Name, g.Forecast, m[1], g.Generated)
+				}
+			}
+		}
+		time.Sleep(2 * time.Second)
+	}
+	t.Logf("forecast notes seen: %t", seenForecast)
 }
 
 // checkAgainstRendered holds every hook of the page to what the server

@@ -100,6 +100,10 @@ func formatField(g map[string]any, path, f, nullText string) string {
 			}
 			return formatNumber(math.Round(x))
 		}
+	case "ago":
+		if isNum {
+			return formatSeconds(math.Round(x)) + " ago"
+		}
 	case "clock":
 		if s, ok := v.(string); ok {
 			if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
@@ -179,6 +183,9 @@ var diagnoses = map[string]diagnosis{
 	model.DiagUnderProvisioned: {Label: "Under-provisioned", Level: "warn",
 		Means:  "Work arrives faster than the workers finish it, or the backlog will not clear within its target.",
 		Advice: "Scale out: let the checker raise the desired count, and raise the max or the cap if they hold it back."},
+	model.DiagLate: {Label: "Late", Level: "warn",
+		Means:  "The oldest message has waited longer than the promise, though the workers seem to keep pace.",
+		Advice: "Check how old the oldest-age figure is (its CloudWatch minute), and look for messages received and not deleted or hidden by a long visibility timeout; the checker sizes for the old message meanwhile."},
 	model.DiagCatchingUp: {Label: "Catching up", Level: "info",
 		Means:  "The workers the load needs are asked for and still starting; the oldest message is within the promise.",
 		Advice: "Nothing to do: they arrive once their start delay has passed."},

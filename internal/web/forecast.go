@@ -1,6 +1,7 @@
 package web
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"time"
@@ -11,47 +12,68 @@ import (
 )
 
 // forecastNote says what the forecast does for the fleet now, for the
-// status page: the reason the policy gave when the forecast sized the fleet
-// ("pre-starting for the load expected at 14:07:00 (every 20m, seen at
-// :07, :27 and :47, 6 of the last 6 times): ..."), or, in report mode and
-// when no such reason was given, what the forecast expects. Empty when the
-// decision carries no forecast.
+// status page, from the decision's typed forecast (never from its reasons):
+// the bet on a recurring occurrence not yet come ("Seen 6 of 6 times (every
+// 20m), chance 32.6 %: pre-starting 3 of 5 workers for the load expected at
+// 14:07:00 UTC ..."), the floor sized for an occurrence under way or for
+// recent bursts, or, when the forecast sized nothing (report mode, or
+// today's arrivals already at its rate), what the forecast expects. Empty
+// when the decision carries no forecast.
 func forecastNote(s policy.Settings, d *model.Decision) string {
 	if d == nil || d.Forecast == nil {
 		return ""
 	}
 	f := d.Forecast
-	if !s.Forecast.ReportOnly {
-		for _, r := range d.Reasons {
-			if strings.HasPrefix(r, "pre-starting for ") || strings.HasPrefix(r, "keeping workers for ") ||
-				strings.Contains(r, "bursts that high came often enough") {
-				return capitalise(r) + "."
-			}
-		}
-	}
 	var b strings.Builder
-	if s.Forecast.ReportOnly {
-		b.WriteString("Report only, the count is not changed for it: ")
+	switch {
+	case s.Forecast.ReportOnly || f.Floor == "":
+		if s.Forecast.ReportOnly {
+			b.WriteString("Report only, the count is not changed for it: ")
+		}
+		b.WriteString("the forecast expects up to ")
+		b.WriteString(formatNumber(f.Rate))
+		b.WriteString(" msg/s")
+		if f.At.After(d.At) {
+			b.WriteString(" from ")
+			b.WriteString(formatClock(f.At))
+			b.WriteString(" UTC")
+		} else {
+			b.WriteString(" within the next start delay")
+		}
+		b.WriteString(" (")
+		b.WriteString(f.Pattern)
+		if c := f.Confidence; c > 0 && !math.IsNaN(c) {
+			b.WriteString(", ")
+			b.WriteString(formatPercent(c))
+			b.WriteString(" of recent occurrences as expected")
+		}
+		b.WriteString(")")
+	case f.Bet != nil:
+		bet := f.Bet
+		fmt.Fprintf(&b, "seen %d of %d times (%s), chance %s: pre-starting %d of the %d workers %s asks for the %s msg/s expected at %s UTC; missed, about %s messages would wait past the promise",
+			f.Seen, f.Of, f.Pattern, formatPercent(bet.Chance), bet.Workers, bet.Need, floorName(f.Floor),
+			formatNumber(f.SizedFor), formatClock(f.At), formatNumber(bet.LateIfMissed))
+	case f.Of > 0:
+		verb := "pre-starting for"
+		if !f.At.After(d.At) {
+			verb = "keeping workers for"
+		}
+		fmt.Fprintf(&b, "%s the load expected at %s UTC (%s, %d of the last %d times): %s sizes for %s msg/s",
+			verb, formatClock(f.At), f.Pattern, f.Seen, f.Of, floorName(f.Floor), formatNumber(f.SizedFor))
+	default:
+		fmt.Fprintf(&b, "%s sizes for %s msg/s: bursts that high came often enough lately to be expected within the next start delay",
+			floorName(f.Floor), formatNumber(f.SizedFor))
 	}
-	b.WriteString("the forecast expects up to ")
-	b.WriteString(formatNumber(f.Rate))
-	b.WriteString(" msg/s")
-	if f.At.After(d.At) {
-		b.WriteString(" from ")
-		b.WriteString(formatClock(f.At))
-		b.WriteString(" UTC")
-	} else {
-		b.WriteString(" within the next start delay")
-	}
-	b.WriteString(" (")
-	b.WriteString(f.Pattern)
-	if c := f.Confidence; c > 0 && !math.IsNaN(c) {
-		b.WriteString(", ")
-		b.WriteString(formatPercent(c))
-		b.WriteString(" of recent occurrences as expected")
-	}
-	b.WriteString(").")
+	b.WriteString(".")
 	return capitalise(b.String())
+}
+
+// floorName names a forecast's floor (model.Forecast.Floor) in a sentence.
+func floorName(floor string) string {
+	if floor == model.FloorWait {
+		return "the wait floor"
+	}
+	return "the utilisation floor"
 }
 
 // forecastMode names what the forecast of settings s (defaults filled) does.

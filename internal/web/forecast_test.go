@@ -13,9 +13,21 @@ import (
 func TestForecastNote(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2025, 3, 14, 14, 5, 30, 0, time.UTC)
-	job := &model.Forecast{Rate: 40, At: time.Date(2025, 3, 14, 14, 7, 0, 0, time.UTC), Pattern: "every 20m", Confidence: 0.75}
+	next := time.Date(2025, 3, 14, 14, 7, 0, 0, time.UTC)
+	job := &model.Forecast{Rate: 40, At: next, Pattern: "every 20m0s", Confidence: 0.75, Seen: 3, Of: 4}
 	bursts := &model.Forecast{Rate: 12.5, At: at, Pattern: "recent bursts", Confidence: 0.05}
-	preStart := "pre-starting for the load expected at 14:07:00 (every 20m, seen at :27, :47, :07, 3 of the last 4 times): the wait floor sizes for 40 msg/s"
+	// The bet on the job: 30 of the 45 workers its wait floor asks for.
+	bet := *job
+	bet.Floor, bet.SizedFor = model.FloorWait, 44
+	bet.Bet = &model.Bet{Workers: 30, Need: 45, Chance: 0.326, LateIfMissed: 1200}
+	// The job under way: its occurrence came at 14:05.
+	came := *job
+	came.At, came.Floor, came.SizedFor = at.Add(-30*time.Second), model.FloorUtilization, 44
+	// An occurrence not come whose floor the bet could not lower.
+	ahead := *job
+	ahead.Floor, ahead.SizedFor = model.FloorWait, 44
+	sizedBursts := *bursts
+	sizedBursts.Floor, sizedBursts.SizedFor = model.FloorWait, 13.75
 	acting := policy.Settings{}
 	report := policy.Settings{Forecast: policy.ForecastSettings{ReportOnly: true}}
 	tests := []struct {
@@ -26,15 +38,27 @@ func TestForecastNote(t *testing.T) {
 	}{
 		{"no decision", acting, nil, ""},
 		{"no forecast", acting, &model.Decision{At: at, Reasons: []string{"drain floor 3"}}, ""},
-		{"the policy's reason when the forecast sizes the fleet", acting,
-			&model.Decision{At: at, Forecast: job, Reasons: []string{"arrivals 2 msg/s", preStart, "wait floor 45"}},
-			"Pre-starting for the load expected at 14:07:00 (every 20m, seen at :27, :47, :07, 3 of the last 4 times): the wait floor sizes for 40 msg/s."},
+		{"the bet on an occurrence not yet come", acting,
+			&model.Decision{At: at, Forecast: &bet, Reasons: []string{"arrivals 2 msg/s"}},
+			"Seen 3 of 4 times (every 20m0s), chance 32.6 %: pre-starting 30 of the 45 workers the wait floor asks for the 44 msg/s expected at 14:07:00 UTC; missed, about 1,200 messages would wait past the promise."},
+		{"an occurrence under way", acting,
+			&model.Decision{At: at, Forecast: &came},
+			"Keeping workers for the load expected at 14:05:00 UTC (every 20m0s, 3 of the last 4 times): the utilisation floor sizes for 44 msg/s."},
+		{"an occurrence ahead without a bet", acting,
+			&model.Decision{At: at, Forecast: &ahead},
+			"Pre-starting for the load expected at 14:07:00 UTC (every 20m0s, 3 of the last 4 times): the wait floor sizes for 44 msg/s."},
+		{"recent bursts sized for", acting,
+			&model.Decision{At: at, Forecast: &sizedBursts},
+			"The wait floor sizes for 13.75 msg/s: bursts that high came often enough lately to be expected within the next start delay."},
 		{"report only: what the forecast expects, and that it changes nothing", report,
 			&model.Decision{At: at, Forecast: job, Reasons: []string{"arrivals 2 msg/s"}},
-			"Report only, the count is not changed for it: the forecast expects up to 40 msg/s from 14:07:00 UTC (every 20m, 75.0 % of recent occurrences as expected)."},
-		{"a forecast without its reason (below today's floors)", acting,
+			"Report only, the count is not changed for it: the forecast expects up to 40 msg/s from 14:07:00 UTC (every 20m0s, 75.0 % of recent occurrences as expected)."},
+		{"a forecast that sized nothing (below today's floors)", acting,
 			&model.Decision{At: at, Forecast: bursts, Reasons: []string{"arrivals 20 msg/s"}},
 			"The forecast expects up to 12.5 msg/s within the next start delay (recent bursts, 5.0 % of recent occurrences as expected)."},
+		{"the reasons are not read", acting,
+			&model.Decision{At: at, Forecast: job, Reasons: []string{"pre-starting for the load expected at 14:07:00 (every 20m0s): the wait floor sizes for 40 msg/s"}},
+			"The forecast expects up to 40 msg/s from 14:07:00 UTC (every 20m0s, 75.0 % of recent occurrences as expected)."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

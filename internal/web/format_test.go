@@ -94,6 +94,8 @@ func TestFormatField(t *testing.T) {
 		{"drain with unknown arrivals", unknownArrivals, "decision.drain_seconds", "drain", "", "unknown"},
 		{"a diagnosis", group, "decision.diagnosis", "diagnosis", "", "Not consuming"},
 		{"a time of day", group, "decision.at", "clock", "", "09:05:07"},
+		{"an age", map[string]any{"ages": map[string]any{"sample_seconds": 172.4}}, "ages.sample_seconds", "ago", "", "2m52s ago"},
+		{"an age under a second", map[string]any{"ages": map[string]any{"sample_seconds": 0.4}}, "ages.sample_seconds", "ago", "", "0 s ago"},
 		{"an action", group, "last_action", "action", "", "desired set 8 → 10; 6 metrics published; dry run: nothing changed in AWS"},
 		{"an empty text", group, "decision.hold_reason", "text", "", "unknown"},
 		{"a missing path", group, "fleet.desired", "count", "", "unknown"},

@@ -15,7 +15,7 @@ import (
 // group; another holds the odd one.
 type leaseGate struct{}
 
-func (leaseGate) Sync(context.Context) error { return nil }
+func (leaseGate) Sync(context.Context, time.Time) error { return nil }
 func (leaseGate) Permit(group string) (time.Time, bool) {
 	return testStart.Add(time.Hour), group == groupBusy
 }

@@ -61,7 +61,9 @@ func planFields() []planField {
 		{Name: "utilization", Field: capacity.FieldUtilization, Label: "Utilization ceiling", Unit: "ratio, 0 to 1", Kind: "float", Required: true, Section: 1, Default: "0.8",
 			Hint: "Common production targets sit around 70-85% when arrival bursts and retries are possible."},
 		{Name: "latency_target", Field: capacity.FieldLatencyTarget, Label: "Latency target", Unit: "s", Kind: "float", Section: 1,
-			Hint: "Optional: the mean queue wait you promise. The Erlang C wait floor then joins the recommendation; leave it empty for none."},
+			Hint: "Optional: how long a message may wait before a worker takes it. The Erlang C wait floor then joins the recommendation; leave it empty for none."},
+		{Name: "latency_quantile", Field: capacity.FieldLatencyQuantile, Label: "Messages within the latency target", Unit: "ratio, 0 to 1", Kind: "float", Section: 1, Default: "0.99",
+			Hint: "The share of messages that must start within the latency target, as the checker promises (target.latency_quantile). The mean wait's floor is shown beside it."},
 
 		{Name: "burst", Field: capacity.FieldBurstPercent, Label: "Arrival burst reserve", Unit: "%", Kind: "float", Section: 2, Default: "0",
 			Hint: "Leave 0 for the measured average; raise it when queue metrics show frequent short spikes."},
@@ -141,7 +143,7 @@ func parsePlanForm(q url.Values, groups []controller.GroupView) planForm {
 			f.Group = name
 			f.Submitted = true
 		} else {
-			f.Errors = append(f.Errors, "There is no group named "+strconv.Quote(name)+".")
+			f.Errors = append(f.Errors, "There is no group named "+echoName(name)+".")
 		}
 	}
 	for i := range f.Fields {
@@ -244,6 +246,8 @@ func setInput(in *capacity.PlanInput, field string, n float64) {
 		in.Cap = toInt(n)
 	case capacity.FieldLatencyTarget:
 		in.LatencyTarget = n
+	case capacity.FieldLatencyQuantile:
+		in.LatencyQuantile = n
 	case capacity.FieldHorizon:
 		in.Horizon = n
 	case capacity.FieldWorkerCost:
@@ -306,6 +310,7 @@ func groupPrefill(g controller.GroupView) map[string]string {
 	}
 	if s.Latency > 0 {
 		p["latency_target"] = num(s.Latency.Seconds())
+		p["latency_quantile"] = num(s.LatencyQuantile)
 	}
 	if s.Throughput > 0 {
 		p["per_worker"] = num(s.Throughput)

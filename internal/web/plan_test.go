@@ -70,10 +70,19 @@ func TestPlanPage(t *testing.T) {
 			name:   "a service time and a latency target",
 			query:  "arrival_rate=50&workers=10&service_time=0.2&concurrency=1&backlog=0&drain_target=15&utilization=0.9&latency_target=0.05",
 			status: http.StatusOK,
-			want: []string{`data-plan="recommended_workers">12 workers</p>`,
-				`<th scope="row">Wait floor</th><td class="num">12 workers</td>`,
-				`<td class="num">44.9 ms</td>`, // Erlang C example: 12 workers wait 44.9 ms
+			// 99 % within 50 ms (the daemon's promise): at 16 workers
+			// C·e^−(80 − 50)·0.05 = 1.28 % wait longer, at 17 0.54 %. The
+			// mean wait alone needs 12 (the Erlang C example: 44.9 ms).
+			want: []string{`data-plan="recommended_workers">17 workers</p>`,
+				`<th scope="row">Wait floor</th><td class="num">17 workers</td>`,
+				`<th scope="row">Mean wait floor</th><td class="num">12 workers</td>`,
 			},
+		},
+		{
+			name:   "the Erlang C example's mean wait at 12 workers",
+			query:  "arrival_rate=50&workers=10&service_time=0.2&concurrency=1&backlog=0&drain_target=15&utilization=0.9&latency_target=0.05&cap=12",
+			status: http.StatusOK,
+			want:   []string{`<td class="num">44.9 ms</td>`},
 		},
 		{
 			name:   "a cap below the target",

@@ -97,7 +97,12 @@ func newPlanView(p capacity.Plan) planView {
 	waitFloor, waitDetail := "none", "no latency target given"
 	if p.WaitFloor != nil {
 		waitFloor = workersWord(*p.WaitFloor)
-		waitDetail = "smallest pool whose mean queue wait is within " + formatSeconds(in.LatencyTarget) + " (Erlang C)"
+		waitDetail = "smallest pool that starts " + formatPercent(in.LatencyQuantile) + " of messages within " + formatSeconds(in.LatencyTarget) + " (Erlang C), as the daemon sizes"
+	}
+	meanFloor, meanDetail := "none", "no latency target given"
+	if p.MeanWaitFloor != nil {
+		meanFloor = workersWord(*p.MeanWaitFloor)
+		meanDetail = "smallest pool whose mean queue wait is within " + formatSeconds(in.LatencyTarget) + ": a weaker promise, not sized for"
 	}
 	planned := workersWord(p.PlannedWorkers)
 	plannedDetail := "the target is reachable"
@@ -125,6 +130,7 @@ func newPlanView(p capacity.Plan) planView {
 		{"Drain floor", workersWord(p.DrainFloor), "keeps pace with arrivals and clears the backlog within the target"},
 		{"Utilization floor", workersWord(p.UtilizationFloor), "keeps steady utilization at or below the ceiling"},
 		{"Wait floor", waitFloor, waitDetail},
+		{"Mean wait floor", meanFloor, meanDetail},
 		{"Recommended worker target", workersWord(p.RecommendedWorkers), fmt.Sprintf("the largest floor + %s safety", count(in.SafetyWorkers))},
 		{"Planned workers", planned, plannedDetail},
 		{"Steady-state workers", workersWord(p.SteadyStateWorkers), "once the backlog is gone"},

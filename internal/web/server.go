@@ -49,8 +49,13 @@ func Handler(o Options) http.Handler {
 	// application/openmetrics-text), the text format otherwise.
 	mux.Handle("GET /metrics", promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{EnableOpenMetrics: true}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		// ok is 200; starting and unhealthy are 503, told apart by the first word.
+		// ok is 200; starting and unhealthy are 503, told apart by the first
+		// word; degraded is alive, 200, and not ready.
 		h := o.Controller.Health(o.Now(), o.Started, 3*o.Interval)
+		if h.State == controller.HealthDegraded {
+			fmt.Fprintln(w, h.State+": "+h.Detail)
+			return
+		}
 		if h.State != controller.HealthOK {
 			http.Error(w, h.State+": "+h.Detail, http.StatusServiceUnavailable)
 			return
@@ -69,7 +74,7 @@ func Handler(o Options) http.Handler {
 		fmt.Fprintln(w, "ok")
 	})
 	// /readyz is the readiness probe: what /healthz says, with the reason
-	// in the body of a 503.
+	// in the body of a 503; degraded is not ready.
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		h := o.Controller.Health(o.Now(), o.Started, 3*o.Interval)
 		if h.State != controller.HealthOK {

@@ -145,7 +145,7 @@ func (s *site) serveStatus(w http.ResponseWriter, r *http.Request) {
 	case one:
 		var ok bool
 		if doc, ok = oneGroupDoc(s.o, name); !ok {
-			http.Error(w, "no group named "+strconv.Quote(name), http.StatusNotFound)
+			http.Error(w, "no group named "+echoName(name), http.StatusNotFound)
 			return
 		}
 	case s.o.Controller.NumGroups() > manyGroups:

@@ -2,13 +2,16 @@ package web
 
 import (
 	"cmp"
+	"fmt"
 	"html"
 	"html/template"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // manyGroups is the number of groups above which the status page shows an
@@ -144,15 +147,30 @@ func oneGroupDoc(o Options, name string) (groupsDoc, bool) {
 	if !ok {
 		return groupsDoc{}, false
 	}
+	now := o.Now()
 	return groupsDoc{
-		Groups:         []groupDoc{groupOf(v)},
-		GeneratedAt:    o.Now(),
+		Groups:         []groupDoc{groupOf(v, now)},
+		GeneratedAt:    now,
 		RefreshSeconds: refreshEvery(o.refreshInterval()).Seconds(),
 		AWSCost:        awsCostOf(o.Controller.AWSCost()),
 	}, true
 }
 
 // groupParam is the ?group= of a request, and whether it was given.
+// echoName is a group name from a request as an error repeats it: quoted,
+// and cut short.
+func echoName(name string) string {
+	const most = 128
+	if len(name) <= most {
+		return strconv.Quote(name)
+	}
+	cut := most
+	for cut > 0 && !utf8.RuneStart(name[cut]) {
+		cut--
+	}
+	return strconv.Quote(name[:cut]) + fmt.Sprintf("… (%d bytes)", len(name))
+}
+
 func groupParam(r *http.Request) (string, bool) {
 	q := r.URL.Query()
 	if !q.Has("group") {

@@ -229,6 +229,7 @@
       case "promise": if (isNum) { return v === 0 ? "none" : formatSeconds(v); } break;
       case "percent": if (isNum) { return formatPercent(v); } break;
       case "cap": if (isNum) { return v === 0 ? "none" : formatNumber(goRound(v)); } break;
+      case "ago": if (isNum) { return formatSeconds(goRound(v)) + " ago"; } break;
       case "clock": if (typeof v === "string") { var ms = parseMs(v); if (!isNaN(ms)) { return clockOf(ms); } } break;
       case "diagnosis": if (typeof v === "string") { return diagnosisOf(v).label; } break;
       case "action": if (typeof v === "object" && !Array.isArray(v)) { return actionText(v); } break;

@@ -1,0 +1,191 @@
+package forecast
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/queuechecker/queue-checker/internal/forecast/forecasttest"
+)
+
+func TestBinomialTail(t *testing.T) {
+	t.Parallel()
+	// Independent values: P(X ≥ 3) for Binomial(3, 0.15) = 0.15³; for
+	// Binomial(10, 0.2), 1 − P(0) − P(1) − P(2).
+	p0, p1, p2 := math.Pow(0.8, 10), 10*0.2*math.Pow(0.8, 9), 45*0.04*math.Pow(0.8, 8)
+	for _, tc := range []struct {
+		n, k int
+		q    float64
+		want float64
+	}{
+		{3, 3, 0.15, 0.003375}, {10, 3, 0.2, 1 - p0 - p1 - p2}, {5, 0, 0.3, 1}, {2, 3, 0.5, 0}, {4, 1, 1, 1},
+	} {
+		if got := binomialTail(tc.n, tc.k, tc.q); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("binomialTail(%d, %d, %v) = %v, want %v", tc.n, tc.k, tc.q, got, tc.want)
+		}
+	}
+}
+
+// A job that came and was released is not forecast again from its last
+// minutes, whatever the arrivals read then; nor is it over before its
+// record says it ends.
+func TestForecastReleasedJobStaysReleased(t *testing.T) {
+	t.Parallel()
+	const base, job = 50.0, 750.0
+	counts := forecasttest.Minutes(8, 3*60, func(i int) float64 {
+		if m := i % 20; m >= 7 && m <= 9 { // three minutes
+			return job
+		}
+		return base
+	})
+	f := newForecaster()
+	feed(f, fcStart, counts[:2*60+7], nil) // to 02:07, the job's first minute
+	at := fcStart.Add(2*time.Hour + 7*time.Minute)
+	// The job's first minute closes at 02:08:05; the interval's arrivals
+	// read low (workers draining its backlog), but it lasts three minutes.
+	f.Observe(at, at.Add(time.Minute), job, fcHorizon)
+	now := at.Add(65 * time.Second)
+	f.Observe(at.Add(time.Minute), now, base, fcHorizon)
+	if r := f.Forecast(now, fcHorizon, base, true); r.Ended != nil || r.Occurrence == nil || !r.At.Equal(at) {
+		t.Fatalf("02:08:05: %+v, want the 02:07 job going on", r)
+	}
+	// Its second minute closed, low arrivals end it a minute before its
+	// third would.
+	f.Observe(now, at.Add(2*time.Minute), job, fcHorizon)
+	now = at.Add(2*time.Minute + 5*time.Second)
+	f.Observe(at.Add(2*time.Minute), now, base, fcHorizon)
+	r := f.Forecast(now, fcHorizon, base, true)
+	if r.Ended == nil || !r.Ended.At().Equal(at) {
+		t.Fatalf("02:09:05: %+v, want the 02:07 job ended", r)
+	}
+	f.Release(r.Ended)
+	// Arrivals that read hot again do not bring it back.
+	for s := 10; s <= 50; s += 10 {
+		now := at.Add(2*time.Minute + time.Duration(s)*time.Second)
+		f.Observe(now.Add(-10*time.Second), now, 3*base, fcHorizon)
+		if r := f.Forecast(now, fcHorizon, 3*base, true); r.Occurrence != nil && r.At.Equal(at) {
+			t.Fatalf("%v: the released job forecast again: %+v", now, r)
+		}
+	}
+}
+
+// A surge seen once is bet on by the group's own record: where six surges
+// a day came and none of them came again a day later, a new one is not
+// expected tomorrow (its first chance (0+1)/(6+3) = 1/9 is below
+// minChance); where every earlier surge recurred a day later, a new one is
+// expected with more than the default one in three.
+func TestForecastFirstChanceFromTheGroupsRecord(t *testing.T) {
+	t.Parallel()
+	at := func(day, hour, minute int) int { return day*minutesPerDay + hour*60 + minute }
+	for _, tc := range []struct {
+		name           string
+		day0, day1     []int // hours of the surges, at :00 on day 0 and :30 on day 1 (none: day 0's every day)
+		lo, hi         float64
+		wantForecasted bool
+	}{
+		{"nothing recurs", []int{1, 4, 8, 12, 16, 20}, []int{2, 6, 10, 14, 18, 21}, 0, 0, false},
+		// Days 1 and 2 repeat day 0's surges (at :00); day 1 adds one at
+		// 21:30.
+		{"everything recurs", []int{1, 4, 8, 12, 16, 20}, nil, 0.6, 1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			surge := map[int]bool{}
+			mark := func(m int) {
+				for g := m; g < m+5; g++ {
+					surge[g] = true
+				}
+			}
+			for _, h := range tc.day0 {
+				mark(at(0, h, 0))
+				if tc.day1 == nil {
+					mark(at(1, h, 0))
+					mark(at(2, h, 0))
+				}
+			}
+			for _, h := range tc.day1 {
+				mark(at(1, h, 30))
+			}
+			if tc.day1 == nil {
+				mark(at(1, 21, 30))
+			}
+			counts := forecasttest.Minutes(3, at(2, 21, 28), func(i int) float64 {
+				if surge[i] {
+					return 500
+				}
+				return 50
+			})
+			f := newForecaster()
+			feed(f, fcStart, counts, nil)
+			var got *Occurrence
+			for k := 0; k < f.nOcc; k++ {
+				if o := &f.occ[k]; o.at == minuteOf(fcStart)+int64(at(2, 21, 30)) {
+					got = o
+				}
+			}
+			if (got != nil) != tc.wantForecasted {
+				t.Fatalf("occurrence at 21:30 on day 2: %+v; want forecast %v (record: %d of %d tried came)", got, tc.wantForecasted, f.dayCame, f.dayTried)
+			}
+			if got != nil && (got.Chance() < tc.lo || got.Chance() > tc.hi || got.Kind() != KindDaily || got.Hits() != 1) {
+				t.Fatalf("chance %v, want %v to %v: %+v", got.Chance(), tc.lo, tc.hi, *got)
+			}
+		})
+	}
+}
+
+// With the default first chance of one in three, the chance of a pattern
+// seen n times is n ÷ (n + misses + 2) (daily: n = hits); a better first
+// chance counts for one observation and fades as the pattern recurs, and a
+// pattern that has recurred gets no more than the default from it.
+func TestOccurrenceChanceFirst(t *testing.T) {
+	for n := 1; n <= 9; n++ {
+		for misses := 0; misses <= 2; misses++ {
+			want := float64(n) / float64(n+misses+2)
+			if got := occurrenceChance(KindDaily, n, misses, 0, 1.0/3); math.Abs(got-want) > 1e-12 {
+				t.Errorf("daily, %d hits, %d misses: %v, want %v", n, misses, got, want)
+			}
+			if got := occurrenceChance(KindEvery, n+1, misses, 0, 1.0/3); math.Abs(got-want) > 1e-12 {
+				t.Errorf("every, %d hits, %d misses: %v, want %v", n+1, misses, got, want)
+			}
+		}
+	}
+	if got := occurrenceChance(KindDaily, 1, 0, 0, 0.9); math.Abs(got-0.9) > 1e-12 {
+		t.Errorf("seen once, first chance 0.9: %v", got)
+	}
+	if got, want := occurrenceChance(KindDaily, 2, 0, 0, 0.9), 2.0/4; math.Abs(got-want) > 1e-12 {
+		t.Errorf("seen twice, first chance 0.9: %v, want the default's %v", got, want)
+	}
+	if got, want := occurrenceChance(KindDaily, 2, 0, 0, 0.1), (1+0.3)/4; math.Abs(got-want) > 1e-12 {
+		t.Errorf("seen twice, first chance 0.1: %v, want %v", got, want)
+	}
+}
+
+// The record of recurrence reads only the minutes the ring holds: with two
+// days of history, five days in, it counts the onsets of the last day that
+// could have recurred, not older ones the ring has overwritten.
+func TestRecurrenceRecordWithinTheRing(t *testing.T) {
+	t.Parallel()
+	surge := func(i int) bool { m := i % minutesPerDay; return (m/60)%5 == i/minutesPerDay%5 && m%60 < 5 }
+	counts := forecasttest.Minutes(4, 5*minutesPerDay, func(i int) float64 {
+		if surge(i) {
+			return 500
+		}
+		return 50
+	})
+	var f Forecaster
+	f.init(2 * 24 * time.Hour)
+	feed(&f, fcStart, counts, nil)
+	tried, came := 0, 0
+	for g := f.last - minutesPerDay - dailyJitter; g > f.last-f.size; g-- {
+		if !f.isOnset(g) {
+			continue
+		}
+		tried++
+		if _, ok := f.onsetNear(g+minutesPerDay, dailyJitter); ok {
+			came++
+		}
+	}
+	if tried == 0 || f.dayTried != tried || f.dayCame != came {
+		t.Fatalf("record %d of %d tried came, want %d of %d (the ring holds %d minutes)", f.dayCame, f.dayTried, came, tried, f.size)
+	}
+}
