@@ -145,4 +145,3 @@ func (d *dynamoStore) write(ctx context.Context, group, owner, session string, s
 	}
 	return n, false, nil
 }
-
