@@ -209,6 +209,9 @@ func (m *Manager) SetGroups(groups []string) {
 	defer m.mu.Unlock()
 	m.groups = slices.Clone(groups)
 	slices.Sort(m.groups)
+	if gs, ok := m.st.(interface{ setGroups([]string) }); ok {
+		gs.setGroups(m.groups)
+	}
 }
 
 // Sync is one lease cycle: read the table, write this checker's
