@@ -56,7 +56,7 @@ type simClock struct {
 	now time.Time
 }
 
-func (c *simClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *simClock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
 func (c *simClock) Add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
 
 // TestKubernetesLeases runs three checkers sharing six groups through
