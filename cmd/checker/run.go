@@ -97,7 +97,7 @@ func cmdRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 	var onTaken func([]string) // set once the warmer exists
 	if leases != nil {
 		gate = leaseGate{Manager: leases, taken: &onTaken, syncs: new(int)}
-		log.Info("sharing the groups through a lease table", zap.String("table", cfg.Coordination.DynamoDB.Table),
+		log.Info("sharing the groups through leases", leaseStore(cfg.Coordination),
 			zap.String("identity", leases.Identity()), zap.Duration("lease_duration", cfg.Coordination.LeaseDuration))
 	}
 	ctrl, err := controller.New(controller.Options{
