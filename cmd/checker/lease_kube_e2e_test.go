@@ -28,7 +28,7 @@ import (
 
 // kubeLeaseFreezes is how many times TestE2EKubernetesLeases freezes a
 // checker.
-var kubeLeaseFreezes = flag.Int("lease.kube_freezes", 20, "SIGSTOP freezes of 1.5 to 3 leases in TestE2EKubernetesLeases")
+var kubeLeaseFreezes = flag.Int("lease.kube_freezes", 5, "SIGSTOP freezes of 1.5 to 3 leases in TestE2EKubernetesLeases")
 
 // TestE2EKubernetesLeases runs three `checker run` processes sharing six
 // groups (Auto Scaling groups in moto) through Leases on a real API
