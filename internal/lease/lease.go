@@ -1,5 +1,6 @@
 // Package lease shares the checker's groups among several checkers through
-// a DynamoDB table of leases, so that exactly one checker acts on a fleet at
+// leases, kept in a DynamoDB table (New) or as Kubernetes Leases
+// (NewKubernetes, kube.go), so that exactly one checker acts on a fleet at
 // a time and a standby takes over within a lease duration when the owner
 // stops. It follows the lease-table pattern of the Kinesis Client Library
 // and the DynamoDB lock client: every change of an item is a conditional
