@@ -448,7 +448,7 @@ func (c *Controller) logDecision(group string, prev *model.Decision, d model.Dec
 // troubled reports a diagnosis that needs someone's attention.
 func troubled(diagnosis string) bool {
 	switch diagnosis {
-	case model.DiagUnderProvisioned, model.DiagNotConsuming, model.DiagStuck, model.DiagCapped, model.DiagDownstreamLimited, model.DiagUnknown,
+	case model.DiagUnderProvisioned, model.DiagNotConsuming, model.DiagStuck, model.DiagCapped, model.DiagDownstreamLimited, model.DiagMessagesHeld, model.DiagUnknown,
 		model.DiagLate:
 		return true
 	}

@@ -46,6 +46,9 @@ func (e *Estimator) cover(m int64, from, to float64) {
 	if !(e.prevVis >= 1) {
 		b.noBacklog = true
 	}
+	if overSlots(e.prevIn, e.prevWork*e.conc) {
+		b.overSlots = true
+	}
 }
 
 // flush judges, oldest first, the pending minutes the samples have passed.
@@ -82,6 +85,7 @@ func (e *Estimator) judge(b *bucket) {
 		received: b.received,
 		growth:   (b.lastIn - b.firstIn) / minuteSecs,
 		backlog:  !b.noBacklog,
+		over:     b.overSlots,
 	})
 	switch v {
 	case stuckMinute:
@@ -106,6 +110,7 @@ type minuteFacts struct {
 	received float64 // msg/s; NaN when not read
 	growth   float64 // the in-flight count's growth over the minute ÷ 60 s
 	backlog  bool    // a visible backlog throughout
+	over     bool    // a sample held more in flight than its slots (overSlots)
 }
 
 // verdict is what judging a minute found.
@@ -152,8 +157,12 @@ func (e *Estimator) assess(m minuteFacts) (record, verdict) {
 		}
 	}
 	lc := l
+	// A sample above the slots shows batches, unless abandoned messages,
+	// subtracted here, explain what is above them.
+	over := m.over
 	if a, ok := cur.abandoned(rd); ok && e.vt > 0 {
 		lc = math.Max(0, l-a*e.vt)
+		over = over && a == 0
 	}
 	busy := capped(lc, c)
 	r := record{
@@ -164,7 +173,7 @@ func (e *Estimator) assess(m minuteFacts) (record, verdict) {
 		excess:     rd,
 		lnS:        math.NaN(),
 		saturated:  c > 0 && m.backlog && lc >= saturatedRatio*c,
-		batching:   c > 0 && lc > batchingRatio*c,
+		batching:   c > 0 && (lc > batchingRatio*c || over),
 		backlogged: m.backlog,
 	}
 	if s := busy / d; s > 0 && finite(s) {

@@ -32,8 +32,16 @@
 //   - Batching. Workers that receive ten messages and handle them one at a
 //     time hold more in flight than they have slots, so in flight overstates
 //     the work in progress: busy is capped at the mean slots in service C
-//     (workers in service × Concurrency), and Estimate.Batching reports
-//     minutes where L > 1.2 C.
+//     (workers in service × Concurrency). A fleet with slots to spare holds
+//     fewer in flight than C on average, and L ÷ D is then the time a message
+//     waits in its batch, several times a slot's time per message; but its
+//     batches still show, now and then, as a sample with more in flight than
+//     the slots of its time. So a minute is batching when L > 1.2 C, or when
+//     any of its samples held more than 1.2 times its slots and at least two
+//     messages more (workers that handle what they receive never do), and
+//     Estimate.Batching reports any batching minute behind the estimate: its
+//     service time is then an upper bound, right only where the minutes
+//     were saturated.
 //
 // # Minutes
 //
@@ -178,12 +186,20 @@ type Estimate struct {
 	// a crash loop or hung workers. Those minutes are never read as a slow
 	// service time; the estimate is what it was before them.
 	Stuck bool
-	// Batching is true when in flight exceeded the workers' slots by more
-	// than 20 % in most minutes behind the estimate: workers receive in
+	// Batching is true when a minute behind the estimate held more in
+	// flight than the workers' slots (on average by more than 20 %, or in
+	// one of its samples; see the package documentation): workers receive in
 	// batches, and in flight overstates their concurrency. ServiceTime is
 	// then right only while the fleet is saturated; otherwise it is an upper
-	// bound.
+	// bound, and the measurement cannot tell the time per message.
 	Batching bool
+}
+
+// overSlots reports a sample with more in flight than the slots of its
+// workers could hold: batches (see Batching), or messages held and not
+// deleted. Unknown slots (no worker count) never are.
+func overSlots(inFlight, slots float64) bool {
+	return slots > 0 && inFlight > batchingRatio*slots && inFlight >= slots+2
 }
 
 // Tunables. They are constants, not settings: each is argued in the package
@@ -238,6 +254,7 @@ type bucket struct {
 	used      bool    // the bucket holds minute
 	tainted   bool    // an incomplete or invalid sample fell in the minute
 	noBacklog bool    // some covered span had no visible backlog
+	overSlots bool    // some covered span held more in flight than slots (see overSlots)
 	pending   bool    // a reading is waiting for the minute to be judged
 }
 
@@ -406,7 +423,7 @@ func (e *Estimator) Estimate() Estimate {
 	}
 	est.Minutes, est.SaturatedMinutes = s.n, s.satN
 	est.Since, est.Last = minuteTime(s.first), minuteTime(s.last)
-	est.Batching = 2*s.batchN > s.n
+	est.Batching = s.batchN > 0
 	sec := s.serviceTime()
 	if sec > 0 {
 		est.ServiceTime = time.Duration(math.Round(sec * float64(time.Second)))

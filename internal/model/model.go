@@ -174,7 +174,11 @@ const (
 	// DiagDownstreamLimited: the learned ceiling keeps the fleet below what
 	// the backlog needs, because more workers added no throughput.
 	DiagDownstreamLimited = "downstream_limited"
-	DiagUnknown           = "unknown" // nothing is known (no data)
+	// DiagMessagesHeld: messages are received and not deleted (poison
+	// messages, an outage, a downstream that refuses the work): in flight
+	// stays far above what the deletions explain. See Decision.HeldMessages.
+	DiagMessagesHeld = "messages_held"
+	DiagUnknown      = "unknown" // nothing is known (no data)
 	// DiagLate: messages wait and the oldest has waited longer than the
 	// promise, though no other state explains it: the promise is broken
 	// now, whatever the counts say.
@@ -183,7 +187,7 @@ const (
 
 // Diagnoses lists every diagnosis state, for exporting one series per state.
 var Diagnoses = []string{DiagHealthy, DiagIdle, DiagDraining, DiagUnderProvisioned, DiagCatchingUp,
-	DiagNotConsuming, DiagStuck, DiagCapped, DiagDownstreamLimited, DiagUnknown, DiagLate}
+	DiagNotConsuming, DiagStuck, DiagCapped, DiagDownstreamLimited, DiagMessagesHeld, DiagUnknown, DiagLate}
 
 // Decision is the policy's answer for one group at one time, with every
 // number that produced it. Its JSON form is a contract: `checker once
@@ -257,6 +261,45 @@ type Decision struct {
 	// RecommendedWorkers when no forecast raised it), before guards and
 	// clamps; nil when the recommendation is unknown.
 	NeedWithoutForecast *int `json:"need_without_forecast"`
+	// HeldMessages says that messages are received and not deleted, and
+	// what the checker does about it; nil when none are.
+	HeldMessages *HeldMessages `json:"held_messages"`
+}
+
+// Kinds of HeldMessages.
+const (
+	// HeldPoison: deletions go on, but below what the in-flight count
+	// implies: some messages (poison ones, or those a downstream refuses)
+	// are received again and again and never deleted.
+	HeldPoison = "poison"
+	// HeldOutage: (almost) nothing is deleted while messages are received.
+	HeldOutage = "outage"
+)
+
+// HeldMessages describes messages held in flight and not deleted, from the
+// last whole minute CloudWatch's deleted count covers (see docs/measuring.md).
+type HeldMessages struct {
+	// Kind is HeldPoison or HeldOutage.
+	Kind string `json:"kind"`
+	// Since is the start of the first minute that showed them.
+	Since time.Time `json:"since"`
+	// Minute is the start of the last minute judged.
+	Minute time.Time `json:"minute"`
+	// InFlight is that minute's mean in-flight count, Held the part of it
+	// that its deletions do not explain (in flight − deleted × the time a
+	// message holds a slot).
+	InFlight float64 `json:"in_flight"`
+	Held     float64 `json:"held"`
+	// Deleted and Sent are that minute's deletions and arrivals, msg/s;
+	// Sent is nil when unknown.
+	Deleted float64  `json:"deleted"`
+	Sent    *float64 `json:"sent"`
+	// HoldAt is the fleet's count before the messages began to be held,
+	// which the fleet is held at: more workers only receive the held
+	// messages again, and fewer would serve the good ones late.
+	HoldAt int `json:"hold_at"`
+	// Advice is what to do, for an operator.
+	Advice string `json:"advice"`
 }
 
 // Measured is the fleet as measured from the queue's own numbers (see

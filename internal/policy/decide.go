@@ -156,6 +156,7 @@ type call struct {
 	lambda      float64
 	lambdaKnown bool
 	surging     bool    // lambda is a surge measured over saturated intervals
+	held        bool    // messages are received and not deleted (held.go)
 	rise        float64 // what the sizing adds to lambda while arrivals climb (trend.go)
 	slope       float64 // their climb, msg/s per second, when rise > 0
 	lambdaEff   float64 // λ with the burst reserve
@@ -308,16 +309,18 @@ func (c *call) observe() {
 	if c.deletedOK {
 		deletedAt = sample.Deleted.At
 	}
+	held := c.watchHeld(servers)
 	c.prev, c.prevOK = st.est.update(now, queueKey(sample), flow{
 		deleted: c.deleted, deletedAt: deletedAt, deletedOK: c.deletedOK,
 		keep: s.MetricStaleAfter + 2*time.Minute,
 		sent: sent, sentOK: sentOK,
 		perServer: c.mu / float64(s.Concurrency), servers: servers,
-		tau: s.ArrivalSmoothing,
+		tau:  s.ArrivalSmoothing,
+		held: held,
 	})
 	if st.est.known && !math.IsNaN(st.est.rate) && !math.IsInf(st.est.rate, 0) {
 		c.lambda, c.lambdaKnown = math.Max(st.est.rate, 0), true
-		if st.est.surgeAt.Equal(c.at) && st.est.surge > c.lambda {
+		if st.est.surgeAt.Equal(c.at) && st.est.surge > c.lambda && !held {
 			c.lambda, c.surging = st.est.surge, true
 		}
 		c.setLambda(c.lambda)
@@ -479,6 +482,9 @@ func (c *call) guard() {
 		c.hold("stuck")
 		c.reason("holding at %d: more workers will not fix workers that hold messages without completing them", c.current)
 		return
+	case model.DiagMessagesHeld:
+		c.holdHeld()
+		return
 	}
 
 	target := c.rec
@@ -613,7 +619,7 @@ func (c *call) clamp() {
 	if !c.sample.Missing() && !c.invalid {
 		c.st.cappedLast = c.d.Capped
 	}
-	if c.d.Capped && c.diag != model.DiagUnknown && c.diag != model.DiagNotConsuming && c.diag != model.DiagStuck {
+	if c.d.Capped && c.diag != model.DiagUnknown && c.diag != model.DiagNotConsuming && c.diag != model.DiagStuck && c.diag != model.DiagMessagesHeld {
 		c.diag = model.DiagCapped
 		if c.hiBy == byCeiling || c.hiBy == byFIFO {
 			c.diag = model.DiagDownstreamLimited
@@ -671,6 +677,9 @@ func (c *call) remember() {
 	st := c.st
 	if c.fleet.Known {
 		st.lastCurrent, st.haveLastCurrent = c.current, true
+	}
+	if c.currentKnown && !c.fleetFailed {
+		st.held.noteCount(c.now, c.current)
 	}
 	if c.currentKnown || !c.fleetFailed {
 		st.lastDesired, st.haveLastDesired = c.d.DesiredWorkers, true

@@ -15,6 +15,11 @@ import (
 //     samples spanning at least the start delay (workers just in service may
 //     still be starting), with no completions measured: a crash loop or a
 //     permissions error, which more workers will not fix;
+//   - messages_held: in flight above the slots and far above what the
+//     deletions explain, over the last whole minute CloudWatch counted (see
+//     heldWatch): poison messages, an outage, a downstream that refuses the
+//     work. It ranks above stuck, being more specific (workers that hang
+//     hold at most their slots; held messages are more);
 //   - stuck: in-flight at the fleet's capacity for streakSamples samples,
 //     two minutes and stuckServiceTimes service times, while
 //     NumberOfMessagesDeleted, over a period that began inside that streak,
@@ -106,6 +111,8 @@ func (c *call) diagnose() {
 	switch {
 	case st.notConsuming >= streakSamples && c.at.Sub(st.notConsumingSince) >= c.s.StartDelay:
 		c.diag = model.DiagNotConsuming
+	case c.held:
+		c.diag = model.DiagMessagesHeld
 	case c.stuck(serving):
 		c.diag = model.DiagStuck
 	case c.visible == 0 && delayed == 0 && inFlight <= idleShare*slots && c.nothingArrives(inFlight):

@@ -26,6 +26,7 @@ type learning struct {
 	est        measure.Estimate
 	known      bool    // est holds a measured service time
 	use        bool    // the floors size with the measured throughput
+	batching   bool    // batches hide the time per message (measure.Estimate.Batching)
 	configured float64 // the settings' time a message holds a slot, seconds
 	withCW     bool    // the samples carry CloudWatch's deleted count
 
@@ -97,7 +98,10 @@ func (st *State) learn(s Settings, sample model.GroupSample, fleet model.Fleet) 
 	}
 	l.est = st.meas.Estimate()
 	l.known = l.est.ServiceTime > 0 && l.est.PerWorker > 0 && !math.IsInf(l.est.PerWorker, 0)
-	l.use = l.known && s.Learn == LearnAct && !l.est.Stuck && l.est.Confidence >= MeasuredConfidence
+	// Batches that no saturated minute measured leave the time per message
+	// unknown: Little's law gives the time a message waits in its batch.
+	l.batching = l.est.Batching && !l.est.Saturated
+	l.use = l.known && s.Learn == LearnAct && !l.est.Stuck && !l.batching && l.est.Confidence >= MeasuredConfidence
 	if l.use {
 		s.Throughput = l.est.PerWorker
 	}
@@ -151,6 +155,9 @@ func (c *call) learnReasons() {
 		what = &slotTimeText
 	}
 	switch {
+	case l.batching:
+		c.reason("%s cannot be told: workers held more messages than their slots (they receive in batches), so the measured %s is how long a message waits in its batch, an upper bound; sizing with the configured %s",
+			what, &r.measured, &r.configured)
 	case l.use && l.configured > 0 && math.Abs(float64(r.measured)/l.configured-1) <= measuredAgrees:
 		c.reason("%s measured %s over the last %s agrees with the configured %s", what, &r.measured, &r.span, &r.configured)
 	case l.use && l.configured > 0:

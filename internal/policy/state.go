@@ -65,6 +65,8 @@ type State struct {
 	ceil     ceiling.Detector
 	ceilFed  time.Time
 	ceilHeld bool
+
+	held heldWatch // messages received and not deleted (held.go)
 }
 
 // arrivalEstimator estimates the arrival rate λ from consecutive samples:
@@ -233,6 +235,9 @@ type flow struct {
 	perServer float64 // completions per second of one busy slot; 0 unknown
 	servers   float64 // slots in service; negative when unknown
 	tau       time.Duration
+	// held: messages are known to be held, for the bound of the sent
+	// count (sentbound.go).
+	held bool
 }
 
 // update folds one sample into the estimate. It returns the previous
@@ -274,7 +279,7 @@ func (e *arrivalEstimator) update(c counts, key uint64, f flow) (counts, bool) {
 		}
 		completions = (a + b) / 2 * f.perServer
 		uncertain = math.Abs(b-a) / 2 * f.perServer
-		if e.perServer > 0 && f.perServer != e.perServer && e.known {
+		if e.perServer > 0 && f.perServer != e.perServer && e.known && !f.held {
 			e.rate = math.Max(e.rate+(f.perServer-e.perServer)*e.busy, 0)
 		}
 		e.perServer = f.perServer
@@ -284,8 +289,10 @@ func (e *arrivalEstimator) update(c counts, key uint64, f flow) (counts, bool) {
 		completions = f.deleted
 	}
 	obs := (c.total()-prev.total())/dt + completions
+	bound := math.Inf(1)
 	if f.sentOK {
-		obs = math.Max(obs, f.sent)
+		bound = sentBound(f.sent, (c.total()-prev.total())/dt, f.held)
+		obs = math.Max(math.Min(obs, bound), f.sent)
 	}
 	obs = math.Max(obs, 0)
 	if math.IsNaN(obs) || math.IsInf(obs, 0) {
@@ -316,6 +323,9 @@ func (e *arrivalEstimator) update(c counts, key uint64, f flow) (counts, bool) {
 		e.rate += alpha * (use - e.rate)
 		e.unbounded = e.rate + alpha*(obs-use)
 	}
+	// Never above what was sent (sentbound.go), also after the move to a
+	// new per-slot rate.
+	e.rate = math.Min(e.rate, math.Max(bound, obs))
 	e.lastObs, e.lastObsOK = obs, true
 	e.addMark(c, f.keep)
 	e.measureMinute(c.at, f)

@@ -61,27 +61,7 @@ func forecastNoteAt(s policy.Settings, d *model.Decision, now time.Time) string 
 	if note == "" || d.Forecast == nil || d.Forecast.At.After(now) || d.Forecast.At.IsZero() {
 		return note
 	}
-	f := d.Forecast
-	if !f.At.After(d.At) && !strings.Contains(note, formatClock(f.At)) {
-		return note // expected at any time: names no time
-	}
-	var b strings.Builder
-	if s.Forecast.ReportOnly {
-		b.WriteString("Report only, the count is not changed for it: the")
-	} else {
-		b.WriteString("The")
-	}
-	b.WriteString(" forecast expects up to ")
-	b.WriteString(formatNumber(f.Rate))
-	b.WriteString(" msg/s now: the load was due from ")
-	b.WriteString(formatClock(f.At))
-	b.WriteString(" UTC (")
-	b.WriteString(f.Pattern)
-	if c := f.Confidence; c > 0 && !math.IsNaN(c) {
-		b.WriteString(", ")
-		b.WriteString(formatPercent(c))
-		b.WriteString(" of recent occurrences as expected")
-	}
-	b.WriteString(").")
-	return b.String()
+	clock := formatClock(d.Forecast.At)
+	note = strings.ReplaceAll(note, "expected at "+clock, "due since "+clock)
+	return strings.ReplaceAll(note, " from "+clock, ", due since "+clock)
 }

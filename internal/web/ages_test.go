@@ -52,7 +52,7 @@ func TestForecastNoteNeverInThePast(t *testing.T) {
 			t.Errorf("before the load: %q, want forecastNote's %q", before, forecastNote(s, d))
 		}
 		after := forecastNoteAt(s, d, time.Date(2025, 3, 14, 13, 11, 52, 0, time.UTC))
-		if strings.Contains(after, "expected at 13:07") || strings.Contains(after, "msg/s from 13:07") || !strings.Contains(after, "due from 13:07:00 UTC") {
+		if strings.Contains(after, "expected at 13:07") || strings.Contains(after, "msg/s from 13:07") || !strings.Contains(after, "due since 13:07:00 UTC") {
 			t.Errorf("at 13:11:52: %q, want the load due since 13:07:00, not expected at it", after)
 		}
 		if s.Forecast.ReportOnly != strings.HasPrefix(after, "Report only") {
