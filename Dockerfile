@@ -2,8 +2,9 @@
 #
 # The checker as a container image: a static binary on a distroless base
 # (CA certificates and time zones, no shell, no package manager), run as a
-# non-root user. The binary probes its own /healthz, so the health check
-# needs no curl.
+# non-root user. The binary probes its own /livez, so the health check
+# needs no curl; liveness, not readiness, since Docker and ECS replace an
+# unhealthy container, and an AWS outage must not restart the checker.
 #
 #   docker build --build-arg VERSION=$(git describe --tags --always) \
 #     --build-arg COMMIT=$(git rev-parse --short HEAD) -t queue-checker .
@@ -31,6 +32,6 @@ COPY --from=build /out/checker /checker
 USER nonroot:nonroot
 EXPOSE 9102
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
-    CMD ["/checker", "health", "--url", "http://127.0.0.1:9102/healthz", "--timeout", "3s"]
+    CMD ["/checker", "health", "--url", "http://127.0.0.1:9102/livez", "--timeout", "3s"]
 ENTRYPOINT ["/checker"]
 CMD ["run", "--config", "/etc/queue-checker/config.yaml"]

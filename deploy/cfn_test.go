@@ -563,10 +563,18 @@ func TestDefaultsAgreeWithTheDaemon(t *testing.T) {
 			t.Errorf("%s: %q, the daemon's default is %q", tt.name, tt.got, tt.want)
 		}
 	}
-	probe := "http://127.0.0.1:" + port + "/healthz"
+	// The container health checks, which replace the checker when they
+	// fail, probe liveness: /healthz and /readyz fail while AWS does, and
+	// a replaced checker would only lose its windows.
+	probe := "http://127.0.0.1:" + port + "/livez"
 	for name, text := range map[string]string{"Dockerfile": dockerfile, "ECS health check": ecsProbe} {
 		if !strings.Contains(text, probe) {
 			t.Errorf("%s does not probe %s", name, probe)
+		}
+		for _, ready := range []string{"/healthz", "/readyz"} {
+			if strings.Contains(text, ready) {
+				t.Errorf("%s probes %s, which fails during an AWS outage: the checker would be replaced", name, ready)
+			}
 		}
 	}
 	if !strings.Contains(dockerfile, "EXPOSE "+port) {

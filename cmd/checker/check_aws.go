@@ -26,7 +26,7 @@ func checkAWS(ctx context.Context, cfg config.Config) ([]*config.FieldError, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 3*cfg.CallTimeout()+10*time.Second)
 	defer cancel()
-	if co := cfg.Coordination; co != nil {
+	if co := cfg.Coordination; co != nil && co.Kubernetes == nil {
 		clients, region, err := leaseClients(ctx, cfg, nil)
 		if err != nil {
 			return nil, err

@@ -9,10 +9,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
+	coordclient "k8s.io/client-go/kubernetes/typed/coordination/v1"
+	"k8s.io/client-go/rest"
 
 	"github.com/queuechecker/queue-checker/internal/awsclient"
 	"github.com/queuechecker/queue-checker/internal/config"
 	"github.com/queuechecker/queue-checker/internal/controller"
+	"github.com/queuechecker/queue-checker/internal/kube"
 	"github.com/queuechecker/queue-checker/internal/lease"
 	"github.com/queuechecker/queue-checker/internal/poller"
 )
@@ -70,6 +73,9 @@ func newLeases(ctx context.Context, cfg config.Config, reg prometheus.Registerer
 	if co == nil {
 		return nil, nil
 	}
+	if co.Kubernetes != nil {
+		return newKubeLeases(cfg, reg, log)
+	}
 	clients, region, err := leaseClients(ctx, cfg, reg)
 	if err != nil {
 		return nil, err
@@ -94,6 +100,45 @@ func newLeases(ctx context.Context, cfg config.Config, reg prometheus.Registerer
 		Table: co.DynamoDB.Table, Identity: id, Duration: co.LeaseDuration, Interval: cfg.Interval,
 		ActionDeadline: cfg.CallTimeout(), Groups: groupNames(cfg), Logger: log.Named("lease"), Registerer: reg,
 	})
+}
+
+// newKubeLeases makes the lease manager of a coordination.kubernetes
+// block: Leases in its namespace, through the API server of the pod's
+// service account (else the kubeconfig).
+func newKubeLeases(cfg config.Config, reg prometheus.Registerer, log *zap.Logger) (*lease.Manager, error) {
+	co := cfg.Coordination
+	rc, err := kube.RESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("coordination.kubernetes: %w", err)
+	}
+	rc = rest.CopyConfig(rc)
+	// A renewal per group per interval: client-go's default pace (5 a
+	// second) would delay the renewals of a few dozen groups past their
+	// leases.
+	rc.QPS, rc.Burst = max(rc.QPS, kube.QPS), max(rc.Burst, kube.Burst)
+	if rc.UserAgent == "" {
+		rc.UserAgent = "queue-checker"
+	}
+	client, err := coordclient.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("coordination.kubernetes: %w", err)
+	}
+	id := co.Identity
+	if id == "" {
+		id = lease.DefaultIdentity(os.Getenv, os.Hostname, os.Getpid())
+	}
+	return lease.NewKubernetes(client, co.Kubernetes.Namespace, lease.Options{
+		Identity: id, Duration: co.LeaseDuration, Interval: cfg.Interval,
+		ActionDeadline: cfg.CallTimeout(), Groups: groupNames(cfg), Logger: log.Named("lease"), Registerer: reg,
+	})
+}
+
+// leaseStore names where the leases live, for the start's log line.
+func leaseStore(co *config.Coordination) zap.Field {
+	if co.Kubernetes != nil {
+		return zap.String("leases_namespace", co.Kubernetes.Namespace)
+	}
+	return zap.String("table", co.DynamoDB.Table)
 }
 
 // leaseClients makes the AWS clients of a configuration's lease table, in

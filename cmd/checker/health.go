@@ -10,18 +10,22 @@ import (
 	"time"
 )
 
-// defaultHealthURL is /healthz of a checker listening on the default address.
-const defaultHealthURL = "http://127.0.0.1:9102/healthz"
+// defaultHealthURL is /livez of a checker listening on the default address:
+// the probe for a container health check that replaces the checker, which
+// must not fail when AWS does (a new checker would only lose the windows).
+const defaultHealthURL = "http://127.0.0.1:9102/livez"
 
 // maxHealthBody bounds how much of the probe's answer is read and shown.
 const maxHealthBody = 64 << 10
 
-// cmdHealth probes a running checker's /healthz: exit 0 on 200 OK, 1 on any
-// other answer or no answer (the body goes to stderr), 2 on bad flags. It
-// lets a container image without curl or a shell run its own health check.
+// cmdHealth probes a running checker's liveness (/livez, or the endpoint
+// --url names: /readyz or /healthz to ask whether it is ready): exit 0 on
+// 200 OK, 1 on any other answer or no answer (the body goes to stderr), 2
+// on bad flags. It lets a container image without curl or a shell run its
+// own health check.
 func cmdHealth(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("health", stderr)
-	target := fs.String("url", defaultHealthURL, "the checker's health endpoint")
+	target := fs.String("url", defaultHealthURL, "the endpoint to probe: /livez (alive, whatever AWS answers) for a health check that replaces the checker; /readyz or /healthz (a recent good cycle) to ask whether it is ready")
 	timeout := fs.Duration("timeout", 3*time.Second, "give up after this long")
 	if err := parseFlags(fs, args); err != nil {
 		return err

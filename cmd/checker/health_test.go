@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -161,6 +163,66 @@ func TestHealthAgainstTheDaemonsHandler(t *testing.T) {
 		if code != s.wantCode || stdout != s.wantStdout || !strings.Contains(stderr, s.wantStderr) {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit %d, stdout %q, stderr containing %q",
 				s.name, code, stdout, stderr, s.wantCode, s.wantStdout, s.wantStderr)
+		}
+	}
+}
+
+// failingObserver answers its first cycle and fails every one after, as
+// during an AWS outage.
+type failingObserver struct {
+	group string
+	calls *atomic.Int64
+}
+
+func (o failingObserver) Observe(ctx context.Context, now time.Time) ([]model.Observation, error) {
+	if o.calls.Add(1) > 1 {
+		return nil, errors.New("sqs: dial tcp: connection refused")
+	}
+	return staticObserver{group: o.group}.Observe(ctx, now)
+}
+
+// TestHealthDefaultsToLiveness: with no --url, checker health probes
+// /livez, so that a container health check (the Dockerfile's, ECS's) keeps
+// a checker through an AWS outage that /healthz and /readyz report.
+func TestHealthDefaultsToLiveness(t *testing.T) {
+	t.Parallel()
+	if u, err := url.Parse(defaultHealthURL); err != nil || u.Path != "/livez" || u.Host != "127.0.0.1:9102" {
+		t.Errorf("default --url %s, want http://127.0.0.1:9102/livez", defaultHealthURL)
+	}
+	ctrl, err := controller.New(controller.Options{
+		Groups:   []policy.Settings{{Group: "thumbnails", ServiceTime: 200 * time.Millisecond, Latency: 30 * time.Second, Min: 1, Max: 10}},
+		Observer: failingObserver{group: "thumbnails", calls: new(atomic.Int64)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const interval = 5 * time.Second
+	start := time.Now()
+	var clock atomic.Int64
+	clock.Store(start.UnixNano())
+	srv := httptest.NewServer(web.Handler(web.Options{Controller: ctrl, Interval: interval,
+		Now: func() time.Time { return time.Unix(0, clock.Load()) }}))
+	t.Cleanup(srv.Close)
+	// One good cycle, then ten intervals of failing ones.
+	for i := range 11 {
+		now := start.Add(time.Duration(i) * interval)
+		clock.Store(now.UnixNano())
+		_, _ = ctrl.RunOnce(context.Background(), now)
+	}
+	for _, tc := range []struct {
+		path     string
+		wantCode int
+		want     string
+	}{
+		{"/livez", 0, "ok"},
+		{"/readyz", 1, "not ready: unhealthy: last good cycle 50s ago"},
+		{"/healthz", 1, "unhealthy: last good cycle 50s ago"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), []string{"health", "--url", srv.URL + tc.path}, &stdout, &stderr)
+		if code != tc.wantCode || !strings.Contains(stdout.String()+stderr.String(), tc.want) {
+			t.Errorf("health --url %s during the outage: exit %d, %q %q; want exit %d with %q",
+				tc.path, code, stdout.String(), stderr.String(), tc.wantCode, tc.want)
 		}
 	}
 }

@@ -26,7 +26,7 @@ func commands() []command {
 		{"plan", "the offline capacity calculator (Little's law, drain, Erlang C)", cmdPlan},
 		{"simulate", "replay a traffic scenario against policies and score them", cmdSimulate},
 		{"demo", "the daemon against a built-in simulated queue and fleet: no AWS needed", cmdDemo},
-		{"health", "probe a running checker's /healthz (for container health checks)", cmdHealth},
+		{"health", "probe a running checker's /livez, or --url's endpoint (for container health checks)", cmdHealth},
 		{"version", "print version, commit and Go version", cmdVersion},
 	}
 }

@@ -97,7 +97,7 @@ func cmdRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 	var onTaken func([]string) // set once the warmer exists
 	if leases != nil {
 		gate = leaseGate{Manager: leases, taken: &onTaken, syncs: new(int)}
-		log.Info("sharing the groups through a lease table", zap.String("table", cfg.Coordination.DynamoDB.Table),
+		log.Info("sharing the groups through leases", leaseStore(cfg.Coordination),
 			zap.String("identity", leases.Identity()), zap.Duration("lease_duration", cfg.Coordination.LeaseDuration))
 	}
 	ctrl, err := controller.New(controller.Options{
@@ -111,7 +111,8 @@ func cmdRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 		zap.Int("groups", len(cfg.Groups)), zap.Duration("interval", cfg.Interval),
 		zap.String("listen", cfg.Listen), zap.Bool("dry_run", cfg.DryRun))
 
-	handler := web.Handler(web.Options{Controller: ctrl, Gatherer: gatherer, Interval: cfg.Interval, Started: time.Now()})
+	handler := web.Handler(web.Options{Controller: ctrl, Gatherer: gatherer, Interval: cfg.Interval, Started: time.Now(),
+		Pprof: cfg.Debug.Pprof})
 	scaler, err := kedaServer(cfg.KEDA, ctrl, base, log.Named("keda"))
 	if err != nil {
 		return err
@@ -249,7 +250,7 @@ func (r *reloader) reload(ctx context.Context, always bool) {
 		r.leases.SetGroups(groupNames(cfg))
 	}
 	r.log.Info("configuration reloaded", zap.String("config", r.src.name), zap.Int("groups", len(cfg.Groups)),
-		zap.String("note", "listen, interval and log settings change only on restart"))
+		zap.String("note", "listen, interval, log and debug settings change only on restart"))
 }
 
 func cmdOnce(ctx context.Context, args []string, stdout, stderr io.Writer) error {

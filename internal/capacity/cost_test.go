@@ -63,16 +63,6 @@ func erlangCDirect(c int, a float64) float64 {
 	return top / (sum + top)
 }
 
-// handWaitFloor is the smallest c > a whose mean queue wait C/(cμ − λ)
-// is within w.
-func handWaitFloor(lam, mu, w float64) int {
-	for c := int(lam/mu) + 1; ; c++ {
-		if erlangCDirect(c, lam/mu)/(float64(c)*mu-lam) <= w {
-			return c
-		}
-	}
-}
-
 // handQuantileFloor is the smallest c > a for which at most miss of the
 // messages wait longer than w: C·e^−(cμ − λ)w ≤ miss.
 func handQuantileFloor(lam, mu, w, miss float64) int {

@@ -5,12 +5,15 @@ import (
 	"time"
 )
 
-// Coordination shares the groups among several checkers through a lease
-// table in DynamoDB: each group is acted on by one checker at a time, and
-// the others take its groups over when it stops. Absent: this checker acts
-// on every group alone.
+// Coordination shares the groups among several checkers through leases,
+// in a DynamoDB table or as Kubernetes Leases (one of the two): each group
+// is acted on by one checker at a time, and the others take its groups
+// over when it stops. Absent: this checker acts on every group alone.
 type Coordination struct {
 	DynamoDB LeaseTable `yaml:"dynamodb"`
+	// Kubernetes, when present, keeps the leases as coordination.k8s.io/v1
+	// Leases in a namespace instead of a DynamoDB table.
+	Kubernetes *LeaseNamespace `yaml:"kubernetes"`
 	// LeaseDuration is how long a lease lasts unrenewed: how long the
 	// groups of a checker that died wait for another. Default 3 × interval;
 	// at least 2 × interval.
@@ -24,6 +27,12 @@ type Coordination struct {
 type LeaseTable struct {
 	Table  string `yaml:"table"`
 	Region string `yaml:"region"` // empty: aws.region, else the SDK's default
+}
+
+// LeaseNamespace is the Kubernetes namespace of the Leases: the
+// checker's own, where its Role lets it keep them.
+type LeaseNamespace struct {
+	Namespace string `yaml:"namespace"`
 }
 
 // DefaultLeaseIntervals is coordination.lease_duration, in intervals, when
@@ -55,13 +64,27 @@ func (c *Coordination) validate(p *problems, interval time.Duration) {
 	if c == nil {
 		return
 	}
+	if k := c.Kubernetes; k != nil {
+		if c.DynamoDB != (LeaseTable{}) {
+			p.add("coordination", "set one of dynamodb and kubernetes, not both: the leases live in one place")
+		}
+		switch ns := k.Namespace; {
+		case ns == "":
+			p.add("coordination.kubernetes.namespace", "required: the namespace of the Leases, the checker's own, such as queue-checker")
+		case len(ns) > 63 || !dnsLabelRE.MatchString(ns):
+			p.add("coordination.kubernetes.namespace", "must be a namespace name (at most 63 lower-case letters, digits and '-'), got %q", ns)
+		}
+	}
 	switch t := c.DynamoDB.Table; {
+	case c.Kubernetes != nil:
 	case t == "":
-		p.add("coordination.dynamodb.table", "required: the DynamoDB table of the leases, such as queue-checker-leases")
+		p.add("coordination.dynamodb.table", "required: the DynamoDB table of the leases, such as queue-checker-leases (or coordination.kubernetes for Leases)")
 	case !tableNameRE.MatchString(t):
 		p.add("coordination.dynamodb.table", "must be 3 to 255 letters, digits, '_', '-' or '.', got %q", t)
 	}
-	validateRegion(p, "coordination.dynamodb.region", c.DynamoDB.Region)
+	if c.Kubernetes == nil {
+		validateRegion(p, "coordination.dynamodb.region", c.DynamoDB.Region)
+	}
 	if interval > 0 && c.LeaseDuration < MinLeaseIntervals*interval {
 		p.add("coordination.lease_duration", "must be at least %d intervals (%s), got %s", MinLeaseIntervals, MinLeaseIntervals*interval, c.LeaseDuration)
 	}

@@ -46,13 +46,29 @@ func TestCoordinationBlock(t *testing.T) {
 		{name: "lease just under two intervals", yaml: "interval: 2s\ncoordination: {dynamodb: {table: leases}, lease_duration: 3999ms}\n",
 			want: []string{"coordination.lease_duration: must be at least 2 intervals (4s), got 3.999s (line 2)"}},
 		{name: "no table", yaml: "coordination: {lease_duration: 1m}\n",
-			want: []string{"coordination.dynamodb.table: required: the DynamoDB table of the leases, such as queue-checker-leases (line 1)"}},
+			want: []string{"coordination.dynamodb.table: required: the DynamoDB table of the leases, such as queue-checker-leases (or coordination.kubernetes for Leases) (line 1)"}},
 		{name: "empty block", yaml: "interval: 2s\ncoordination: {}\n",
-			want: []string{"coordination.dynamodb.table: required: the DynamoDB table of the leases, such as queue-checker-leases (line 2)"}},
+			want: []string{"coordination.dynamodb.table: required: the DynamoDB table of the leases, such as queue-checker-leases (or coordination.kubernetes for Leases) (line 2)"}},
 		{name: "table name too long", yaml: "coordination: {dynamodb: {table: " + strings.Repeat("t", 256) + "}}\n",
 			want: []string{`coordination.dynamodb.table: must be 3 to 255 letters, digits, '_', '-' or '.', got "` + strings.Repeat("t", 256) + `" (line 1)`}},
 		{name: "identity too long", yaml: "coordination: {dynamodb: {table: leases}, identity: " + strings.Repeat("i", 129) + "}\n",
 			want: []string{`coordination.identity: must be 1 to 128 letters, digits and ._:@/+-, starting with a letter or digit; got "` + strings.Repeat("i", 129) + `" (line 1)`}},
+		{name: "kubernetes", yaml: "interval: 2s\ncoordination: {kubernetes: {namespace: queue-checker}, identity: pod-0}\n", check: func(t *testing.T, c Config) {
+			if c.Coordination.Kubernetes == nil {
+				t.Fatal("coordination.kubernetes: nil")
+			}
+			check(t, "namespace", c.Coordination.Kubernetes.Namespace, "queue-checker")
+			check(t, "lease_duration", c.Coordination.LeaseDuration, 6*time.Second)
+			check(t, "table", c.Coordination.DynamoDB.Table, "")
+		}},
+		{name: "kubernetes without a namespace", yaml: "coordination: {kubernetes: {}}\n",
+			want: []string{"coordination.kubernetes.namespace: required: the namespace of the Leases, the checker's own, such as queue-checker (line 1)"}},
+		{name: "kubernetes namespace not a name", yaml: "coordination: {kubernetes: {namespace: Queue_Checker}}\n",
+			want: []string{`coordination.kubernetes.namespace: must be a namespace name (at most 63 lower-case letters, digits and '-'), got "Queue_Checker" (line 1)`}},
+		{name: "both stores", yaml: "coordination: {kubernetes: {namespace: qc}, dynamodb: {table: leases}}\n",
+			want: []string{"coordination: set one of dynamodb and kubernetes, not both: the leases live in one place (line 1)"}},
+		{name: "kubernetes unknown key", yaml: "coordination: {kubernetes: {namespace: qc, name: leases}}\n",
+			want: []string{"coordination.kubernetes.name"}},
 		{name: "unknown key", yaml: "coordination: {dynamodb: {table: leases, billing: on-demand}}\n",
 			want: []string{"coordination.dynamodb.billing"}},
 	}

@@ -103,6 +103,9 @@ func TestLoadOK(t *testing.T) {
 				t.Errorf("fleet.ecs_service = %+v, want service workers", g.Fleet.ECSService)
 			}
 		},
+		"debug": func(t *testing.T, c Config) {
+			check(t, "debug.pprof", c.Debug.Pprof, true)
+		},
 		"prices": func(t *testing.T, c Config) {
 			check(t, "aws.worker_cost_per_hour", c.AWS.WorkerCostPerHour, 0.0416)
 			check(t, "aws.dynamodb_price_per_million_writes (default)", c.AWS.DynamoDBPricePerMillionWrites, 0.625)

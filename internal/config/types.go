@@ -17,6 +17,17 @@ type Config struct {
 	Coordination *Coordination `yaml:"coordination"`
 	// KEDA serves KEDA's external scaler; off unless keda.listen is set.
 	KEDA KEDA `yaml:"keda"`
+	// Debug holds the switches for looking inside a running checker.
+	Debug Debug `yaml:"debug"`
+}
+
+// Debug holds the switches for looking inside a running checker; all off
+// by default.
+type Debug struct {
+	// Pprof serves Go's runtime profiles (net/http/pprof) under
+	// /debug/pprof/ on the listen address. Off by default: a profile
+	// shows the process's memory and stacks to whoever reaches the port.
+	Pprof bool `yaml:"pprof"`
 }
 
 // Metrics chooses which Prometheus series the checker exports.

@@ -343,7 +343,7 @@ func TestManifestsDryRun(t *testing.T) {
 	if err := admin.Create(context.Background(), objs[0], true); err != nil {
 		t.Errorf("keda-tls/triggerauthentication.yaml: dry run: %v", err)
 	}
-	if built := kustomizeWithTLS(t); built != nil {
+	if built := kustomizeWith(t, "keda-tls"); built != nil {
 		for _, o := range built {
 			if o.GetKind() != "ScaledObject" {
 				continue
@@ -372,13 +372,13 @@ spec:
 	}
 }
 
-// kustomizeWithTLS builds deploy/kubernetes with its keda-tls component
+// kustomizeWith builds deploy/kubernetes with one of its components
 // through kubectl's kustomize, or returns nil (logged) without kubectl.
-func kustomizeWithTLS(t *testing.T) []*unstructured.Unstructured {
+func kustomizeWith(t *testing.T, component string) []*unstructured.Unstructured {
 	t.Helper()
 	kubectl, err := exec.LookPath("kubectl")
 	if err != nil {
-		t.Log("kubectl is not installed: the base with keda-tls is not built")
+		t.Log("kubectl is not installed: the base with " + component + " is not built")
 		return nil
 	}
 	dir := t.TempDir()
@@ -390,13 +390,13 @@ func kustomizeWithTLS(t *testing.T) []*unstructured.Unstructured {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := "resources: [" + rel + "]\ncomponents: [" + filepath.Join(rel, "keda-tls") + "]\n"
+	k := "resources: [" + rel + "]\ncomponents: [" + filepath.Join(rel, component) + "]\n"
 	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(k), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	out, err := exec.Command(kubectl, "kustomize", "--load-restrictor", "LoadRestrictionsNone", dir).Output()
 	if err != nil {
-		t.Fatalf("kubectl kustomize with keda-tls: %v", err)
+		t.Fatalf("kubectl kustomize with %s: %v", component, err)
 	}
 	objs, err := kubetest.Decode(out)
 	if err != nil {
@@ -525,5 +525,61 @@ spec: {replicas: 4}
 	_, err = c.Read(ctx, Ref{Namespace: workers, APIVersion: "nothing.example.com/v1", Kind: "Pool", Name: "x"})
 	if err == nil || !strings.Contains(err.Error(), "the API server serves no nothing.example.com/v1") {
 		t.Errorf("an unknown group version: %v", err)
+	}
+}
+
+// TestPrometheusOperatorDryRun: the prometheus-operator component's
+// ServiceMonitor and PrometheusRule pass the server-side dry run against
+// the Operator's own CRDs (from its module), and the dry run is a real
+// check: a rule whose for is not a duration is refused.
+func TestPrometheusOperatorDryRun(t *testing.T) {
+	_, admin := cluster(t)
+	for _, crd := range kubetest.PrometheusOperatorCRDs(t) {
+		admin.MustApply(t, crd)
+	}
+	admin.WaitForResource(t, "monitoring.coreos.com/v1", "ServiceMonitor")
+	admin.WaitForResource(t, "monitoring.coreos.com/v1", "PrometheusRule")
+	kinds := map[string]bool{}
+	for _, f := range []string{"servicemonitor.yaml", "prometheusrule.yaml"} {
+		b, err := os.ReadFile(filepath.Join(manifests, "prometheus-operator", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, err := kubetest.Decode(b)
+		if err != nil || len(objs) != 1 {
+			t.Fatalf("%s: %v (%d objects)", f, err, len(objs))
+		}
+		kinds[objs[0].GetKind()] = true
+		if err := admin.Create(context.Background(), objs[0], true); err != nil {
+			t.Errorf("%s: dry run: %v", f, err)
+		}
+	}
+	if !kinds["ServiceMonitor"] || !kinds["PrometheusRule"] {
+		t.Errorf("kinds %v, want a ServiceMonitor and a PrometheusRule", kinds)
+	}
+	if built := kustomizeWith(t, "prometheus-operator"); built != nil {
+		n := 0
+		for _, o := range built {
+			if o.GetAPIVersion() != "monitoring.coreos.com/v1" {
+				continue
+			}
+			n++
+			if err := admin.Create(context.Background(), o, true); err != nil {
+				t.Errorf("the base with prometheus-operator: %s: dry run: %v", o.GetKind(), err)
+			}
+		}
+		if n != 2 {
+			t.Errorf("the base with prometheus-operator has %d monitoring.coreos.com objects, want 2", n)
+		}
+	}
+	bad := `apiVersion: monitoring.coreos.com/v1
+kind: PrometheusRule
+metadata: {name: bad, namespace: queue-checker}
+spec:
+  groups: [{name: g, rules: [{alert: A, expr: up == 0, for: five minutes}]}]
+`
+	objs, _ := kubetest.Decode([]byte(bad))
+	if err := admin.Create(context.Background(), objs[0], true); err == nil {
+		t.Error("a PrometheusRule with for: five minutes passed the dry run")
 	}
 }

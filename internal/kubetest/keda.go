@@ -1,9 +1,7 @@
 package kubetest
 
 import (
-	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -26,22 +24,7 @@ var (
 // skipped, saying why; under CI it fails.
 func KEDACRDs(t testing.TB) []string {
 	t.Helper()
-	kedaOnce.Do(func() {
-		// Outside any module, so that go.mod is neither read nor changed.
-		cmd := exec.Command("go", "mod", "download", "-json", KEDAModule)
-		cmd.Dir = os.TempDir()
-		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GO111MODULE=on")
-		out, err := cmd.Output()
-		var mod struct{ Dir, Error string }
-		if jerr := json.Unmarshal(out, &mod); err != nil || jerr != nil || mod.Dir == "" {
-			kedaErr = "go mod download " + KEDAModule + ": " + string(out)
-			if err != nil {
-				kedaErr += err.Error()
-			}
-			return
-		}
-		kedaDir = mod.Dir
-	})
+	kedaOnce.Do(func() { kedaDir, kedaErr = moduleDir(KEDAModule) })
 	if kedaDir == "" {
 		msg := "KEDA's CRDs are not in the module cache (" + kedaErr + "); is the Go module proxy reachable?"
 		if os.Getenv("CI") != "" {

@@ -1,5 +1,6 @@
 // Package lease shares the checker's groups among several checkers through
-// a DynamoDB table of leases, so that exactly one checker acts on a fleet at
+// leases, kept in a DynamoDB table (New) or as Kubernetes Leases
+// (NewKubernetes, kube.go), so that exactly one checker acts on a fleet at
 // a time and a standby takes over within a lease duration when the owner
 // stops. It follows the lease-table pattern of the Kinesis Client Library
 // and the DynamoDB lock client: every change of an item is a conditional
@@ -32,12 +33,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/prometheus/client_golang/prometheus"
@@ -100,8 +99,7 @@ func wallClock() time.Time { return time.Now().Round(0) }
 
 // Manager holds this checker's leases.
 type Manager struct {
-	api      dynamoAPI
-	table    string
+	st       store
 	id       string
 	session  string
 	duration time.Duration
@@ -140,7 +138,8 @@ type Manager struct {
 	units units
 }
 
-// New checks the options and makes a Manager. It makes no call.
+// New checks the options and makes a Manager whose leases are items of
+// the DynamoDB table o.Table. It makes no call.
 func New(api dynamoAPI, o Options) (*Manager, error) {
 	var errs []error
 	if api == nil {
@@ -149,6 +148,17 @@ func New(api dynamoAPI, o Options) (*Manager, error) {
 	if o.Table == "" {
 		errs = append(errs, errors.New("lease: a table is required"))
 	}
+	m, err := newLeaseManager(o, errs)
+	if err != nil {
+		return nil, err
+	}
+	m.st = &dynamoStore{api: api, table: o.Table, units: &m.units}
+	return m, nil
+}
+
+// newLeaseManager checks the options common to every store and makes a Manager
+// without its store; errs are the caller's problems, reported with them.
+func newLeaseManager(o Options, errs []error) (*Manager, error) {
 	if o.Identity == "" {
 		errs = append(errs, errors.New("lease: an identity is required"))
 	}
@@ -167,7 +177,7 @@ func New(api dynamoAPI, o Options) (*Manager, error) {
 	var nonce [8]byte
 	_, _ = rand.Read(nonce[:])
 	m := &Manager{
-		api: api, table: o.Table, id: o.Identity, session: hex.EncodeToString(nonce[:]),
+		id: o.Identity, session: hex.EncodeToString(nonce[:]),
 		duration: o.Duration, interval: o.Interval, deadline: o.ActionDeadline,
 		groups: slices.Clone(o.Groups), log: o.Logger, now: o.Now,
 		held: map[string]*held{}, owners: map[string]item{}, peers: map[string]time.Time{},
@@ -200,6 +210,9 @@ func (m *Manager) SetGroups(groups []string) {
 	defer m.mu.Unlock()
 	m.groups = slices.Clone(groups)
 	slices.Sort(m.groups)
+	if gs, ok := m.st.(interface{ setGroups([]string) }); ok {
+		gs.setGroups(m.groups)
+	}
 }
 
 // Sync is one lease cycle: read the table, write this checker's
@@ -268,113 +281,29 @@ func (m *Manager) Sync(ctx context.Context, now time.Time) error {
 	return err
 }
 
-// scan reads every item of the table with strongly consistent reads.
+// scan reads every lease and heartbeat from the store, and vets them.
 func (m *Manager) scan(ctx context.Context, now time.Time) (map[string]item, error) {
-	items := map[string]item{}
-	var start map[string]types.AttributeValue
-	for {
-		out, err := m.api.Scan(ctx, &dynamodb.ScanInput{
-			TableName: aws.String(m.table), ConsistentRead: aws.Bool(true), ExclusiveStartKey: start,
-			ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("scan lease table %s: %w", m.table, err)
-		}
-		m.units.scanned(out.ConsumedCapacity, out.Items)
-		for _, av := range out.Items {
-			if k, it, ok := parseItem(av); ok {
-				items[k] = it
-			}
-		}
-		if len(out.LastEvaluatedKey) == 0 {
-			m.vetAll(items, now)
-			m.reportBad()
-			return items, nil
-		}
-		start = out.LastEvaluatedKey
+	items, err := m.st.scan(ctx)
+	if err != nil {
+		return nil, err
 	}
+	m.vetAll(items, now)
+	m.reportBad()
+	return items, nil
 }
 
 // heartbeat says this checker is alive for one more lease duration, so that
 // the others count it when they share the groups out.
 func (m *Manager) heartbeat(ctx context.Context, now time.Time) error {
-	exp := now.Add(m.duration)
-	out, err := m.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:              aws.String(m.table),
-		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
-		Key:                    keyOf(checkerPrefix + m.id),
-		UpdateExpression:       aws.String("SET #o = :o, #s = :s, #e = :e, #t = :t ADD #c :one"),
-		ExpressionAttributeNames: map[string]string{
-			"#o": attrOwner, "#s": attrSession, "#e": attrExpires, "#t": attrTTL, "#c": attrCounter,
-		},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":o": str(m.id), ":s": str(m.session), ":e": millis(exp), ":t": seconds(exp.Add(ttlAfterExpiry)), ":one": number(1),
-		},
-	})
-	m.units.updated(consumed(out), err)
-	if err != nil {
-		return fmt.Errorf("write the heartbeat of %s: %w", m.id, err)
-	}
-	return nil
+	return m.st.heartbeat(ctx, m.id, m.session, now.Add(m.duration))
 }
 
 // write sets a lease's owner, session and expiry and increments its
-// counter, on condition that the item is as seen (counter seen, or absent
+// counter, on condition that the lease is as seen (counter seen, or absent
 // when seen is -1, or a malformed counter still stored as raw). It returns
 // the new counter, and whether the condition failed.
 func (m *Manager) write(ctx context.Context, group, owner, session string, seen int64, raw types.AttributeValue, exp time.Time) (int64, bool, error) {
-	cond := "#c = :seen"
-	values := map[string]types.AttributeValue{
-		":o": str(owner), ":s": str(session), ":e": millis(exp), ":t": seconds(exp.Add(ttlAfterExpiry)),
-		":one": number(1),
-	}
-	names := map[string]string{
-		"#o": attrOwner, "#s": attrSession, "#e": attrExpires, "#t": attrTTL, "#c": attrCounter,
-	}
-	update := "SET #o = :o, #s = :s, #e = :e, #t = :t ADD #c :one"
-	switch {
-	case seen == counterMalformed && raw == nil:
-		// An item with no counter: taken on condition it still has none,
-		// and given one.
-		cond = "attribute_exists(#k) AND attribute_not_exists(#c)"
-		names["#k"] = attrKey
-		update = "SET #o = :o, #s = :s, #e = :e, #t = :t, #c = :one"
-	case seen == counterMalformed:
-		// A counter no checker wrote (a string, -1, 1.5, beyond 64 bits):
-		// taken on condition it is still exactly the value seen, and
-		// replaced by one.
-		cond = "#c = :raw"
-		values[":raw"] = raw
-		update = "SET #o = :o, #s = :s, #e = :e, #t = :t, #c = :one"
-	case seen < 0:
-		cond = "attribute_not_exists(#k)"
-		names["#k"] = attrKey
-	default:
-		values[":seen"] = number(seen)
-	}
-	out, err := m.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(m.table),
-		Key:                       keyOf(groupPrefix + group),
-		UpdateExpression:          aws.String(update),
-		ConditionExpression:       aws.String(cond),
-		ExpressionAttributeNames:  names,
-		ExpressionAttributeValues: values,
-		ReturnValues:              types.ReturnValueUpdatedNew,
-		ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
-	})
-	m.units.updated(consumed(out), err)
-	if err != nil {
-		var ccf *types.ConditionalCheckFailedException
-		if errors.As(err, &ccf) {
-			return 0, true, nil
-		}
-		return 0, false, err
-	}
-	var n int64
-	if v, ok := out.Attributes[attrCounter].(*types.AttributeValueMemberN); ok {
-		n, _ = strconv.ParseInt(v.Value, 10, 64)
-	}
-	return n, false, nil
+	return m.st.write(ctx, group, owner, session, seen, raw, exp)
 }
 
 // renewAll renews every lease held, several at once, and releases those
@@ -659,21 +588,11 @@ func (m *Manager) Release(ctx context.Context) error {
 	for g, c := range hs {
 		m.releaseOne(ctx, g, c, now)
 	}
-	_, err := m.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                aws.String(m.table),
-		Key:                      keyOf(checkerPrefix + m.id),
-		UpdateExpression:         aws.String("SET #e = :e"),
-		ConditionExpression:      aws.String("#s = :s"),
-		ExpressionAttributeNames: map[string]string{"#e": attrExpires, "#s": attrSession},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":e": millis(now), ":s": str(m.session),
-		},
-	})
+	err := m.st.endHeartbeat(ctx, m.id, m.session, now)
 	if m.metrics != nil {
 		m.metrics.held.Set(0)
 	}
-	var ccf *types.ConditionalCheckFailedException
-	if err != nil && !errors.As(err, &ccf) {
+	if err != nil {
 		return fmt.Errorf("end the heartbeat of %s: %w", m.id, err)
 	}
 	return nil
@@ -785,7 +704,7 @@ func (m *Manager) Healthy() error {
 		ref = m.started
 	}
 	if age := now.Sub(ref); age > m.duration {
-		err := fmt.Errorf("lease table %s: no good exchange for %s (lease duration %s); acting on no group", m.table, age.Round(time.Second), m.duration)
+		err := fmt.Errorf("%s: no good exchange for %s (lease duration %s); acting on no group", m.st, age.Round(time.Second), m.duration)
 		if m.lastErr != nil {
 			err = fmt.Errorf("%w: %w", err, m.lastErr)
 		}
@@ -817,8 +736,8 @@ func (m *Manager) Degraded() error {
 	if len(m.bad) > 0 {
 		bad = fmt.Sprintf(" (%d item(s) of the table not as a checker writes them, see checker_lease_bad_items and the log)", len(m.bad))
 	}
-	return fmt.Errorf("lease table %s: %d group(s) with no owner for more than a lease duration (%s): %s%s%s",
-		m.table, len(un), m.duration, strings.Join(shown, ", "), more, bad)
+	return fmt.Errorf("%s: %d group(s) with no owner for more than a lease duration (%s): %s%s%s",
+		m.st, len(un), m.duration, strings.Join(shown, ", "), more, bad)
 }
 
 // metrics are the manager's series.

@@ -387,7 +387,7 @@ func TestFencing(t *testing.T) {
 	}
 	// a's renewal, made without the table's answer to warn it (the scan is
 	// made to fail), fails on its condition.
-	a.api = scanFails{a.api}
+	a.st.(*dynamoStore).api = scanFails{a.st.(*dynamoStore).api}
 	clk.Add(interval)
 	_ = a.Sync(context.Background(), a.now())
 	if _, ok := a.Permit("g"); ok {

@@ -244,7 +244,7 @@ func TestMisspeltSwitchTagsReadFromMoto(t *testing.T) {
 	}
 	for i, sp := range spellings {
 		sw := obs[i].Fleet.Switches
-		if !(sw.Paused || sw.ScaleInOff) || len(sw.Warnings) != 1 || !strings.Contains(sw.Warnings[0], fmt.Sprintf("%q taken for", sp.key)) {
+		if !sw.Paused && !sw.ScaleInOff || len(sw.Warnings) != 1 || !strings.Contains(sw.Warnings[0], fmt.Sprintf("%q taken for", sp.key)) {
 			t.Errorf("tag %q=%s read from moto: switches %+v, want the fleet held with one warning naming the key", sp.key, sp.value, sw)
 		}
 	}

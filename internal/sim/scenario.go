@@ -483,41 +483,6 @@ func (s Scenario) maxRate(from, to float64) float64 {
 	return best
 }
 
-// rateChange is a scenario's rate from a time on (seconds since the start).
-type rateChange struct{ at, rate float64 }
-
-// appendRateChanges appends to dst the scenario's changes of rate at or
-// after `after` and before `until` (seconds), in time order; those of a
-// periodic scenario come again every period.
-func (s Scenario) appendRateChanges(dst []rateChange, after, until float64) []rateChange {
-	if s.Period <= 0 {
-		i, _ := slices.BinarySearchFunc(s.Segments, after, func(seg Segment, t float64) int {
-			return cmp.Compare(seg.At.Seconds(), t)
-		})
-		for _, seg := range s.Segments[i:] {
-			at := seg.At.Seconds()
-			if at >= until {
-				break
-			}
-			dst = append(dst, rateChange{at: at, rate: seg.Rate})
-		}
-		return dst
-	}
-	p := s.Period.Seconds()
-	for base := math.Floor(after/p) * p; base < until; base += p {
-		for _, seg := range s.Segments {
-			at := base + seg.At.Seconds()
-			if at >= until {
-				return dst
-			}
-			if at >= after {
-				dst = append(dst, rateChange{at: at, rate: seg.Rate})
-			}
-		}
-	}
-	return dst
-}
-
 // MeanRate is the mean arrival rate over [0, d): the expected number of
 // arrivals over d, divided by d.
 func (s Scenario) MeanRate(d time.Duration) float64 {

@@ -129,22 +129,6 @@ func newServiceChanges(cs []ServiceChange) serviceChanges {
 	return out
 }
 
-// maxFactor is the highest factor in force at any time in [from, to).
-func (cs serviceChanges) maxFactor(from, to float64) float64 {
-	f := 1.0
-	for _, c := range cs {
-		switch {
-		case c.at <= from:
-			f = c.factor // in force at from, unless a later one is
-		case c.at < to:
-			f = math.Max(f, c.factor)
-		default:
-			return f
-		}
-	}
-	return f
-}
-
 // startDelays are the start delays of a world's launches, in launch order:
 // StartDelay for every one, or, with a coefficient of variation, lognormal
 // draws from a stream of their own. Delays are drawn ahead when peeked, so

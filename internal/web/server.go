@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -33,6 +34,9 @@ type Options struct {
 	// "starting" until a good cycle or three intervals from it. Zero means
 	// the time of the first cycle.
 	Started time.Time
+	// Pprof serves Go's runtime profiles (net/http/pprof) under
+	// /debug/pprof/; off unless the configuration's debug.pprof is true.
+	Pprof bool
 }
 
 // Handler returns the checker's HTTP routes.
@@ -79,8 +83,22 @@ func Handler(o Options) http.Handler {
 		}
 		fmt.Fprintln(w, "ready")
 	})
+	if o.Pprof {
+		registerPprof(mux)
+	}
 	registerPages(mux, o)
 	return mux
+}
+
+// registerPprof serves net/http/pprof's handlers on mux, not on
+// http.DefaultServeMux, which the checker never serves.
+func registerPprof(mux *http.ServeMux) {
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("POST /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 }
 
 // Serve listens on addr and serves h until ctx is done, then shuts down
