@@ -116,7 +116,7 @@ func (c *call) noiseCheck(lam float64) {
 	tau := s.ArrivalSmoothing.Seconds()
 	sigma, ok := rn.sigma(c.lambda, tau)
 	plain := ok && c.lambda > 0 && !c.surging && c.rise == 0 && c.peakEff <= c.lambdaEff && lam == c.lambdaEff &&
-		!(c.bp.known && c.bp.f.on) && c.keepsUp()
+		(!c.bp.known || !c.bp.f.on) && c.keepsUp()
 	if !plain || math.Abs(c.lambda-rn.m) > noiseSigmas*sigma {
 		return
 	}
