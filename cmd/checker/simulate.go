@@ -137,6 +137,7 @@ func parseSimFlags(fs *flag.FlagSet, args []string) (simFlags, error) {
 		"traffic: steady, step (×3 after a third), spike (×10 for 5 minutes at a third), diurnal (one sinusoid, 0.2× to 1.8×), ramp (0.1× climbing evenly to 2× over a sixth of the run, held, then back), bursty (2 minutes at ×3 every 10, ×0.5 between), "+
 			"cron (90 s at ×15 every 20 minutes), days (3 days: daily sinusoid 0.4× to 1.6×, nightly batch +8×, morning surge +3×, noise; runs 72h unless --duration), "+
 			"weeks (5 weeks from a Wednesday: days' weekdays, weekends at 0.4×, a Monday surge +5× 09:00-10:00, a Monday holiday with no traffic in the fourth week; runs 35d unless --duration), "+
+			"irregular (seeded bursts of 20-90 s at 1.5× to 5.7× on average, steps up to 25×, 1 to 5 quiet minutes at 0.2× between), "+
 			"or a CSV file with the header t_seconds,arrivals_per_second (runs to its end unless --duration)")
 	fs.Float64Var(&f.rate, "rate", 50, "base arrival rate of the built-in scenarios, msg/s")
 	f.duration = 2 * time.Hour

@@ -261,9 +261,49 @@ type Decision struct {
 	// RecommendedWorkers when no forecast raised it), before guards and
 	// clamps; nil when the recommendation is unknown.
 	NeedWithoutForecast *int `json:"need_without_forecast"`
+	// Bursts is what the model policy has learned of the group's recent
+	// bursts and the warm capacity they ask for; nil until it has seen one.
+	Bursts *Bursts `json:"bursts"`
 	// HeldMessages says that messages are received and not deleted, and
 	// what the checker does about it; nil when none are.
 	HeldMessages *HeldMessages `json:"held_messages"`
+}
+
+// Bursts is what a group's recent bursts were like (within the last hour),
+// and what keeping capacity warm for them costs against relaunching it for
+// each burst. Costs are in worker-hours an hour, and in dollars an hour when
+// a worker's price is set.
+type Bursts struct {
+	// Count is how many bursts the figures cover.
+	Count int `json:"count"`
+	// Messages, LengthSeconds and GapSeconds are the median burst's size,
+	// its length and the median quiet gap between two bursts (0 when fewer
+	// than two bursts are known).
+	Messages      float64 `json:"messages"`
+	LengthSeconds float64 `json:"length_seconds"`
+	GapSeconds    float64 `json:"gap_seconds"`
+	// BaseRate is the arrival rate between bursts, msg/s.
+	BaseRate float64 `json:"base_rate"`
+	// NeedWorkers is the fleet that, never moving, would have served 90 % of
+	// the recent bursts within the promise.
+	NeedWorkers int `json:"need_workers"`
+	// WarmWorkers is the count kept warm for the next burst now (0: none).
+	WarmWorkers int `json:"warm_workers"`
+	// HoldWorkerHours is what keeping the workers beyond the rate floors
+	// warm costs an hour; RelaunchWorkerHours what relaunching them for
+	// each burst would (their start delays and the messages past the
+	// promise, at forecast.late_cost).
+	HoldWorkerHours     float64  `json:"hold_worker_hours"`
+	RelaunchWorkerHours float64  `json:"relaunch_worker_hours"`
+	HoldDollars         *float64 `json:"hold_dollars"`
+	RelaunchDollars     *float64 `json:"relaunch_dollars"`
+	// Chance is how likely the next burst is to come before a worker
+	// launched now could start.
+	Chance float64 `json:"chance"`
+	// InBurst: a burst is on; RemainingSeconds is how much longer it is
+	// expected to last, from the lengths of the recent ones.
+	InBurst          bool    `json:"in_burst"`
+	RemainingSeconds float64 `json:"remaining_seconds"`
 }
 
 // Kinds of HeldMessages.

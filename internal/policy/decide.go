@@ -118,6 +118,9 @@ type box struct {
 	mCeiling                                  int
 	reasons                                   learnValues
 	catchUp                                   seconds
+
+	bursts               model.Bursts
+	holdUSD, relaunchUSD float64
 }
 
 // call is one Decide call in progress.
@@ -176,6 +179,12 @@ type call struct {
 
 	diag   string
 	target int
+	bp     burstPlan // the bursts (warm.go)
+	// noiseHold: the fleet's count is one the rate floors give within the
+	// noise of the arrival estimate (noise.go).
+	noiseHold        bool
+	noiseLo, noiseHi int
+	noiseMean        float64
 
 	// The reasons are formatted one after another into the State's scratch
 	// buffer and cut from a single string at the end.
@@ -324,6 +333,8 @@ func (c *call) observe() {
 			c.lambda, c.surging = st.est.surge, true
 		}
 		c.setLambda(c.lambda)
+		c.learnBursts()
+		c.learnNoise()
 		if st.est.updatedAt.Equal(c.at) {
 			st.climb.observe(c.at, st.est.rate, 2*s.ArrivalSmoothing)
 		}
@@ -496,6 +507,11 @@ func (c *call) guard() {
 			target = min(high, c.current)
 			c.reason("scale-in stabilised: the highest rate recommendation over the last %s is %d", window, high)
 		}
+	}
+	target = c.keepWarm(target)
+	if c.noiseHold && target != c.current && c.rec <= c.rateRec {
+		c.noiseReason()
+		target = c.current
 	}
 	if c.partial && (target < c.current || c.rec < c.current) {
 		target = max(target, c.current)

@@ -93,6 +93,7 @@ func (c *call) size() {
 
 func (c *call) sizeModel() {
 	s := c.s
+	c.planBursts()
 	lam := c.lambdaEff
 	latency := c.latency()
 	// At a jump held back as a dump, the backlog floors project the backlog
@@ -123,9 +124,25 @@ func (c *call) sizeModel() {
 			number(c.slope*60), number(c.lambda+c.rise), c.st.texts.of(s.ArrivalSmoothing, 0), c.st.texts.of(s.StartDelay, 0))
 	}
 
+	if c.bp.short {
+		// A burst that ends before new workers start: they serve what it
+		// leaves and the arrivals after it (warm.go).
+		lam = c.bp.startLam
+		if c.peakEff <= c.lambdaEff {
+			c.peakEff = lam
+		}
+	}
+	if c.bp.known && c.d.Forecast != nil && c.fc.Occurrence == nil {
+		// The bursts the forecast's memory would keep workers for are the
+		// learned bursts the warm capacity serves (warm.go).
+		c.peakEff, c.d.Forecast = lam, nil
+	}
+	if c.lambdaKnown {
+		c.noiseCheck(lam)
+	}
 	qStart, vStart := c.backlog, c.visible
 	if d := s.StartDelay.Seconds(); c.lambdaKnown && d > 0 {
-		net := c.startNetDrain(d) - projLam
+		net := c.startNetDrain(d) - c.bp.projected(projLam, d)
 		qStart = capacity.BacklogAtStart(c.backlog, net, d)
 		vStart = capacity.BacklogAtStart(c.visible, net, d)
 	}
@@ -204,6 +221,9 @@ func (c *call) sizeModel() {
 		rec += min(s.SafetyWorkers, maxRecommended)
 		rate += min(s.SafetyWorkers, maxRecommended)
 		c.reason("%d safety workers added", s.SafetyWorkers)
+	}
+	if c.lambdaKnown {
+		c.warmPays(rate)
 	}
 	c.rec, c.recKnown = min(rec, maxRecommended), true
 	c.rateRec = min(rate, maxRecommended)

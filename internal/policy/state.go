@@ -66,7 +66,11 @@ type State struct {
 	ceilFed  time.Time
 	ceilHeld bool
 
-	held heldWatch // messages received and not deleted (held.go)
+	// bursts learns the group's recent bursts (bursts.go).
+	bursts burstLearner
+	// noise measures the arrival estimate's noise (noise.go).
+	noise rateNoise
+	held  heldWatch // messages received and not deleted (held.go)
 }
 
 // arrivalEstimator estimates the arrival rate λ from consecutive samples:

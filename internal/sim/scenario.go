@@ -38,19 +38,20 @@ type Scenario struct {
 
 // Built-in scenario names.
 const (
-	ScenarioSteady  = "steady"
-	ScenarioStep    = "step"
-	ScenarioSpike   = "spike"
-	ScenarioDiurnal = "diurnal"
-	ScenarioRamp    = "ramp"
-	ScenarioBursty  = "bursty"
-	ScenarioCron    = "cron"
-	ScenarioDays    = "days"
-	ScenarioWeeks   = "weeks"
+	ScenarioSteady    = "steady"
+	ScenarioStep      = "step"
+	ScenarioSpike     = "spike"
+	ScenarioDiurnal   = "diurnal"
+	ScenarioRamp      = "ramp"
+	ScenarioBursty    = "bursty"
+	ScenarioCron      = "cron"
+	ScenarioDays      = "days"
+	ScenarioWeeks     = "weeks"
+	ScenarioIrregular = "irregular"
 )
 
 // BuiltinScenarios lists the built-in scenario names.
-var BuiltinScenarios = []string{ScenarioSteady, ScenarioStep, ScenarioSpike, ScenarioDiurnal, ScenarioRamp, ScenarioBursty, ScenarioCron, ScenarioDays, ScenarioWeeks}
+var BuiltinScenarios = []string{ScenarioSteady, ScenarioStep, ScenarioSpike, ScenarioDiurnal, ScenarioRamp, ScenarioBursty, ScenarioCron, ScenarioDays, ScenarioWeeks, ScenarioIrregular}
 
 // Shapes of the built-in scenarios.
 const (
@@ -91,6 +92,17 @@ const (
 	weeksMondayFor = time.Hour      // weeks: its length
 	weeksMondayAdd = 5.0            // weeks: it adds this many times the base rate
 	weeksHoliday   = 3*7 + 5        // weeks: the day with no traffic (a Monday in the fourth week)
+
+	irregularBase    = 0.2              // irregular: the rate between bursts, as a share of the mean
+	irregularGapMin  = time.Minute      // irregular: the shortest quiet gap between two bursts
+	irregularGapMax  = 5 * time.Minute  // irregular: the longest
+	irregularLenMin  = 20 * time.Second // irregular: the shortest burst
+	irregularLenMax  = 90 * time.Second // irregular: the longest
+	irregularLevelLo = 1.5              // irregular: a burst's mean rate, as a share of the mean, is drawn from [lo, hi]
+	irregularLevelHi = 5.74             // (mean 3.62, which makes the scenario's mean the base rate)
+	irregularStep    = 5 * time.Second  // irregular: a burst's rate changes in steps this long
+	irregularSpread  = 0.6              // irregular: each step's rate is the burst's times a lognormal of this σ and mean 1
+	irregularPeak    = 25.0             // irregular: no step exceeds this many times the mean
 )
 
 // Builtin returns the built-in scenario name at base rate (messages per
@@ -129,12 +141,21 @@ const (
 //     holiday with no traffic at all (the fourth week's Monday), each
 //     minute's noise and each day's sizes as in days. Its Length is the
 //     five weeks.
+//   - irregular: bursts of random size, length and spacing, with quiet
+//     minutes between: 0.2× the base rate between bursts; each gap drawn
+//     evenly from 1 to 5 minutes, each burst's length from 20 to 90 s, its
+//     mean rate from 1.5× to 5.74× the base rate, and within the burst the
+//     rate changes every 5 s, each step the burst's rate times a lognormal
+//     of mean 1 and σ 0.6, at most 25× the base rate (mean: about the base
+//     rate; a burst of about 10,000 messages every 4 minutes at 50 msg/s).
+//     It starts with a gap. The draws come from the seed, so each seed
+//     gives other bursts.
 func Builtin(name string, rate float64, duration time.Duration) (Scenario, error) {
 	return BuiltinSeeded(name, rate, duration, 1)
 }
 
-// BuiltinSeeded is Builtin with the noise of the days scenario drawn from
-// seed.
+// BuiltinSeeded is Builtin with the randomness of the days, weeks and
+// irregular scenarios drawn from seed.
 func BuiltinSeeded(name string, rate float64, duration time.Duration, seed uint64) (Scenario, error) {
 	if !(rate >= 0) || math.IsInf(rate, 0) {
 		return Scenario{}, fmt.Errorf("rate %v: must be a finite number >= 0", rate)
@@ -171,6 +192,8 @@ func BuiltinSeeded(name string, rate float64, duration time.Duration, seed uint6
 	case ScenarioWeeks:
 		sc.Segments = weeksSegments(rate, max(7*weeksCount, int((duration+24*time.Hour-1)/(24*time.Hour))), seed)
 		sc.Length = 7 * weeksCount * 24 * time.Hour
+	case ScenarioIrregular:
+		sc.Segments = irregularSegments(rate, duration, seed)
 	default:
 		return Scenario{}, fmt.Errorf("unknown scenario %q (want %s or a CSV file)", name, strings.Join(BuiltinScenarios, ", "))
 	}
@@ -267,6 +290,25 @@ func weeksSegments(rate float64, n int, seed uint64) []Segment {
 			v *= max(0, 1+daysNoise*r.NormFloat64())
 			segs = append(segs, Segment{time.Duration(d)*day + m, rate * v})
 		}
+	}
+	return segs
+}
+
+// irregularSegments are the irregular scenario's gaps and bursts over d.
+func irregularSegments(rate float64, d time.Duration, seed uint64) []Segment {
+	r := rand.New(rand.NewPCG(seed, 0x6972726567))
+	uniform := func(lo, hi float64) float64 { return lo + (hi-lo)*r.Float64() }
+	var segs []Segment
+	for at := time.Duration(0); at < d; {
+		segs = append(segs, Segment{at, rate * irregularBase})
+		at += time.Duration(uniform(float64(irregularGapMin), float64(irregularGapMax)))
+		end := at + time.Duration(uniform(float64(irregularLenMin), float64(irregularLenMax)))
+		level := uniform(irregularLevelLo, irregularLevelHi)
+		for ; at < end; at += irregularStep {
+			g := math.Exp(irregularSpread*r.NormFloat64() - irregularSpread*irregularSpread/2)
+			segs = append(segs, Segment{at, rate * math.Min(level*g, irregularPeak)})
+		}
+		at = end
 	}
 	return segs
 }

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -346,5 +347,71 @@ func TestWeeksShape(t *testing.T) {
 	other, _ := BuiltinSeeded(ScenarioWeeks, 20, 2*time.Hour, 2)
 	if other.RateAt(12*time.Hour) == sc.RateAt(12*time.Hour) {
 		t.Error("seeds 1 and 2 give the same noise")
+	}
+}
+
+// The irregular scenario: bursts and quiet gaps within their ranges, no step
+// above 25× the base rate, a mean near the base rate over a long run, and
+// other bursts for another seed.
+func TestIrregularShape(t *testing.T) {
+	t.Parallel()
+	const rate, d = 50.0, 24 * time.Hour
+	bursts := func(seed uint64) (sc Scenario, starts []time.Duration) {
+		t.Helper()
+		sc, err := BuiltinSeeded(ScenarioIrregular, rate, d, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sc.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		if sc.Segments[0].At != 0 || sc.Segments[0].Rate != rate*0.2 {
+			t.Fatalf("first segment %+v, want a gap at 10 msg/s from 0", sc.Segments[0])
+		}
+		var start, end time.Duration // the burst being read
+		in := false
+		for i, s := range sc.Segments {
+			if s.Rate > rate*25 {
+				t.Errorf("segment %d at %v: %v msg/s, above 25× the base rate", i, s.At, s.Rate)
+			}
+			base := s.Rate == rate*0.2
+			switch {
+			case !base && !in:
+				if gap := s.At - end; len(starts) > 0 && (gap < time.Minute || gap > 5*time.Minute) {
+					t.Errorf("gap of %v before the burst at %v, want 1 to 5 minutes", gap, s.At)
+				}
+				start, in = s.At, true
+				starts = append(starts, start)
+			case base && in:
+				end, in = s.At, false
+				if l := end - start; l < 20*time.Second || l > 90*time.Second {
+					t.Errorf("burst at %v lasts %v, want 20 to 90 s", start, l)
+				}
+			}
+		}
+		return sc, starts
+	}
+	sc, one := bursts(1)
+	// 24 h of gaps of 3 minutes and bursts of 55 s on average.
+	if n := len(one); n < 350 || n > 386 {
+		t.Errorf("%d bursts in 24 h, want about 24 h ÷ 235 s ≈ 368 ± 5 %%", n)
+	}
+	if m := sc.MeanRate(d); math.Abs(m-rate) > 0.05*rate {
+		t.Errorf("mean rate %v, want %v ± 5 %%", m, rate)
+	}
+	peak := 0.0
+	for _, s := range sc.Segments {
+		peak = math.Max(peak, s.Rate)
+	}
+	if peak < 15*rate {
+		t.Errorf("highest step %v msg/s, want bursts reaching at least 15× the base rate", peak)
+	}
+	_, two := bursts(2)
+	if slices.Equal(one[:10], two[:10]) {
+		t.Errorf("seeds 1 and 2 give the same bursts: %v", one[:10])
+	}
+	_, again := bursts(1)
+	if !slices.Equal(one, again) {
+		t.Error("seed 1 gives other bursts on a second call")
 	}
 }

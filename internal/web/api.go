@@ -59,6 +59,10 @@ type groupDoc struct {
 	// forecastNote); BacklogTrend which way the backlog is going (see
 	// backlogTrend). Empty when there is nothing to say.
 	ForecastNote string `json:"forecast_note"`
+	// BurstNote says what the group's recent bursts were like and what
+	// keeping capacity warm for them costs against relaunching it (see
+	// burstNote); empty before a burst is known.
+	BurstNote    string `json:"burst_note"`
 	BacklogTrend string `json:"backlog_trend"`
 	// Ages say how old the figures are when the document is made.
 	Ages agesDoc `json:"ages"`
@@ -268,6 +272,7 @@ func groupOf(v controller.GroupView, now time.Time) groupDoc {
 
 		ForecastNote: forecastNoteAt(v.Settings, v.Decision, now),
 		Ages:         agesOf(v.Decision, now),
+		BurstNote:    burstNote(v.Decision),
 		BacklogTrend: backlogTrend(v.Decision, v.History),
 		Switches:     switchNotes(v.Decision),
 		Lease:        v.Lease,

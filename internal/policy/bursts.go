@@ -1,0 +1,344 @@
+package policy
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// The burst learner: what a group's bursts have been like lately (their
+// sizes, lengths and the quiet gaps between them), learned online from the
+// arrivals the estimator measures each interval, in bounded memory.
+//
+// An interval is hot when its arrival rate r stands above the base rate b
+// (the rate between bursts, an EWMA of the intervals that are not hot, time
+// constant burstBaseSmoothing) by
+// both a share (r ≥ burstRatio × b) and counting noise ((r − b)·Δt ≥
+// burstSigmas·√(b·Δt), and at least burstMessages). A burst is a run of hot
+// intervals; it ends after burstEndQuiet, the promise or half a start delay,
+// whichever is longest, with none (a lull shorter than the promise does not
+// part two bursts: their messages wait together; nor one much shorter than
+// a start delay: no worker could go and come back within it). One that lasts longer
+// than burstMaxLength is no burst but a new level: it is dropped and the
+// base rate set to it.
+//
+// While a burst lasts, its need is the arrival rate a fleet that never
+// moves must serve for the burst's messages to start within the promise L:
+// a window [t1, t2] of the burst whose messages all start within L needs
+// work(t1, t2) ÷ (w + L), w = t2 − t1 (the fluid FIFO condition), and only
+// workers already running can help in windows shorter than a start delay D,
+// so
+//
+//	need = max over windows of length w ≤ D + L of work(t1, t2) ÷ (w + L).
+//
+// The windows end at each interval and start at the earlier ones the ring
+// holds (at most burstIntervals, enough for D + L at the usual intervals).
+//
+// Each burst ended is kept (start, length, messages, need, and the quiet gap
+// before it), the last burstKeep of them, for burstMemory: bursts older
+// than that are forgotten, so the warm capacity they asked for goes when the
+// bursts stop.
+type burstLearner struct {
+	ring    [burstIntervals]burstInterval
+	n, next int
+
+	base   float64 // msg/s between bursts
+	baseOK bool
+
+	on       bool  // a burst is on
+	cur      burst // the burst on
+	lastHot  int64 // end of its last hot interval, Unix ns
+	lastEnd  int64 // end of the last burst recorded, Unix ns; 0 none
+	lastSeen int64 // end of the last interval observed
+
+	past      [burstKeep]burst
+	np, nextP int
+
+	// recurAt is the last time the forecast expected an occurrence of a
+	// recurring pattern, Unix ns; 0 never. A burst that begins within a
+	// window (D + L) of it was announced: the forecast pre-starts its
+	// workers (see bet), and the warm capacity leaves it out.
+	recurAt int64
+	// perServer is the per-slot completion rate the arrivals were measured
+	// with (see learnBursts).
+	perServer float64
+}
+
+// burstInterval is one interval's arrivals.
+type burstInterval struct {
+	end  int64   // Unix ns
+	secs float64 // its length
+	msgs float64
+}
+
+// burst is one burst's facts.
+type burst struct {
+	start, end int64   // Unix ns
+	msgs       float64 // messages that arrived during it
+	need       float64 // msg/s (see burstLearner)
+	gap        float64 // seconds of quiet before it; 0 for the first
+	announced  bool    // the forecast expected it (see recurAt)
+}
+
+func (b burst) length() float64 { return float64(b.end-b.start) / 1e9 }
+
+// Tuning of the burst learner (see burstLearner).
+const (
+	burstIntervals     = 64
+	burstKeep          = 32
+	burstMemory        = time.Hour
+	burstBaseSmoothing = 5 * time.Minute
+	burstRatio         = 2
+	burstSigmas        = 4
+	burstMessages      = 5
+	burstEndQuiet      = 20 * time.Second
+	burstMaxLength     = 5 * time.Minute
+	// burstMinKnown is how many bursts must be known before what they were
+	// like sizes anything.
+	burstMinKnown = 3
+	// burstMinGaps is how many gaps must be known before a quiet stretch
+	// shorter than all of them is taken to make a burst unlikely.
+	burstMinGaps = 4
+	// burstQuantile is the share of recent bursts the warm capacity serves
+	// and the burst lengths the sizing expects.
+	burstQuantile = 1
+	// burstRateChange is the change of the per-slot rate from which the
+	// bursts measured with the old one are forgotten.
+	burstRateChange = 0.25
+)
+
+// observe records the arrivals of the interval ending at at, secs long.
+// window is D + L, latency L, both in seconds.
+func (bl *burstLearner) observe(at time.Time, secs, msgs, window, latency float64) {
+	ns := at.UnixNano()
+	if !(secs > 0) || math.IsNaN(msgs) || math.IsInf(msgs, 0) || ns <= bl.lastSeen {
+		return
+	}
+	msgs = math.Max(msgs, 0)
+	bl.lastSeen = ns
+	bl.ring[bl.next] = burstInterval{end: ns, secs: secs, msgs: msgs}
+	bl.next = (bl.next + 1) % burstIntervals
+	bl.n = min(bl.n+1, burstIntervals)
+
+	r := msgs / secs
+	if !bl.baseOK {
+		bl.base, bl.baseOK = r, true
+		return
+	}
+	excess := (r - bl.base) * secs
+	hot := r >= burstRatio*bl.base && excess >= math.Max(burstSigmas*math.Sqrt(bl.base*secs), burstMessages)
+	switch {
+	case hot && !bl.on:
+		bl.on = true
+		bl.cur = burst{start: ns - int64(secs*1e9)}
+		bl.cur.announced = bl.recurAt > 0 && float64(bl.cur.start-bl.recurAt) <= window*1e9
+		if bl.lastEnd > 0 {
+			bl.cur.gap = float64(bl.cur.start-bl.lastEnd) / 1e9
+		}
+		fallthrough
+	case hot:
+		bl.lastHot = ns
+		bl.cur.msgs += msgs
+		bl.cur.need = math.Max(bl.cur.need, bl.windowNeed(window, latency))
+		if float64(ns-bl.cur.start) > float64(burstMaxLength) {
+			// A new level, not a burst.
+			bl.on = false
+			bl.base = r
+		}
+	default:
+		bl.base += (1 - math.Exp(-secs/burstBaseSmoothing.Seconds())) * (r - bl.base)
+		if bl.on && float64(ns-bl.lastHot) >= math.Max(float64(burstEndQuiet), math.Max(latency, (window-latency)/2)*1e9) {
+			bl.on = false
+			bl.cur.end = bl.lastHot
+			bl.lastEnd = bl.lastHot
+			bl.past[bl.nextP] = bl.cur
+			bl.nextP = (bl.nextP + 1) % burstKeep
+			bl.np = min(bl.np+1, burstKeep)
+		}
+	}
+}
+
+// measuredWith tells the learner the per-slot completion rate the arrivals
+// it is about to observe are measured with. Bursts measured with a rate
+// since found wrong by more than burstRateChange (a service time measured
+// after they were seen, a deploy) were measured wrong: they are forgotten.
+func (bl *burstLearner) measuredWith(perServer float64) {
+	if old := bl.perServer; old > 0 && perServer > 0 && math.Abs(perServer/old-1) > burstRateChange {
+		*bl = burstLearner{}
+	}
+	bl.perServer = perServer
+}
+
+// windowNeed is the most work ÷ (w + latency) over the windows ending at
+// the newest interval no longer than window seconds.
+func (bl *burstLearner) windowNeed(window, latency float64) float64 {
+	need, work, w := 0.0, 0.0, 0.0
+	for i := range bl.n {
+		iv := bl.ring[(bl.next-1-i+2*burstIntervals)%burstIntervals]
+		if w+iv.secs > window+1e-9 && i > 0 {
+			break
+		}
+		work += iv.msgs
+		w += iv.secs
+		need = math.Max(need, work/(w+latency))
+	}
+	return need
+}
+
+// burstFacts is what the learner knows of the recent bursts at a time.
+type burstFacts struct {
+	n          int     // bursts within the memory
+	announced  int     // of which the forecast expected (left out of need)
+	msgs       float64 // their median size, messages
+	length     float64 // their median length, seconds
+	lengthHi   float64 // the burstQuantile of their lengths, seconds
+	gap        float64 // the median gap between them, seconds
+	need       float64 // the burstQuantile of the needs of those not announced, msg/s
+	rate       float64 // the median burst's mean rate, msg/s
+	perHour    float64 // bursts an hour lately
+	base       float64 // the rate between bursts, msg/s
+	on         bool    // a burst is on
+	age        float64 // seconds since the burst on began
+	quiet      float64 // seconds since the last burst ended (when none is on)
+	gaps       int     // gaps known
+	sortedGaps [burstKeep]float64
+	lengths    [burstKeep]float64 // sorted, n of them
+}
+
+// facts summarises the bursts within the memory at now.
+func (bl *burstLearner) facts(now time.Time) burstFacts {
+	var f burstFacts
+	f.base = bl.base
+	ns := now.UnixNano()
+	cut := ns - int64(burstMemory)
+	var sizes, needs [burstKeep]float64
+	nn := 0
+	lengths := &f.lengths
+	oldest := ns
+	for i := range bl.np {
+		b := bl.past[i]
+		if b.end < cut || b.end > ns {
+			continue
+		}
+		sizes[f.n], lengths[f.n] = b.msgs, b.length()
+		if b.announced {
+			f.announced++
+		} else {
+			needs[nn] = b.need
+			nn++
+		}
+		oldest = min(oldest, b.start)
+		if b.gap > 0 {
+			f.sortedGaps[f.gaps] = b.gap
+			f.gaps++
+		}
+		f.n++
+	}
+	if bl.on {
+		f.on, f.age = true, float64(ns-bl.cur.start)/1e9
+	} else if bl.lastEnd > 0 {
+		f.quiet = float64(ns-bl.lastEnd) / 1e9
+	}
+	if f.n == 0 {
+		return f
+	}
+	s, l, nd := sizes[:f.n], f.lengths[:f.n], needs[:nn]
+	slices.Sort(s)
+	slices.Sort(l)
+	slices.Sort(nd)
+	g := f.sortedGaps[:f.gaps]
+	slices.Sort(g)
+	f.msgs, f.length = s[f.n/2], l[f.n/2]
+	f.lengthHi, f.need = quantile(l, burstQuantile), quantile(nd, burstQuantile)
+	if f.length > 0 {
+		f.rate = f.msgs / f.length
+	}
+	if f.gaps > 0 {
+		f.gap = g[f.gaps/2]
+	}
+	if span := float64(ns-oldest) / 3600e9; span > 0 && f.n > 1 {
+		f.perHour = float64(f.n) / math.Max(span, float64(burstMemory)/float64(time.Hour)*float64(f.n)/burstKeep)
+	}
+	return f
+}
+
+// quantile is the q quantile of sorted values, nearest rank, rounding up:
+// with few values, the highest.
+func quantile(sorted []float64, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// chance is how likely the next burst is to begin within the next h
+// seconds, given f.quiet seconds of quiet since the last: the share of the
+// recent gaps longer than the quiet so far that end within h more, counting
+// one more such gap that does (so that few gaps never rule a burst out). With
+// fewer than burstMinGaps gaps known, or a quiet longer than every gap but
+// not yet twice the longest (the bursts may not have stopped), 1; past
+// twice the longest, 0: the bursts have stopped.
+func (f *burstFacts) chance(h float64) float64 {
+	if f.on {
+		return 1
+	}
+	g := f.sortedGaps[:f.gaps]
+	if f.gaps < burstMinGaps {
+		return 1
+	}
+	longest := g[f.gaps-1]
+	if f.quiet > 2*longest {
+		return 0
+	}
+	longer, within := 0, 0
+	for _, x := range g {
+		if x > f.quiet {
+			longer++
+			if x <= f.quiet+h {
+				within++
+			}
+		}
+	}
+	if longer == 0 {
+		return 1
+	}
+	// One more gap, of unknown length, among those longer than the quiet
+	// so far: the next gap is shorter than all k seen with chance 1/(k+1).
+	return float64(within+1) / float64(longer+1)
+}
+
+// remaining is how much longer the burst on is expected to last: the mean,
+// over the recent bursts that lasted longer than it has so far, of what they
+// lasted beyond that; ok is false when none did (it is longer than every
+// recent burst: no length is known for it).
+func (f *burstFacts) remaining() (float64, bool) {
+	sum, k := 0.0, 0
+	for _, l := range f.lengths[:f.n] {
+		if l > f.age {
+			sum += l - f.age
+			k++
+		}
+	}
+	if k == 0 {
+		return 0, false
+	}
+	return sum / float64(k), true
+}
+
+// late is the messages the recent bursts not announced (within the memory at now) would
+// have left past the promise, all told, met by a fleet serving now msg/s
+// that grows to most msg/s react seconds after each began (lateIfMissed).
+func (bl *burstLearner) late(now time.Time, cur, most, react, latency float64) float64 {
+	ns := now.UnixNano()
+	cut := ns - int64(burstMemory)
+	sum := 0.0
+	for i := range bl.np {
+		b := bl.past[i]
+		if b.end < cut || b.end > ns || !(b.length() > 0) || b.announced {
+			continue
+		}
+		sum += lateIfMissed(b.msgs/b.length(), cur, most, b.length(), react, latency)
+	}
+	return sum
+}

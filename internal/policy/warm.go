@@ -1,0 +1,260 @@
+package policy
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/queuechecker/queue-checker/internal/capacity"
+	"github.com/queuechecker/queue-checker/internal/model"
+)
+
+// burstPlan is what the model policy does about the group's bursts in one
+// decision (see planBursts).
+type burstPlan struct {
+	f     burstFacts
+	known bool // enough bursts are known to size for them
+	// short: a burst is on and is expected to end, remaining seconds from
+	// now, before workers launched now could start; the floors then size
+	// for the arrivals after it (startLam, the base rate), not the burst's.
+	short     bool
+	remaining float64
+	startLam  float64
+	// warm is the fleet kept warm for the next burst (0: none); need the
+	// fleet the recent bursts needed.
+	warm, need int
+	// timed: every recent burst was announced by the forecast, which
+	// pre-starts its workers when it is due (see bet): nothing is kept warm.
+	timed bool
+}
+
+// learnBursts feeds the interval's arrivals to the burst learner.
+func (c *call) learnBursts() {
+	st, s := c.st, c.s
+	if !c.prevOK || !st.est.updatedAt.Equal(c.at) || !st.est.lastObsOK {
+		return
+	}
+	dt := c.at.Sub(c.prev.at).Seconds()
+	// The interval's arrivals, with its completions by Little's law over
+	// the in-flight messages when the fleet is known: the deleted count lags
+	// a minute and would make a burst's tail look hot.
+	st.bursts.measuredWith(c.mu / float64(s.Concurrency))
+	msgs := st.est.lastObs * dt
+	if c.fleet.Known && c.mu > 0 {
+		slots := float64(c.inService) * float64(s.Concurrency)
+		a, b := math.Min(c.prev.inFlight, slots), math.Min(float64(c.sample.InFlight), slots)
+		now := c.visible + float64(c.sample.InFlight) + float64(c.sample.Delayed)
+		msgs = now - c.prev.total() + (a+b)/2*c.mu/float64(s.Concurrency)*dt
+	}
+	st.bursts.observe(c.at, dt, msgs, (s.StartDelay + s.Latency).Seconds(), c.latency())
+}
+
+// planBursts reads what the learner knows of the bursts and plans for them
+// (the model policy only; see docs/deciding.md, "Bursts"):
+//
+//   - A launch pays its start delay before it serves. While a burst is on
+//     that the recent bursts' lengths (their burstQuantile) say ends before
+//     workers launched now could start, the floors size for the work left
+//     when they start: the backlog with the burst's arrivals until its
+//     expected end and the base rate after, kept pace with at the base rate.
+//   - Warm capacity for the bursts it cannot react to: the fleet that,
+//     never moving, would have served burstQuantile of the recent bursts
+//     within the promise (burstLearner's need) is kept while relaunching it
+//     would cost more than holding it (see warmPays).
+func (c *call) planBursts() {
+	s, st := c.s, c.st
+	if s.Policy != PolicyModel || !c.lambdaKnown || c.muEff <= 0 {
+		return
+	}
+	if o := c.fc.Occurrence; s.forecasting() && o != nil && o.Confidence() >= burstAnnounced {
+		st.bursts.recurAt = c.now.UnixNano()
+	}
+	bp := &c.bp
+	bp.f = st.bursts.facts(c.now)
+	f := &bp.f
+	bp.known = f.n >= burstMinKnown
+	if !bp.known {
+		return
+	}
+	d := s.StartDelay.Seconds()
+	baseEff := effectiveArrival(f.base, s.BurstReserve)
+	bp.startLam = baseEff
+	if rem, ok := f.remaining(); f.on && ok {
+		bp.remaining = rem
+		bp.short = rem < d && baseEff < c.lambdaEff
+	}
+	bp.need = capacity.CeilWorkers(effectiveArrival(f.need, s.BurstReserve) / c.muEff)
+	bp.timed = f.announced == f.n
+}
+
+// projected is the mean arrival rate over the next start delay d that the
+// backlog floors project, lam while the burst lasts and the base rate after.
+func (bp *burstPlan) projected(lam, d float64) float64 {
+	if !bp.short || d <= 0 {
+		return lam
+	}
+	return (lam*bp.remaining + bp.startLam*(d-bp.remaining)) / d
+}
+
+// warmPays decides whether the warm fleet is kept beyond rate workers (the
+// rate floors' count), and fills in the decision's Bursts.
+//
+// Per burst, relaunching the extra workers costs their start delay (a
+// worker launched when a burst begins is paid from then), plus the messages
+// the base fleet leaves past the promise until they start (lateIfMissed,
+// averaged over the recent bursts, at Forecast.LateCost worker times each); holding
+// them costs the idle time between bursts. Keeping them warm pays when,
+// an hour, relaunching costs more than holding. Then they are held while the
+// chance that the next burst begins before a worker launched now could
+// start (burstFacts.chance) is at least the share of messages the promise
+// may miss (1 − LatencyQuantile): a burst they miss breaks the promise for
+// most of its messages. Past twice the longest recent gap the bursts have
+// stopped, and the warm workers go. Load the forecast finds to recur on a
+// rhythm is pre-started when it is due (see bet), not kept warm.
+func (c *call) warmPays(rate int) int {
+	bp, s := &c.bp, c.s
+	if !bp.known {
+		return 0
+	}
+	f := &bp.f
+	dt := c.st.lastDt.Seconds()
+	if dt <= 0 || dt > forecast5m {
+		dt = 0
+	}
+	react := s.StartDelay.Seconds() + 2*dt
+	// The workers the arrivals between bursts need stay anyway.
+	base := min(rate, c.rateFloorAt(bp.startLam))
+	extra := max(bp.need-base, 0)
+	// Every recent burst, met by the base fleet and relaunched workers.
+	late := c.st.bursts.late(c.now, float64(base)*c.muEff, float64(max(c.hi, bp.need))*c.muEff, react, c.latency()/2) / float64(f.n)
+	lateCost := s.Forecast.LateCost / c.muEff
+	relaunch := float64(extra)*react + lateCost*late // worker-seconds a burst
+	holdHour := float64(extra)                       // worker-hours an hour
+	relaunchHour := f.perHour * relaunch / 3600
+	chance := f.chance(react)
+	pays := extra > 0 && relaunchHour > holdHour && !bp.timed
+	warm := 0
+	if pays && chance >= 1-s.LatencyQuantile {
+		warm = bp.need
+	}
+	bp.warm = warm
+	b := &c.b.bursts
+	*b = model.Bursts{
+		Count: f.n, Messages: math.Round(f.msgs), LengthSeconds: f.length, GapSeconds: f.gap,
+		BaseRate: f.base, NeedWorkers: bp.need, WarmWorkers: warm,
+		HoldWorkerHours: holdHour, RelaunchWorkerHours: relaunchHour, Chance: chance,
+		InBurst: f.on, RemainingSeconds: bp.remaining,
+	}
+	if p := s.WorkerCostPerHour; p > 0 {
+		c.b.holdUSD, c.b.relaunchUSD = holdHour*p, relaunchHour*p
+		b.HoldDollars, b.RelaunchDollars = &c.b.holdUSD, &c.b.relaunchUSD
+	}
+	c.d.Bursts = b
+	c.burstReason(extra, pays, chance)
+	return warm
+}
+
+// burstAnnounced is the chance from which an occurrence the forecast
+// expects announces the burst that begins near its time.
+const burstAnnounced = 0.75
+
+// forecast5m bounds the sampling interval the plan trusts, as the
+// forecast's horizon does.
+const forecast5m = 300.0
+
+// burstReason says what was learned of the bursts and what it does.
+func (c *call) burstReason(extra int, pays bool, chance float64) {
+	bp, b := &c.bp, &c.b.bursts
+	f := &bp.f
+	if bp.timed {
+		c.reason("bursts of ~%s messages over ~%s every ~%s lately (%d in the last hour, %s msg/s between), all on a rhythm the forecast times: their workers are pre-started when they are due, none kept warm",
+			number(b.Messages), span(f.length), span(f.gap), f.n, number(f.base))
+	} else {
+		c.burstWarmReason(extra, pays, chance)
+	}
+	if bp.short {
+		c.reason("a burst is on (%s so far): bursts this long lately lasted %s more on average, so it is expected to end, before workers launched now start; sizing for the %s msg/s after it",
+			span(f.age), span(bp.remaining), number(bp.startLam))
+	}
+}
+
+// burstWarmReason says what the bursts need and whether it is kept warm.
+func (c *call) burstWarmReason(extra int, pays bool, chance float64) {
+	bp, b := &c.bp, &c.b.bursts
+	f := &bp.f
+	hold, relaunch := c.cost(b.HoldWorkerHours), c.cost(b.RelaunchWorkerHours)
+	c.reason("bursts of ~%s messages over ~%s every ~%s lately (%d in the last hour, %s msg/s between): a fleet of %d serves them within the promise",
+		number(b.Messages), span(f.length), span(f.gap), f.n, number(f.base), bp.need)
+	switch {
+	case extra == 0:
+	case !pays:
+		c.reason("keeping %d warm beyond the rate floors would cost %s an hour, relaunching for each burst %s: not kept warm", extra, hold, relaunch)
+	case bp.warm > 0:
+		c.reason("keeping %d warm costs %s an hour less than relaunching them for each burst (%s against %s); the next burst may come before a worker launched now starts (chance %s)",
+			extra, c.cost(b.RelaunchWorkerHours-b.HoldWorkerHours), hold, relaunch, percent(chance))
+	default:
+		c.reason("the %d warm workers go: %s without a burst, more than twice the longest recent gap",
+			extra, span(f.quiet))
+	}
+}
+
+// cost formats worker-hours an hour in dollars when a price is set.
+func (c *call) cost(workerHours float64) costText {
+	return costText{v: workerHours, price: c.s.WorkerCostPerHour}
+}
+
+// span formats a duration given in seconds, rounded to the second.
+type span float64
+
+// Format implements fmt.Formatter.
+func (x span) Format(f fmt.State, _ rune) {
+	d := time.Duration(math.Round(math.Min(math.Max(float64(x), 0), 1e9))) * time.Second
+	_, _ = f.Write([]byte(d.String()))
+}
+
+// costText is worker-hours an hour, formatted in dollars an hour when a
+// price is set, else in worker-hours.
+type costText struct{ v, price float64 }
+
+// Format implements fmt.Formatter.
+func (c costText) Format(f fmt.State, _ rune) {
+	if c.price > 0 {
+		_, _ = f.Write([]byte(capacity.FormatDollars(c.v * c.price)))
+		return
+	}
+	_, _ = f.Write(strconv.AppendFloat(nil, math.Round(c.v*10)/10, 'f', -1, 64))
+	_, _ = f.Write([]byte(" worker-hours"))
+}
+
+// keepWarm raises the target to the warm fleet (see warmPays), after the
+// scale-in stabilisation, which does not hold it: warm workers go as soon
+// as they do not pay.
+func (c *call) keepWarm(target int) int {
+	if c.bp.short && target < c.current {
+		// The floors size for the arrivals after a short burst; the workers
+		// already serving it stay until it ends.
+		c.reason("a burst is on: the %d workers serving it stay until it ends", c.current)
+		return c.current
+	}
+	if w := c.bp.warm; w > target {
+		if target < c.current || w > c.current {
+			c.reason("keeping %d workers warm for the next burst", w)
+		}
+		target = w
+	}
+	return target
+}
+
+// rateFloorAt is the rate floors' count (keeping pace, utilisation, wait,
+// safety workers) for arrivals lam.
+func (c *call) rateFloorAt(lam float64) int {
+	s := c.s
+	n := max(capacity.DrainFloor(lam, c.muEff, 0, 0), capacity.UtilizationFloor(lam, c.muEff, s.Utilization))
+	if latency := c.latency(); latency > 0 && lam/c.perServer <= maxWaitServers {
+		if w, ok := capacity.WaitQuantileFloor(lam, c.perServer, latency, 1-s.LatencyQuantile); ok {
+			n = max(n, (w+s.Concurrency-1)/s.Concurrency)
+		}
+	}
+	return n + min(max(s.SafetyWorkers, 0), maxRecommended)
+}
