@@ -59,7 +59,7 @@ func assemble(ctx context.Context, cfg config.Config, log *zap.Logger) (*assembl
 	}
 	groups := make([]policy.Settings, 0, len(cfg.Groups))
 	for _, g := range cfg.Groups {
-		s := g.PolicySettings(cfg.Interval)
+		s := policySettings(g, cfg.Interval)
 		s.WorkerCostPerHour = cfg.WorkerCostPerHour(g)
 		groups = append(groups, s)
 	}

@@ -312,7 +312,7 @@ func (f simFlags) runConfig(ctx context.Context) (sim.RunConfig, []string, error
 		if !f.set["worker-cost"] {
 			f.workerCost = cfg.WorkerCostPerHour(grp)
 		}
-		s := grp.PolicySettings(f.interval)
+		s := policySettings(grp, f.interval)
 		f.overrideSettings(&s)
 		settings = &s
 	}

@@ -3,7 +3,7 @@ package config
 import (
 	"time"
 
-	"github.com/queuechecker/queue-checker/internal/policy"
+	"github.com/queuechecker/queue-checker/internal/model"
 )
 
 // Defaults of the keys that have one. Keys not listed default to the zero
@@ -29,18 +29,18 @@ const (
 	DefaultDynamoDBPricePerMillionReads      = 0.125
 	DefaultIdleSampleInterval                = 30 * time.Second
 	DefaultPerQueue                          = PerQueueAuto
-	DefaultConcurrency                       = policy.DefaultConcurrency
-	DefaultPolicy                            = policy.PolicyModel
-	DefaultDrainTime                         = policy.DefaultDrainTime
-	DefaultUtilization                       = policy.DefaultUtilization
-	DefaultDeadband                          = policy.DefaultDeadband
-	DefaultArrivalSmoothing                  = policy.DefaultArrivalSmoothing
-	DefaultScaleInStabilization              = policy.DefaultScaleInStabilization
-	DefaultLatencyQuantile                   = policy.DefaultLatencyQuantile
+	DefaultConcurrency                       = model.DefaultConcurrency
+	DefaultPolicy                            = model.PolicyModel
+	DefaultDrainTime                         = model.DefaultDrainTime
+	DefaultUtilization                       = model.DefaultUtilization
+	DefaultDeadband                          = model.DefaultDeadband
+	DefaultArrivalSmoothing                  = model.DefaultArrivalSmoothing
+	DefaultScaleInStabilization              = model.DefaultScaleInStabilization
+	DefaultLatencyQuantile                   = model.DefaultLatencyQuantile
 	DefaultForecastMode                      = ForecastAct
-	DefaultForecastHistory                   = Duration(policy.DefaultForecastHistory)
-	DefaultMetricStaleAfter                  = policy.DefaultMetricStaleAfter
-	DefaultActivation                        = policy.DefaultActivation
+	DefaultForecastHistory                   = Duration(model.DefaultForecastHistory)
+	DefaultMetricStaleAfter                  = model.DefaultMetricStaleAfter
+	DefaultActivation                        = model.DefaultActivation
 	// DefaultStaleAfterIntervals is target.stale_after, in intervals, when
 	// the key is absent or 0.
 	DefaultStaleAfterIntervals = 3

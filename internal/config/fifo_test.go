@@ -22,7 +22,7 @@ func TestGroupIsFIFOWhenEveryQueueIs(t *testing.T) {
 			for _, u := range tt.queues {
 				g.Queues = append(g.Queues, Queue{URL: u})
 			}
-			if got := g.PolicySettings(0).FIFO; got != tt.want {
+			if got := g.AllFIFO(); got != tt.want {
 				t.Errorf("FIFO %v, want %v", got, tt.want)
 			}
 		})

@@ -3,7 +3,7 @@ package config
 import (
 	"time"
 
-	"github.com/queuechecker/queue-checker/internal/policy"
+	"github.com/queuechecker/queue-checker/internal/model"
 )
 
 // Forecast modes.
@@ -18,11 +18,11 @@ const (
 var forecastModes = []string{ForecastAct, ForecastReport}
 
 // Bounds of forecast.history: the forecast needs an hour to see a job that
-// recurs within it, and keeps at most policy.MaxForecastHistory (8 days of
+// recurs within it, and keeps at most model.MaxForecastHistory (8 days of
 // minutes: daily rhythms and the jobs within a day).
 const (
 	MinForecastHistory = time.Hour
-	MaxForecastHistory = policy.MaxForecastHistory
+	MaxForecastHistory = model.MaxForecastHistory
 )
 
 // MaxLateCost bounds forecast.late_cost: beyond a thousand service times a
@@ -32,7 +32,7 @@ const MaxLateCost = 1000
 // On reports whether the group forecasts: enabled (or left to its default)
 // under the model policy.
 func (f Forecast) On(policyName string) bool {
-	return (f.Enabled == nil || *f.Enabled) && policyName == policy.PolicyModel
+	return (f.Enabled == nil || *f.Enabled) && policyName == model.PolicyModel
 }
 
 // Acts reports whether the forecast sizes the fleet (On, in mode act).
@@ -40,36 +40,26 @@ func (f Forecast) Acts(policyName string) bool {
 	return f.On(policyName) && f.Mode == ForecastAct
 }
 
-// settings maps the block to the policy's forecast settings.
-func (f Forecast) settings() policy.ForecastSettings {
-	return policy.ForecastSettings{
-		Off:        f.Enabled != nil && !*f.Enabled,
-		ReportOnly: f.Mode == ForecastReport,
-		History:    f.History.D(),
-		LateCost:   f.LateCost,
-	}
-}
-
 // validate checks the forecast block of a group whose target.policy is
 // policyName. An explicit enabled: true under backlog_per_worker is a
 // problem rather than a silent no-op: that policy sizes on the backlog
 // alone and has no forecast, so the key promises what the group will not do.
 func (f Forecast) validate(p *problems, path, policyName string) {
-	if f.Enabled != nil && *f.Enabled && policyName == policy.PolicyBacklogPerWorker {
+	if f.Enabled != nil && *f.Enabled && policyName == model.PolicyBacklogPerWorker {
 		p.add(joinPath(path, "enabled"), "the %s policy has no forecast (it sizes on the backlog alone); remove the key, set it to false, or use target.policy %s",
-			policy.PolicyBacklogPerWorker, policy.PolicyModel)
+			model.PolicyBacklogPerWorker, model.PolicyModel)
 	}
 	oneOf(p, joinPath(path, "mode"), f.Mode, forecastModes)
 	if h := f.History.D(); h < MinForecastHistory || h > MaxForecastHistory {
 		p.add(joinPath(path, "history"), "must be from %s to %s, got %s", Duration(MinForecastHistory), Duration(MaxForecastHistory), f.History)
 	}
 	if !(f.LateCost >= 0) || f.LateCost > MaxLateCost {
-		p.add(joinPath(path, "late_cost"), "must be from 0 (the default, %v) to %v, got %v", policy.DefaultLateCost, MaxLateCost, f.LateCost)
+		p.add(joinPath(path, "late_cost"), "must be from 0 (the default, %v) to %v, got %v", model.DefaultLateCost, MaxLateCost, f.LateCost)
 	}
 }
 
 // fillForecastDefaults sets fleet.scale_in_stabilization, where the file
-// leaves it out, to policy.DefaultForecastStabilization for groups whose
+// leaves it out, to model.DefaultForecastStabilization for groups whose
 // forecast acts: the forecast keeps the capacity that load expected within
 // the start delay needs, so the window only rides out the noise of single
 // samples. present holds the YAML paths of the keys the file sets.
@@ -80,7 +70,7 @@ func (c *Config) fillForecastDefaults(present map[string]int) {
 			continue
 		}
 		if g.Forecast.Acts(g.Target.Policy) {
-			g.Fleet.ScaleInStabilization = policy.DefaultForecastStabilization
+			g.Fleet.ScaleInStabilization = model.DefaultForecastStabilization
 		}
 	}
 }

@@ -12,7 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/queuechecker/queue-checker/internal/policy"
+	"github.com/queuechecker/queue-checker/internal/model"
 )
 
 // TestLoadOK loads every testdata/*.ok.yaml and checks what it decoded to;
@@ -31,7 +31,7 @@ func TestLoadOK(t *testing.T) {
 			g.Fleet.Max = 10
 			// The forecast acts by default, and the stabilisation window
 			// left out follows it.
-			g.Fleet.ScaleInStabilization = policy.DefaultForecastStabilization
+			g.Fleet.ScaleInStabilization = model.DefaultForecastStabilization
 			want.Groups = []Group{g}
 			if !reflect.DeepEqual(c, want) {
 				t.Errorf("got  %+v\nwant %+v", c, want)
@@ -79,12 +79,13 @@ func TestLoadOK(t *testing.T) {
 			check(t, "history 7d", days.Forecast.History, Duration(7*24*time.Hour))
 			check(t, "mode (default)", days.Forecast.Mode, ForecastAct)
 			check(t, "acts", days.Forecast.Acts(days.Target.Policy), true)
-			check(t, "window left out, forecast acting", days.Fleet.ScaleInStabilization, policy.DefaultForecastStabilization)
+			check(t, "window left out, forecast acting", days.Fleet.ScaleInStabilization, model.DefaultForecastStabilization)
 			check(t, "history 1d12h", report.Forecast.History, Duration(36*time.Hour))
-			check(t, "report mode", report.PolicySettings(c.Interval).Forecast, policy.ForecastSettings{ReportOnly: true, History: 36 * time.Hour})
+			check(t, "report mode", report.Forecast.Mode, ForecastReport)
+			check(t, "reports, does not act", [2]bool{report.Forecast.On(report.Target.Policy), report.Forecast.Acts(report.Target.Policy)}, [2]bool{true, false})
 			check(t, "window left out, forecast reporting", report.Fleet.ScaleInStabilization, DefaultScaleInStabilization)
 			check(t, "history 36h", off.Forecast.History, Duration(36*time.Hour))
-			check(t, "off", off.PolicySettings(c.Interval).Forecast.Off, true)
+			check(t, "off", off.Forecast.On(off.Target.Policy), false)
 			check(t, "window set explicitly", off.Fleet.ScaleInStabilization, 2*time.Minute)
 			check(t, "backlog_per_worker forecasts nothing", bpw.Forecast.On(bpw.Target.Policy), false)
 			check(t, "window left out, backlog_per_worker", bpw.Fleet.ScaleInStabilization, DefaultScaleInStabilization)
@@ -234,7 +235,7 @@ groups:
 		check(t, g.Name+" target.arrival_smoothing", g.Target.ArrivalSmoothing, def.Target.ArrivalSmoothing)
 		window := def.Fleet.ScaleInStabilization
 		if i == 0 { // the model policy, whose forecast acts
-			window = policy.DefaultForecastStabilization
+			window = model.DefaultForecastStabilization
 		}
 		check(t, g.Name+" fleet.scale_in_stabilization", g.Fleet.ScaleInStabilization, window)
 		if i == 0 {

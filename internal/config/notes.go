@@ -3,7 +3,7 @@ package config
 import (
 	"net"
 
-	"github.com/queuechecker/queue-checker/internal/policy"
+	"github.com/queuechecker/queue-checker/internal/model"
 )
 
 // Notes returns advice about a valid configuration: settings that are
@@ -27,7 +27,7 @@ func (c Config) Notes() []*FieldError {
 		case hasFleet && !g.Actions.SetDesiredCapacity && g.Actions.CloudWatchMetrics == nil:
 			add(joinPath(path, "actions"), "neither set_desired_capacity nor cloudwatch_metrics: the fleet is read, never scaled")
 		}
-		if !g.OldestAge.CloudWatch && g.Workers.Learn != policy.LearnOff {
+		if !g.OldestAge.CloudWatch && g.Workers.Learn != model.LearnOff {
 			add(joinPath(path, "workers"), "the fleet is not measured: learning the service time needs CloudWatch's deleted count (oldest_age.cloudwatch: true); sizing trusts the configured value")
 		}
 		if g.Fleet.Cap > g.Fleet.Max && g.Fleet.Max > 0 {

@@ -207,7 +207,7 @@ type Forecast struct {
 	// LateCost says how eagerly workers are pre-started for recurring load
 	// that may not come: what a message past the promise costs, in worker
 	// time, as a multiple of the worker time serving it takes. 0: the
-	// default (policy.DefaultLateCost, 10).
+	// default (model.DefaultLateCost, 10).
 	LateCost float64 `yaml:"late_cost"`
 }
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/queuechecker/queue-checker/internal/policy"
+	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/sqsurl"
 )
 
@@ -20,8 +20,8 @@ var (
 	logFormats          = []string{"json", "console"}
 	cloudWatchProtocols = []string{"default", "json", "query"} // as internal/awsclient names them
 	sqsClients          = []string{"direct", "sdk"}            // as internal/awsclient names them
-	policies            = []string{policy.PolicyModel, policy.PolicyBacklogPerWorker}
-	learnModes          = []string{policy.LearnAct, policy.LearnReport, policy.LearnOff}
+	policies            = []string{model.PolicyModel, model.PolicyBacklogPerWorker}
+	learnModes          = []string{model.LearnAct, model.LearnReport, model.LearnOff}
 	perQueueValues      = []string{string(PerQueueAuto), string(PerQueueAll), string(PerQueueOff), string(PerQueueFailedOnly)}
 )
 

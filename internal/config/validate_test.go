@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/queuechecker/queue-checker/internal/awsclient"
-	"github.com/queuechecker/queue-checker/internal/policy"
+	"github.com/queuechecker/queue-checker/internal/model"
 )
 
 // valid returns a valid configuration with one group that has a fleet.
@@ -179,7 +179,7 @@ func TestValidateRules(t *testing.T) {
 		{"latency missing", func(_ *Config, g *Group) { g.Target.Latency = 0 },
 			[]string{"groups[0].target.latency: required: how long a message may wait, such as 30s"}},
 		{"latency missing for backlog_per_worker", func(_ *Config, g *Group) {
-			g.Target.Policy, g.Target.Latency = policy.PolicyBacklogPerWorker, 0
+			g.Target.Policy, g.Target.Latency = model.PolicyBacklogPerWorker, 0
 		}, []string{"groups[0].target.latency: required: how long a message may wait, such as 30s"}},
 		{"utilization 1", func(_ *Config, g *Group) { g.Target.Utilization = 1 }, nil},
 		{"utilization just above 1", func(_ *Config, g *Group) { g.Target.Utilization = 1.0001 },
@@ -210,13 +210,13 @@ func TestValidateRules(t *testing.T) {
 			[]string{`groups[0].forecast.mode: must be one of act, report; got "dry"`}},
 		{"forecast off", func(_ *Config, g *Group) { g.Forecast.Enabled = ptr(false) }, nil},
 		{"forecast off under backlog_per_worker", func(_ *Config, g *Group) {
-			g.Target.Policy, g.Forecast.Enabled = policy.PolicyBacklogPerWorker, ptr(false)
+			g.Target.Policy, g.Forecast.Enabled = model.PolicyBacklogPerWorker, ptr(false)
 		}, nil},
 		{"forecast left to its default under backlog_per_worker", func(_ *Config, g *Group) {
-			g.Target.Policy = policy.PolicyBacklogPerWorker
+			g.Target.Policy = model.PolicyBacklogPerWorker
 		}, nil},
 		{"forecast enabled under backlog_per_worker", func(_ *Config, g *Group) {
-			g.Target.Policy, g.Forecast.Enabled = policy.PolicyBacklogPerWorker, ptr(true)
+			g.Target.Policy, g.Forecast.Enabled = model.PolicyBacklogPerWorker, ptr(true)
 		}, []string{"groups[0].forecast.enabled: the backlog_per_worker policy has no forecast (it sizes on the backlog alone); remove the key, set it to false, or use target.policy model"}},
 		{"CloudWatch readings stale after 1m", func(_ *Config, g *Group) { g.OldestAge.StaleAfter = time.Minute }, nil},
 		{"CloudWatch readings stale under 1m", func(_ *Config, g *Group) { g.OldestAge.StaleAfter = 59 * time.Second },
@@ -361,60 +361,6 @@ func TestSQSClientsMatchAWSClient(t *testing.T) {
 	check(t, "default", DefaultSQSClient, awsclient.SQSClientDirect)
 }
 
-func TestPolicySettings(t *testing.T) {
-	t.Parallel()
-	g := Group{
-		Name:      "jobs",
-		Queues:    []Queue{{URL: "https://sqs.us-east-1.amazonaws.com/123456789012/jobs.fifo"}},
-		OldestAge: OldestAge{CloudWatch: true, StaleAfter: 3 * time.Minute},
-		Workers:   Workers{ServiceTime: 250 * time.Millisecond, Concurrency: 3, Throughput: 7.5, Learn: "report"},
-		Target: Target{
-			Policy: "backlog_per_worker", Latency: 45 * time.Second, DrainTime: 20 * time.Minute,
-			Utilization: 0.75, BurstReserve: 25, OverheadReserve: 10, SafetyWorkers: 2,
-			Deadband: 0.05, MaxStepOut: 8, StaleAfter: 40 * time.Second, ArrivalSmoothing: 90 * time.Second,
-			LatencyQuantile: 0.95,
-		},
-		Forecast: Forecast{Mode: ForecastReport, History: Duration(36 * time.Hour)},
-		Fleet: Fleet{Min: 1, Max: 60, Cap: 40, StartDelay: 90 * time.Second, ScaleInStabilization: 7 * time.Minute,
-			Paused: true, ScaleIn: false, Pin: func() *int { n := 5; return &n }(), Activation: 4,
-			WorkerCostPerHour: ptr(0.17)},
-	}
-	want := policy.Settings{
-		Group: "jobs", Policy: "backlog_per_worker",
-		ServiceTime: 250 * time.Millisecond, Concurrency: 3, Throughput: 7.5, Learn: "report", FIFO: true,
-		Latency: 45 * time.Second, DrainTime: 20 * time.Minute, Utilization: 0.75,
-		BurstReserve: 25, OverheadReserve: 10, SafetyWorkers: 2,
-		Min: 1, Max: 60, Cap: 40,
-		StartDelay: 90 * time.Second, ScaleInStabilization: 7 * time.Minute,
-		Deadband: 0.05, MaxStepOut: 8, StaleAfter: 40 * time.Second, ArrivalSmoothing: 90 * time.Second,
-		LatencyQuantile: 0.95, MetricStaleAfter: 3 * time.Minute,
-		Forecast: policy.ForecastSettings{ReportOnly: true, History: 36 * time.Hour},
-		Paused:   true, ScaleInOff: true, Pinned: true, Pin: 5, Activation: 4,
-		WorkerCostPerHour: 0.17,
-	}
-	got := g.PolicySettings(5 * time.Second)
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("got  %+v\nwant %+v", got, want)
-	}
-	// Every setting has a key: a field the policy gains must be mapped. The
-	// takeover time is no setting: the controller sets it from the lease.
-	v := reflect.ValueOf(got)
-	for i := range v.NumField() {
-		if v.Type().Field(i).Name == "TakenOver" {
-			continue
-		}
-		if v.Field(i).IsZero() {
-			t.Errorf("policy.Settings.%s is not set from the configuration", v.Type().Field(i).Name)
-		}
-	}
-	g.Target.StaleAfter = 0
-	check(t, "stale_after 0 at a 4s interval", g.PolicySettings(4*time.Second).StaleAfter, 12*time.Second)
-	g.Forecast.Enabled = ptr(false)
-	check(t, "forecast enabled: false", g.PolicySettings(time.Second).Forecast.Off, true)
-	g.Forecast.Enabled = ptr(true)
-	check(t, "forecast enabled: true", g.PolicySettings(time.Second).Forecast.Off, false)
-}
-
 func ptr[T any](v T) *T { return &v }
 
 func TestNotes(t *testing.T) {
@@ -528,31 +474,6 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("Parse accepted a configuration that Validate rejects: %v", verr)
 		}
 	})
-}
-
-// An explicit 0 for the deadband or the stabilisation window turns the guard
-// off in the policy, whose own zero would mean "the default".
-func TestExplicitZeroTurnsGuardsOff(t *testing.T) {
-	t.Parallel()
-	cfg, err := Parse([]byte(`
-groups:
-  - name: jobs
-    queues: [{url: "https://sqs.us-east-1.amazonaws.com/123456789012/jobs"}]
-    workers: {service_time: 1s}
-    target: {latency: 30s, deadband: 0}
-    fleet: {max: 10, scale_in_stabilization: 0s}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := cfg.Groups[0].PolicySettings(cfg.Interval).WithDefaults()
-	if s.Deadband >= 0 || s.ScaleInStabilization >= 0 {
-		t.Fatalf("deadband %v, window %v: want both off (negative)", s.Deadband, s.ScaleInStabilization)
-	}
-	d := DefaultGroup()
-	if got := (Group{Target: d.Target, Fleet: d.Fleet}).PolicySettings(cfg.Interval); got.Deadband != DefaultDeadband || got.ScaleInStabilization != DefaultScaleInStabilization {
-		t.Fatalf("defaults map to %v and %v", got.Deadband, got.ScaleInStabilization)
-	}
 }
 
 // A group's worker price: its own, else aws.worker_cost_per_hour; an

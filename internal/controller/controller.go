@@ -487,39 +487,6 @@ func (c *Controller) LastGood() time.Time {
 	return c.lastGood
 }
 
-// Ready reports whether at least one cycle has completed.
-func (c *Controller) Ready() bool {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.cycles > 0
-}
-
-// Healthy returns nil while the last good cycle is within `stale` of now
-// (counting from the first cycle while none has been good yet), and an error
-// saying how old it is otherwise.
-func (c *Controller) Healthy(now time.Time, stale time.Duration) error {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if c.cycles == 0 {
-		return errors.New("no cycle has run yet")
-	}
-	ref := c.lastGood
-	if ref.IsZero() {
-		ref = c.firstRun
-	}
-	if age := now.Sub(ref); age > stale {
-		err := fmt.Errorf("last good cycle %s ago (limit %s)", age.Round(time.Second), stale)
-		if c.lastErr != nil {
-			err = fmt.Errorf("%w: %w", err, c.lastErr)
-		}
-		return err
-	}
-	if c.gate != nil {
-		return c.gate.Healthy()
-	}
-	return nil
-}
-
 func maxTime(a, b time.Time) time.Time {
 	if a.After(b) {
 		return a

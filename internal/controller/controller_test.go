@@ -62,8 +62,8 @@ func TestRunOnceDecidesEveryGroupAndActs(t *testing.T) {
 	if n := len(act.Applied()); n != 2 {
 		t.Fatalf("actuator got %d decisions, want 2", n)
 	}
-	if err := c.Healthy(t0, time.Minute); err != nil {
-		t.Errorf("Healthy after a good cycle: %v", err)
+	if h := c.Health(t0, t0, time.Minute); h.State != HealthOK {
+		t.Errorf("Health after a good cycle: %+v, want ok", h)
 	}
 	views := c.Groups()
 	if views[0].Decision == nil || views[0].Decision.Backlog != 1500 || len(views[0].History) != 1 {
@@ -100,12 +100,12 @@ func TestObserverFailureKeepsLastDecisionAndTurnsUnhealthy(t *testing.T) {
 	if got := c.Groups()[0].Decision; got == nil || !got.At.Equal(t0) {
 		t.Errorf("last decision = %+v, want the one from the good cycle", got)
 	}
-	if err := c.Healthy(t0.Add(10*time.Second), 15*time.Second); err != nil {
-		t.Errorf("10 s after the last good cycle, limit 15 s: %v", err)
+	if h := c.Health(t0.Add(10*time.Second), t0, 15*time.Second); h.State != HealthOK {
+		t.Errorf("10 s after the last good cycle, limit 15 s: %+v, want ok", h)
 	}
-	err = c.Healthy(t0.Add(20*time.Second), 15*time.Second)
-	if err == nil || !strings.Contains(err.Error(), "credentials expired") {
-		t.Errorf("20 s after the last good cycle: err = %v, want unhealthy naming the cause", err)
+	h := c.Health(t0.Add(20*time.Second), t0, 15*time.Second)
+	if h.State != HealthUnhealthy || !strings.Contains(h.Detail, "credentials expired") {
+		t.Errorf("20 s after the last good cycle: %+v, want unhealthy naming the cause", h)
 	}
 }
 
@@ -130,8 +130,8 @@ func TestAllGroupsMissingIsNotAGoodCycle(t *testing.T) {
 	if !c.LastGood().IsZero() {
 		t.Errorf("LastGood = %v after a cycle with no data, want zero", c.LastGood())
 	}
-	if err := c.Healthy(t0.Add(time.Minute), 15*time.Second); err == nil {
-		t.Error("healthy a minute into a run that never saw data")
+	if h := c.Health(t0.Add(time.Minute), t0, 15*time.Second); h.State != HealthUnhealthy {
+		t.Errorf("%+v a minute into a run that never saw data, want unhealthy", h)
 	}
 }
 

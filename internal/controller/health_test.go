@@ -63,3 +63,32 @@ func TestHealthStates(t *testing.T) {
 		t.Errorf("no start time, no cycle: %+v, want starting", h)
 	}
 }
+
+// TestLiveAndReady reads both answers of one run: the loop that runs is
+// live whatever its cycles learn, and ready only after a recent good cycle.
+func TestLiveAndReady(t *testing.T) {
+	obs := controllertest.NewObserver(func(_ context.Context, _ time.Time) ([]model.Observation, error) {
+		return nil, errors.New("credentials expired")
+	})
+	c, err := New(Options{Groups: []policy.Settings{settings("a")}, Observer: obs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const stale = 15 * time.Second
+	check := func(what string, now time.Time, live, ready string) {
+		t.Helper()
+		if l, r := c.Live(now, stale), c.Health(now, t0, stale); l.State != live || r.State != ready {
+			t.Errorf("%s: live %+v, ready %+v; want %s and %s", what, l, r, live, ready)
+		}
+	}
+	check("first cycle running", t0, HealthStarting, HealthStarting)
+	now := t0
+	for i := range 10 {
+		now = t0.Add(time.Duration(i) * 5 * time.Second)
+		_, _ = c.RunOnce(context.Background(), now)
+	}
+	check("every cycle failing", now, HealthOK, HealthUnhealthy)
+	check("the loop stopped", now.Add(stale+time.Second), HealthWedged, HealthUnhealthy)
+	c.SetRestartNeeded("the coordination block was added")
+	check("restart needed", now, HealthUnhealthy, HealthUnhealthy)
+}

@@ -5,11 +5,12 @@ import (
 	"time"
 
 	"github.com/queuechecker/queue-checker/internal/forecast"
+	"github.com/queuechecker/queue-checker/internal/model"
 )
 
 // DefaultActivation is the backlog (visible plus delayed messages) that
 // wakes a group at zero workers when Settings.Activation is 0.
-const DefaultActivation = 1
+const DefaultActivation = model.DefaultActivation
 
 // zeroState is what scale to zero remembers between decisions.
 type zeroState struct {

@@ -4,11 +4,12 @@ import (
 	"math"
 
 	"github.com/queuechecker/queue-checker/internal/forecast"
+	"github.com/queuechecker/queue-checker/internal/model"
 )
 
 // DefaultLateCost is the worker time a message that waits past the promise
 // costs, in multiples of the worker time serving it takes (see bet).
-const DefaultLateCost = 10
+const DefaultLateCost = model.DefaultLateCost
 
 // betSteps is how finely bet.workers looks for the cheapest share: in
 // sixteenths of the occurrence's workers.

@@ -13,8 +13,8 @@ import (
 
 // Policies.
 const (
-	PolicyModel            = "model"
-	PolicyBacklogPerWorker = "backlog_per_worker"
+	PolicyModel            = model.PolicyModel
+	PolicyBacklogPerWorker = model.PolicyBacklogPerWorker
 )
 
 // Settings are one group's sizing rules and bounds, in plain values.
@@ -98,9 +98,9 @@ type Settings struct {
 
 // What the measured fleet does: Settings.Learn.
 const (
-	LearnAct    = "act"
-	LearnReport = "report"
-	LearnOff    = "off"
+	LearnAct    = model.LearnAct
+	LearnReport = model.LearnReport
+	LearnOff    = model.LearnOff
 )
 
 // ForecastSettings turn the model policy's forecast on and say how much
@@ -125,29 +125,30 @@ type ForecastSettings struct {
 }
 
 // MaxForecastHistory is the most per-minute history a group keeps.
-const MaxForecastHistory = 8 * 24 * time.Hour
+const MaxForecastHistory = model.MaxForecastHistory
 
 // forecasting reports whether the forecast sizes the fleet.
 func (s Settings) forecasting() bool {
 	return !s.Forecast.Off && !s.Forecast.ReportOnly && (s.Policy == "" || s.Policy == PolicyModel)
 }
 
-// Defaults of the settings that have one; WithDefaults fills them in.
+// Defaults of the settings that have one; WithDefaults fills them in. The
+// configuration fills the same values into the file's groups.
 const (
-	DefaultDrainTime            = 15 * time.Minute
-	DefaultUtilization          = 0.8
-	DefaultScaleInStabilization = 5 * time.Minute
-	DefaultDeadband             = 0.1
-	DefaultArrivalSmoothing     = time.Minute
-	DefaultConcurrency          = 1
-	DefaultLatencyQuantile      = 0.99
-	DefaultMetricStaleAfter     = 5 * time.Minute
-	DefaultForecastHistory      = 8 * 24 * time.Hour
+	DefaultDrainTime            = model.DefaultDrainTime
+	DefaultUtilization          = model.DefaultUtilization
+	DefaultScaleInStabilization = model.DefaultScaleInStabilization
+	DefaultDeadband             = model.DefaultDeadband
+	DefaultArrivalSmoothing     = model.DefaultArrivalSmoothing
+	DefaultConcurrency          = model.DefaultConcurrency
+	DefaultLatencyQuantile      = model.DefaultLatencyQuantile
+	DefaultMetricStaleAfter     = model.DefaultMetricStaleAfter
+	DefaultForecastHistory      = model.DefaultForecastHistory
 	// DefaultForecastStabilization is the scale-in stabilisation window of
 	// the model policy when its forecast is on: the forecast keeps the
 	// capacity that load expected within the start delay needs, so the
 	// window only rides out the noise of single samples.
-	DefaultForecastStabilization = 30 * time.Second
+	DefaultForecastStabilization = model.DefaultForecastStabilization
 )
 
 // WithDefaults returns s with every zero setting that has a default filled in.

@@ -1,10 +1,14 @@
 package web
 
 import (
+	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/queuechecker/queue-checker/internal/controller"
+	"github.com/queuechecker/queue-checker/internal/controller/controllertest"
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
 )
@@ -58,5 +62,62 @@ func TestForecastNoteNeverInThePast(t *testing.T) {
 		if s.Forecast.ReportOnly != strings.HasPrefix(after, "Report only") {
 			t.Errorf("report only %t: %q", s.Forecast.ReportOnly, after)
 		}
+	}
+}
+
+// The tables at a glance (the status page's overview and the summary of
+// many groups) show the oldest message's age with how old the reading is
+// when its CloudWatch minute is not the last one: 500 ms read from the
+// minute to 09:08:00, on a page of 09:10:30, is as of 2m30s ago. A fresh
+// reading is shown alone.
+func TestOverviewSaysHowOldTheOldestAgeIs(t *testing.T) {
+	t.Parallel()
+	decided := time.Date(2025, 3, 14, 9, 10, 30, 0, time.UTC)
+	minute := time.Date(2025, 3, 14, 9, 7, 0, 0, time.UTC) // ended 09:08:00, 150 s before the page
+	settings := func(name string) policy.Settings {
+		return policy.Settings{Group: name, ServiceTime: time.Second, Concurrency: 1, Latency: 20 * time.Second,
+			Max: 50, StaleAfter: time.Minute}.WithDefaults()
+	}
+	obs := controllertest.NewObserver(func(_ context.Context, now time.Time) ([]model.Observation, error) {
+		fleet := model.Fleet{Kind: "autoscaling", Name: "w", Known: true, Desired: 5, InService: 5, Max: 50, At: now}
+		return []model.Observation{
+			{Sample: model.GroupSample{Group: "stale", At: now, Visible: 576, Backlog: 576, Queues: 1, Answered: 1,
+				OldestAge: &model.Reading{Value: 0.5, At: minute}}, Fleet: fleet},
+			{Sample: model.GroupSample{Group: "fresh", At: now, Visible: 5, Backlog: 5, Queues: 1, Answered: 1,
+				OldestAge: &model.Reading{Value: 7, At: decided.Truncate(time.Minute).Add(-time.Minute)}}, Fleet: fleet},
+		}, nil
+	})
+	c, err := controller.New(controller.Options{Groups: []policy.Settings{settings("stale"), settings("fresh")}, Observer: obs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.RunOnce(context.Background(), decided); err != nil {
+		t.Fatal(err)
+	}
+	h := newTestHandler(c, decided)
+	body := get(t, h, "/").Body.String()
+	row := func(group string) string {
+		start := strings.Index(body, `<tr data-group="`+group+`">`)
+		if start < 0 {
+			t.Fatalf("no overview row of %s", group)
+		}
+		return body[start : start+strings.Index(body[start:], "</tr>")]
+	}
+	stale := regexp.MustCompile(`<span class="stale-age"[^>]*>`)
+	if r := row("stale"); !strings.Contains(r, ">500.0 ms</span>") || !strings.Contains(r, "(as of <span") ||
+		!strings.Contains(r, ">2m30s ago</span>)") || strings.Contains(stale.FindString(r), "hidden") {
+		t.Errorf("overview row of the stale reading does not say it is 2m30s old:\n%s", r)
+	}
+	if r := row("fresh"); !strings.Contains(r, ">7 s</span>") || !strings.Contains(stale.FindString(r), "hidden") {
+		t.Errorf("overview row of the fresh reading shows an age:\n%s", r)
+	}
+
+	sum := newSummaryPage(Options{Controller: c, Now: func() time.Time { return decided }})
+	oldest := map[string]string{}
+	for _, r := range sum.Rows {
+		oldest[r.Name] = r.Oldest
+	}
+	if oldest["stale"] != "500.0 ms (as of 2m30s ago)" || oldest["fresh"] != "7 s" {
+		t.Errorf("summary's oldest ages %q, want 500.0 ms (as of 2m30s ago) and 7 s", oldest)
 	}
 }

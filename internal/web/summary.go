@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html"
 	"html/template"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -66,6 +67,9 @@ func newSummaryPage(o Options) summaryPage {
 			r.Backlog = formatNumber(float64(d.Backlog))
 			if d.OldestAgeSeconds != nil {
 				r.Oldest = formatSeconds(*d.OldestAgeSeconds)
+				if a := agesOf(d, p.GeneratedAt); a.OldestAgeNote != "" {
+					r.Oldest += " (as of " + formatSeconds(math.Round(*a.OldestAge)) + " ago)"
+				}
 			}
 			r.Current = formatNumber(float64(d.CurrentWorkers))
 			r.Desired = formatNumber(float64(d.DesiredWorkers))

@@ -1,17 +1,16 @@
-package config
+package main
 
 import (
-	"strings"
 	"time"
 
+	"github.com/queuechecker/queue-checker/internal/config"
 	"github.com/queuechecker/queue-checker/internal/policy"
-	"github.com/queuechecker/queue-checker/internal/sqsurl"
 )
 
-// PolicySettings maps the group to the policy's plain settings. interval is
+// policySettings maps group g to the policy's plain settings. interval is
 // the sampling interval, from which target.stale_after defaults (3 ×
 // interval) when it is 0.
-func (g Group) PolicySettings(interval time.Duration) policy.Settings {
+func policySettings(g config.Group, interval time.Duration) policy.Settings {
 	return policy.Settings{
 		Group:  g.Name,
 		Policy: g.Target.Policy,
@@ -20,7 +19,7 @@ func (g Group) PolicySettings(interval time.Duration) policy.Settings {
 		Concurrency: g.Workers.Concurrency,
 		Throughput:  g.Workers.Throughput,
 		Learn:       g.Workers.Learn,
-		FIFO:        g.allFIFO(),
+		FIFO:        g.AllFIFO(),
 
 		Latency:         g.Target.Latency,
 		DrainTime:       g.Target.DrainTime,
@@ -41,28 +40,32 @@ func (g Group) PolicySettings(interval time.Duration) policy.Settings {
 		ArrivalSmoothing:     g.Target.ArrivalSmoothing,
 		LatencyQuantile:      g.Target.LatencyQuantile,
 		MetricStaleAfter:     g.OldestAge.StaleAfter,
-		Forecast:             g.Forecast.settings(),
+		Forecast:             forecastSettings(g.Forecast),
 
 		Paused:     g.Fleet.Paused,
 		ScaleInOff: !g.Fleet.ScaleIn,
 		Pinned:     g.Fleet.Pin != nil,
-		Pin:        pin(g.Fleet.Pin),
+		Pin:        orZero(g.Fleet.Pin),
 		Activation: g.Fleet.Activation,
 
 		// The group's own price; Config.WorkerCostPerHour adds the default
 		// of aws.worker_cost_per_hour.
-		WorkerCostPerHour: pinFloat(g.Fleet.WorkerCostPerHour),
+		WorkerCostPerHour: orZero(g.Fleet.WorkerCostPerHour),
 	}
 }
 
-func pinFloat(p *float64) float64 {
-	if p == nil {
-		return 0
+// forecastSettings maps a group's forecast block to the policy's forecast
+// settings.
+func forecastSettings(f config.Forecast) policy.ForecastSettings {
+	return policy.ForecastSettings{
+		Off:        f.Enabled != nil && !*f.Enabled,
+		ReportOnly: f.Mode == config.ForecastReport,
+		History:    f.History.D(),
+		LateCost:   f.LateCost,
 	}
-	return *p
 }
 
-func pin(p *int) int {
+func orZero[T int | float64](p *T) T {
 	if p == nil {
 		return 0
 	}
@@ -77,17 +80,4 @@ func orOff[T time.Duration | float64](v T) T {
 		return -1
 	}
 	return v
-}
-
-// allFIFO reports whether every queue of the group is a FIFO queue: its
-// name, the URL's last element, ends in .fifo (as SQS requires of FIFO
-// queues' names).
-func (g Group) allFIFO() bool {
-	for _, q := range g.Queues {
-		name, _, err := sqsurl.Parse(q.URL)
-		if err != nil || !strings.HasSuffix(name, ".fifo") {
-			return false
-		}
-	}
-	return len(g.Queues) > 0
 }
