@@ -75,7 +75,7 @@ func TestManifestConfig(t *testing.T) {
 			t.Errorf("group %s has no Kubernetes fleet", g.Name)
 			continue
 		}
-		w := readManifest(t, "worker-" + k.Deployment + ".yaml")
+		w := readManifest(t, "worker-"+k.Deployment+".yaml")
 		if w.GetNamespace() != k.Namespace || w.GetKind() != "Deployment" {
 			t.Errorf("group %s's workload %s/%s: worker file has %s %s/%s", g.Name, k.Namespace, k.Deployment, w.GetKind(), w.GetNamespace(), w.GetName())
 		}
