@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -15,15 +14,7 @@ import (
 // deploy/kubernetes.
 func readManifest(t *testing.T, name string) *unstructured.Unstructured {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(manifests, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := kubetest.Decode(b)
-	if err != nil || len(objs) != 1 {
-		t.Fatalf("%s: %d objects, %v", name, len(objs), err)
-	}
-	return objs[0]
+	return kubetest.ReadObject(t, filepath.Join(manifests, name))
 }
 
 // manifestConfig is the checker's configuration in the ConfigMap of the
