@@ -673,11 +673,7 @@ func TestE2ESignals(t *testing.T) {
 	t.Parallel()
 	f := direct(t)
 	moto := awstest.Shared(t)
-	bin := filepath.Join(t.TempDir(), "checker")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildChecker(t)
 
 	t.Run("SIGTERM", func(t *testing.T) {
 		t.Parallel()

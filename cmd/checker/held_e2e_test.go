@@ -10,14 +10,11 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
-	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/queuechecker/queue-checker/internal/awsclient"
 	"github.com/queuechecker/queue-checker/internal/awstest"
-	"github.com/queuechecker/queue-checker/internal/controller"
 	"github.com/queuechecker/queue-checker/internal/model"
 )
 
@@ -69,12 +66,11 @@ func TestE2EHeldMessages(t *testing.T) {
 		{name: "downstream", sent: 3, deleted: 2, kind: model.HeldPoison},
 	}
 	var doc strings.Builder
-	fmt.Fprintf(&doc, "interval: %s\nlisten: 127.0.0.1:0\nlog: {level: info, format: json}\n", interval)
-	fmt.Fprintf(&doc, "aws: {region: %s, endpoint_url: %s, cloudwatch_protocol: json}\ngroups:\n", east, moto.URL)
+	doc.WriteString(motoConfigHead(interval, moto.URL))
 	for _, g := range groups {
 		g.held = int(g.sent) // in service before the onset: sent × 1 s
 		g.queue = makeQueue(t, f, queueSpec{region: east, inFlight: g.held})
-		g.queueName = g.queue.url[strings.LastIndexByte(g.queue.url, '/')+1:]
+		g.queueName = g.queue.name()
 		g.asg = makeASG(t, f, 1, 12, 3)
 		fmt.Fprintf(&doc, "  - name: %s\n", g.name)
 		fmt.Fprintf(&doc, "    queues: [{url: %q, region: %s}]\n", g.queue.url, east)
@@ -86,25 +82,11 @@ func TestE2EHeldMessages(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "checker.yaml")
 	writeFile(t, path, doc.String())
-	_, cfg, _, err := loadConfig(ctx, path)
-	if err != nil {
-		t.Fatalf("config: %v\n%s", err, doc.String())
-	}
-	log := zaptest.NewLogger(t)
-	asm, err := assemble(ctx, cfg, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctrl, err := controller.New(controller.Options{
-		Groups: asm.groups, Observer: asm.observer, Actuator: asm.actuator, Logger: log.Named("controller"),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctrl := wireDaemon(ctx, t, path, zaptest.NewLogger(t)).ctrl
 
 	// Half an hour in the past, so that CloudWatch takes every datapoint,
 	// and 2.5 s into a minute; the onset is on a minute's start.
-	t0 := time.Now().UTC().Truncate(time.Minute).Add(-30 * time.Minute).Add(interval / 2)
+	t0 := pastClock(interval)
 	m0 := t0.Truncate(time.Minute)
 	onset := m0.Add(before)
 	planted := 0
@@ -210,23 +192,5 @@ func receiveInto(t testing.TB, f *awsclient.Factory, q testQueue, n int) {
 			t.Fatalf("receive message: %v", err)
 		}
 		got += len(r.Messages)
-	}
-}
-
-// putSQSMetric puts one AWS/SQS datapoint for a queue in east, stamped at the
-// start of its minute, as SQS publishes it.
-func putSQSMetric(t testing.TB, f *awsclient.Factory, queueName, metric string, minute time.Time, sum float64) {
-	t.Helper()
-	if _, err := f.CloudWatch(east).PutMetricData(context.Background(), &cloudwatch.PutMetricDataInput{
-		Namespace: aws.String("AWS/SQS"),
-		MetricData: []cwtypes.MetricDatum{{
-			MetricName: aws.String(metric),
-			Dimensions: []cwtypes.Dimension{{Name: aws.String("QueueName"), Value: aws.String(queueName)}},
-			Timestamp:  aws.Time(minute),
-			Value:      aws.Float64(sum),
-			Unit:       cwtypes.StandardUnitCount,
-		}},
-	}); err != nil {
-		t.Fatalf("put %s of %s at %s: %v", metric, queueName, minute, err)
 	}
 }

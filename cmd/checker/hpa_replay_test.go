@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -48,16 +47,9 @@ func defaultHPARules(lo, hi int) hpaRules {
 // deploy/kubernetes/scaledobject.yaml laid over them.
 func shippedHPARules(t *testing.T, lo, hi int) hpaRules {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(kubeManifests, "scaledobject.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := kubetest.Decode(b)
-	if err != nil || len(objs) != 1 {
-		t.Fatalf("scaledobject.yaml: %v", err)
-	}
+	so := kubetest.ReadObject(t, filepath.Join(kubeManifests, "scaledobject.yaml"))
 	r := defaultHPARules(lo, hi)
-	behavior, found, _ := unstructured.NestedMap(objs[0].Object, "spec", "advanced", "horizontalPodAutoscalerConfig", "behavior")
+	behavior, found, _ := unstructured.NestedMap(so.Object, "spec", "advanced", "horizontalPodAutoscalerConfig", "behavior")
 	if !found {
 		return r
 	}

@@ -2,17 +2,10 @@ package main
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,51 +18,8 @@ import (
 	pb "github.com/queuechecker/queue-checker/api/externalscaler"
 	"github.com/queuechecker/queue-checker/internal/awstest"
 	"github.com/queuechecker/queue-checker/internal/kubetest"
+	"github.com/queuechecker/queue-checker/internal/testca"
 )
-
-// pemCA issues the certificates of the TLS test, PEM encoded as a Secret
-// holds them.
-type pemCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pem  string
-}
-
-func newPEMCA(t *testing.T, name string) *pemCA {
-	t.Helper()
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	return &pemCA{cert: cert, key: key, pem: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))}
-}
-
-// issue signs a server certificate for dnsName, or a client certificate
-// when dnsName is empty.
-func (ca *pemCA) issue(t *testing.T, serial int64, dnsName string) (certPEM, keyPEM string) {
-	t.Helper()
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "keda-operator"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
-	if dnsName != "" {
-		tmpl.Subject.CommonName = dnsName
-		tmpl.DNSNames = []string{dnsName}
-		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, _ := x509.MarshalECPrivateKey(key)
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
-		string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}))
-}
 
 // kedaDial connects as KEDA v2.21's external scaler client does with a
 // TriggerAuthentication: the authParams caCert, tlsClientCert and
@@ -117,24 +67,17 @@ func TestE2EKEDAMutualTLS(t *testing.T) {
 	q := makeQueue(t, f, queueSpec{region: east, visible: 30})
 	asg := makeASG(t, f, 0, 10, 2)
 
-	serverCA, clientCA := newPEMCA(t, "checker CA"), newPEMCA(t, "keda CA")
-	serverCert, serverKey := serverCA.issue(t, 2, "localhost")
-	clientCert, clientKey := clientCA.issue(t, 3, "")
+	serverCA, clientCA := testca.New(t, "checker CA"), testca.New(t, "keda CA")
+	serverCert, serverKey := serverCA.Server(t, 2, "localhost")
+	clientCert, clientKey := clientCA.Client(t, 3, "keda-operator")
 	// The two Secrets of the component, by key.
-	serverSecret := map[string]string{"tls.crt": serverCert, "tls.key": serverKey, "ca.crt": clientCA.pem}
-	clientSecret := map[string]string{"tls.crt": clientCert, "tls.key": clientKey, "ca.crt": serverCA.pem}
+	serverSecret := map[string]string{"tls.crt": string(serverCert), "tls.key": string(serverKey), "ca.crt": string(clientCA.PEM)}
+	clientSecret := map[string]string{"tls.crt": string(clientCert), "tls.key": string(clientKey), "ca.crt": string(serverCA.PEM)}
 
 	// The component's configuration names the files in /tls: write them
 	// here instead.
-	b, err := os.ReadFile(filepath.Join(kubeManifests, "keda-tls", "configmap.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := kubetest.Decode(b)
-	if err != nil || len(objs) != 1 {
-		t.Fatalf("keda-tls/configmap.yaml: %v", err)
-	}
-	shipped, _, _ := unstructured.NestedString(objs[0].Object, "data", "config.yaml")
+	cm := kubetest.ReadObject(t, filepath.Join(kubeManifests, "keda-tls", "configmap.yaml"))
+	shipped, _, _ := unstructured.NestedString(cm.Object, "data", "config.yaml")
 	var tlsLine string
 	for _, l := range strings.Split(shipped, "\n") {
 		if strings.Contains(l, "tls:") {
@@ -172,15 +115,8 @@ groups:
 	scalerAddress := "localhost:" + port // the name in the server's certificate
 
 	// authParams from the TriggerAuthentication's secretTargetRef.
-	b, err = os.ReadFile(filepath.Join(kubeManifests, "keda-tls", "triggerauthentication.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err = kubetest.Decode(b)
-	if err != nil || len(objs) != 1 {
-		t.Fatalf("keda-tls/triggerauthentication.yaml: %v", err)
-	}
-	refs, _, _ := unstructured.NestedSlice(objs[0].Object, "spec", "secretTargetRef")
+	ta := kubetest.ReadObject(t, filepath.Join(kubeManifests, "keda-tls", "triggerauthentication.yaml"))
+	refs, _, _ := unstructured.NestedSlice(ta.Object, "spec", "secretTargetRef")
 	authParams := map[string]string{}
 	for _, r := range refs {
 		m := r.(map[string]any)
@@ -233,8 +169,8 @@ groups:
 		}
 	}
 	refused("no client certificate", map[string]string{"caCert": authParams["caCert"]})
-	otherCert, otherKey := newPEMCA(t, "other CA").issue(t, 4, "")
-	refused("a client certificate of another CA", map[string]string{"caCert": authParams["caCert"], "tlsClientCert": otherCert, "tlsClientKey": otherKey})
+	otherCert, otherKey := testca.New(t, "other CA").Client(t, 4, "keda-operator")
+	refused("a client certificate of another CA", map[string]string{"caCert": authParams["caCert"], "tlsClientCert": string(otherCert), "tlsClientKey": string(otherKey)})
 	if code := d.stop(t); code != 0 {
 		t.Errorf("run exited %d, want 0", code)
 	}

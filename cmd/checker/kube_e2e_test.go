@@ -24,6 +24,86 @@ import (
 // kubeManifests is deploy/kubernetes, seen from this package.
 const kubeManifests = "../../deploy/kubernetes"
 
+// kubeAsChecker starts a Kubernetes API server, applies the named files of
+// deploy/kubernetes to it as the administrator, and points KUBECONFIG at
+// it as deploy/kubernetes's service account; it returns the server and the
+// administrator's client.
+func kubeAsChecker(t *testing.T, manifests ...string) (*kubetest.Server, *kubetest.Client) {
+	t.Helper()
+	s := kubetest.StartT(t)
+	admin := kubetest.NewClient(t, s.Config(kubetest.AdminUser))
+	for _, m := range manifests {
+		b, err := os.ReadFile(filepath.Join(kubeManifests, m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		admin.MustApply(t, string(b))
+	}
+	t.Setenv("KUBECONFIG", s.Kubeconfig(t, kubetest.CheckerUser))
+	return s, admin
+}
+
+// startKubeChecker starts `checker run` with kubeConfig against a
+// Kubernetes API server (kubeAsChecker, with the Role of
+// deploy/kubernetes) that holds the Deployments ns/direct and ns/viakeda of
+// one ready replica each, waits until its probe (/livez or /readyz) is 200,
+// and returns the administrator's client, the daemon and the address of
+// its external scaler.
+func startKubeChecker(t *testing.T, interval time.Duration, endpoint, ns string, qd, qk testQueue, probe string) (*kubetest.Client, *daemon, string) {
+	t.Helper()
+	_, admin := kubeAsChecker(t, "namespace-checker.yaml", "namespace-workers.yaml", "serviceaccount.yaml", "role.yaml", "rolebinding.yaml")
+	for _, name := range []string{"direct", "viakeda"} {
+		admin.Deployment(t, ns, name, 1, nil)
+		admin.SetDeploymentStatus(t, ns, name, 1, 1)
+	}
+	path := filepath.Join(t.TempDir(), "checker.yaml")
+	writeFile(t, path, kubeConfig(interval, endpoint, ns, qd, qk))
+	d := startDaemon(t, path)
+	eventually(t, 30*time.Second, probe+" 200", func() bool {
+		code, _ := d.get(t, probe)
+		return code == http.StatusOK
+	})
+	return admin, d, logAddr(t, d.logs, "serving KEDA's external scaler", 5*time.Second)
+}
+
+// kubeConfig is the configuration of the Kubernetes tests, on moto at
+// endpoint: the group direct scales the Deployment ns/direct from the
+// queue qd itself, the group viakeda reads the queue qk and ns/viakeda and
+// answers KEDA. The queues are asked every interval (idle_sample_interval:
+// 0): an idle queue's backoff would add up to its bound to the first
+// message's wait, whatever the fleet.
+func kubeConfig(interval time.Duration, endpoint, ns string, qd, qk testQueue) string {
+	group := func(name string, q testQueue, act bool) string {
+		return fmt.Sprintf(`  - name: %s
+    queues: [{url: %q}]
+    workers: {service_time: 1s}
+    target: {latency: 5s, drain_time: 1m, arrival_smoothing: 1s}
+    forecast: {enabled: false}
+    idle_sample_interval: 0s
+    fleet:
+      kubernetes: {namespace: %s, deployment: %s}
+      min: 1
+      max: 20
+      scale_in_stabilization: 2s
+    actions: {set_desired_capacity: %t}
+`, name, q.url, ns, name, act)
+	}
+	return fmt.Sprintf("interval: %s\nlisten: 127.0.0.1:0\nkeda: {listen: 127.0.0.1:0}\naws: {region: %s, endpoint_url: %s, cloudwatch_protocol: json}\ngroups:\n",
+		interval, east, endpoint) + group("direct", qd, true) + group("viakeda", qk, false)
+}
+
+// dialScaler connects to the checker's external scaler at addr without
+// TLS, as KEDA does with no TriggerAuthentication.
+func dialScaler(t *testing.T, addr string) pb.ExternalScalerClient {
+	t.Helper()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return pb.NewExternalScalerClient(conn)
+}
+
 // TestE2EKubernetes runs `checker run` against moto's SQS and a real
 // Kubernetes API server, as deploy/kubernetes's service account (its Role
 // and nothing more), with two groups: one scaling its Deployment directly
@@ -37,56 +117,11 @@ const kubeManifests = "../../deploy/kubernetes"
 func TestE2EKubernetes(t *testing.T) {
 	f := direct(t)
 	moto := awstest.Shared(t).URL
-	s := kubetest.StartT(t)
-	admin := kubetest.NewClient(t, s.Config(kubetest.AdminUser))
-	for _, m := range []string{"namespace-checker.yaml", "namespace-workers.yaml", "serviceaccount.yaml", "role.yaml", "rolebinding.yaml"} {
-		b, err := os.ReadFile(filepath.Join(kubeManifests, m))
-		if err != nil {
-			t.Fatal(err)
-		}
-		admin.MustApply(t, string(b))
-	}
-	t.Setenv("KUBECONFIG", s.Kubeconfig(t, kubetest.CheckerUser))
-	const ns = "workers"
-	admin.Deployment(t, ns, "direct", 1, nil)
-	admin.SetDeploymentStatus(t, ns, "direct", 1, 1)
-	admin.Deployment(t, ns, "viakeda", 1, nil)
-	admin.SetDeploymentStatus(t, ns, "viakeda", 1, 1)
-
-	const interval = time.Second
+	const ns, interval = "workers", time.Second
 	qd := makeQueue(t, f, queueSpec{region: east})
 	qk := makeQueue(t, f, queueSpec{region: east})
-	group := func(name string, q testQueue, deployment string, act bool) string {
-		return fmt.Sprintf(`  - name: %s
-    queues: [{url: %q}]
-    workers: {service_time: 1s}
-    target: {latency: 5s, drain_time: 1m, arrival_smoothing: 1s}
-    forecast: {enabled: false}
-    idle_sample_interval: 0s
-    fleet:
-      kubernetes: {namespace: %s, deployment: %s}
-      min: 1
-      max: 20
-      scale_in_stabilization: 2s
-    actions: {set_desired_capacity: %t}
-`, name, q.url, ns, deployment, act)
-	}
-	doc := fmt.Sprintf("interval: %s\nlisten: 127.0.0.1:0\nkeda: {listen: 127.0.0.1:0}\naws: {region: %s, endpoint_url: %s, cloudwatch_protocol: json}\ngroups:\n",
-		interval, east, moto) + group("direct", qd, "direct", true) + group("viakeda", qk, "viakeda", false)
-	path := filepath.Join(t.TempDir(), "checker.yaml")
-	writeFile(t, path, doc)
-	d := startDaemon(t, path)
-	eventually(t, 30*time.Second, "/livez 200", func() bool {
-		code, _ := d.get(t, "/livez")
-		return code == http.StatusOK
-	})
-	addr := logAddr(t, d.logs, "serving KEDA's external scaler", 5*time.Second)
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	scaler := pb.NewExternalScalerClient(conn)
+	admin, d, addr := startKubeChecker(t, interval, moto, ns, qd, qk, "/livez")
+	scaler := dialScaler(t, addr)
 	ref := &pb.ScaledObjectRef{Name: "viakeda", Namespace: ns, ScalerMetadata: map[string]string{"scalerAddress": addr, "group": "viakeda"}}
 	metric := func() float64 {
 		m, err := scaler.GetMetrics(context.Background(), &pb.GetMetricsRequest{ScaledObjectRef: ref})

@@ -217,21 +217,73 @@ func (w *wire) snapshot() ([]leaseWrite, []scaleCall) {
 	return writes, calls
 }
 
-// ownersAt returns each group's holder at time at (by the lease writes).
-func ownersAt(writes []leaseWrite, at time.Time) map[string]string {
+// holdingsByGroup is each group's holdings by its lease writes.
+func holdingsByGroup(writes []leaseWrite) map[string][]holding {
 	byGroup := map[string][]leaseWrite{}
 	for _, w := range writes {
 		byGroup[w.group] = append(byGroup[w.group], w)
 	}
-	out := map[string]string{}
+	hs := make(map[string][]holding, len(byGroup))
 	for g, ws := range byGroup {
-		for _, h := range holdings(ws) {
+		hs[g] = holdings(ws)
+	}
+	return hs
+}
+
+// ownersAt returns each group's holder at time at (by the lease writes).
+func ownersAt(writes []leaseWrite, at time.Time) map[string]string {
+	out := map[string]string{}
+	for g, hs := range holdingsByGroup(writes) {
+		for _, h := range hs {
 			if !at.Before(h.start) && at.Before(h.end) {
 				out[g] = h.owner
 			}
 		}
 	}
 	return out
+}
+
+// heldBy returns the groups owner held at time at (by the lease writes).
+func heldBy(writes []leaseWrite, owner string, at time.Time) []string {
+	var out []string
+	for g, o := range ownersAt(writes, at) {
+		if o == owner {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// callsWithoutLease counts the calls made by a checker that did not hold
+// the lease of the call's group (asgGroup names the group of each Auto
+// Scaling group) at that moment, by the holdings hs, and fails the test
+// naming the first five.
+func callsWithoutLease(t *testing.T, hs map[string][]holding, calls []scaleCall, asgGroup map[string]string) int {
+	t.Helper()
+	bad := 0
+	for _, c := range calls {
+		g := asgGroup[c.group]
+		if !slices.ContainsFunc(hs[g], func(h holding) bool {
+			return h.owner == c.by && !c.at.Before(h.start) && !c.at.After(h.end)
+		}) {
+			bad++
+			if bad <= 5 {
+				t.Errorf("%s scaled %s at %s without holding its lease then; holdings: %v", c.by, g, c.at.Format("15:04:05.000"), hs[g])
+			}
+		}
+	}
+	return bad
+}
+
+// buildChecker builds the checker's binary into a temporary directory
+// and returns its path.
+func buildChecker(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "checker")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }
 
 // checker is one slot of the test: its proxies and the process now
@@ -273,10 +325,7 @@ func TestE2ESeveralCheckers(t *testing.T) {
 	leaseDuration := 3 * leaseInterval
 	f := direct(t)
 	moto := awstest.Shared(t)
-	bin := filepath.Join(t.TempDir(), "checker")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildChecker(t)
 	table := awstest.UniqueName(t, "leases")
 	awstest.CreateLeaseTable(t, f.DynamoDB(east), table)
 
@@ -405,12 +454,7 @@ func TestE2ESeveralCheckers(t *testing.T) {
 	takeover := func(victim string, at time.Time, within time.Duration) []time.Duration {
 		t.Helper()
 		writes, _ := w.snapshot()
-		var theirs []string
-		for g, o := range ownersAt(writes, at) {
-			if o == victim {
-				theirs = append(theirs, g)
-			}
-		}
+		theirs := heldBy(writes, victim, at)
 		if len(theirs) == 0 {
 			return nil
 		}
@@ -524,33 +568,12 @@ func TestE2ESeveralCheckers(t *testing.T) {
 
 	// No double action: every call by the holder of that moment.
 	writes, calls := w.snapshot()
-	byGroup := map[string][]leaseWrite{}
-	for _, lw := range writes {
-		byGroup[lw.group] = append(byGroup[lw.group], lw)
-	}
-	hs := map[string][]holding{}
-	for g, ws := range byGroup {
-		hs[g] = holdings(ws)
-	}
-	bad := 0
+	slices.SortStableFunc(calls, func(a, b scaleCall) int { return a.at.Compare(b.at) })
+	bad := callsWithoutLease(t, holdingsByGroup(writes), calls, asgGroup)
 	lastBy := map[string]scaleCall{}
 	minGap := time.Duration(-1)
-	slices.SortStableFunc(calls, func(a, b scaleCall) int { return a.at.Compare(b.at) })
 	for _, c := range calls {
 		g := asgGroup[c.group]
-		ok := false
-		for _, h := range hs[g] {
-			if h.owner == c.by && !c.at.Before(h.start) && !c.at.After(h.end) {
-				ok = true
-				break
-			}
-		}
-		if !ok {
-			bad++
-			if bad <= 5 {
-				t.Errorf("%s scaled %s at %s without holding its lease then; holdings: %v", c.by, g, c.at.Format("15:04:05.000"), hs[g])
-			}
-		}
 		if prev, seen := lastBy[g]; seen && prev.by != c.by {
 			if gap := c.at.Sub(prev.at); minGap < 0 || gap < minGap {
 				minGap = gap
@@ -595,12 +618,7 @@ func TestE2ESeveralCheckers(t *testing.T) {
 func leaseMoves(t *testing.T, w *wire, victim string, at time.Time, within time.Duration) []time.Duration {
 	t.Helper()
 	writes, _ := w.snapshot()
-	var theirs []string
-	for g, o := range ownersAt(writes, at) {
-		if o == victim {
-			theirs = append(theirs, g)
-		}
-	}
+	theirs := heldBy(writes, victim, at)
 	if len(theirs) == 0 {
 		t.Fatalf("%s held no lease at %s", victim, at)
 	}

@@ -4,10 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,24 +46,12 @@ func TestE2EKubernetesLeases(t *testing.T) {
 	)
 	f := direct(t)
 	moto := awstest.Shared(t)
-	s := kubetest.StartT(t)
-	admin := kubetest.NewClient(t, s.Config(kubetest.AdminUser))
-	for _, m := range []string{"namespace-checker.yaml", "serviceaccount.yaml", "role-leases.yaml", "rolebinding-leases.yaml"} {
-		b, err := os.ReadFile(filepath.Join(kubeManifests, m))
-		if err != nil {
-			t.Fatal(err)
-		}
-		admin.MustApply(t, string(b))
-	}
-	t.Setenv("KUBECONFIG", s.Kubeconfig(t, kubetest.CheckerUser))
+	s, _ := kubeAsChecker(t, "namespace-checker.yaml", "serviceaccount.yaml", "role-leases.yaml", "rolebinding-leases.yaml")
 	leases, err := coordclient.NewForConfig(s.Config(kubetest.AdminUser))
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(t.TempDir(), "checker")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildChecker(t)
 
 	q := makeQueue(t, f, queueSpec{region: east, visible: 15, inFlight: 3})
 	var groups []e2eGroup
@@ -217,22 +202,7 @@ func TestE2EKubernetesLeases(t *testing.T) {
 	time.Sleep(2 * interval)
 
 	writes, calls := w.snapshot()
-	byGroup := map[string][]leaseWrite{}
-	for _, lw := range writes {
-		byGroup[lw.group] = append(byGroup[lw.group], lw)
-	}
-	bad := 0
-	for _, c := range calls {
-		g := asgGroup[c.group]
-		if !slices.ContainsFunc(holdings(byGroup[g]), func(h holding) bool {
-			return h.owner == c.by && !c.at.Before(h.start) && !c.at.After(h.end)
-		}) {
-			bad++
-			if bad <= 5 {
-				t.Errorf("%s scaled %s at %s without holding its lease then; holdings: %v", c.by, g, c.at.Format("15:04:05.000"), holdings(byGroup[g]))
-			}
-		}
-	}
+	bad := callsWithoutLease(t, holdingsByGroup(writes), calls, asgGroup)
 	t.Logf("%d freezes of 1.5 to 3 leases; %d SetDesiredCapacity calls, %d Lease changes; %d calls by a checker not holding the lease",
 		*kubeLeaseFreezes, len(calls), len(writes), bad)
 	if len(calls) == 0 {

@@ -12,14 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
-	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/queuechecker/queue-checker/internal/awsclient"
 	"github.com/queuechecker/queue-checker/internal/awstest"
-	"github.com/queuechecker/queue-checker/internal/controller"
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
 )
@@ -87,11 +82,10 @@ func TestE2EMeasuredServiceTime(t *testing.T) {
 		{name: "learn-off", configured: time.Second, learn: "off"},
 	}
 	var doc strings.Builder
-	fmt.Fprintf(&doc, "interval: %s\nlisten: 127.0.0.1:0\nlog: {level: info, format: json}\n", interval)
-	fmt.Fprintf(&doc, "aws: {region: %s, endpoint_url: %s, cloudwatch_protocol: json}\ngroups:\n", east, moto.URL)
+	doc.WriteString(motoConfigHead(interval, moto.URL))
 	for _, g := range groups {
 		g.queue = makeQueue(t, f, queueSpec{region: east, inFlight: inFlight})
-		g.queueName = g.queue.url[strings.LastIndexByte(g.queue.url, '/')+1:]
+		g.queueName = g.queue.name()
 		g.asg = makeASG(t, f, 0, 100, instances)
 		if n := asgInService(t, f, g.asg); n != instances {
 			t.Fatalf("%s: %d instances in service, want %d", g.asg, n, instances)
@@ -112,26 +106,10 @@ func TestE2EMeasuredServiceTime(t *testing.T) {
 	writeFile(t, path, doc.String())
 
 	// The wiring of `checker run` and `checker once`.
-	_, cfg, _, err := loadConfig(ctx, path)
-	if err != nil {
-		t.Fatalf("config: %v\n%s", err, doc.String())
-	}
-	log := zaptest.NewLogger(t)
-	asm, err := assemble(ctx, cfg, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctrl, err := controller.New(controller.Options{
-		Groups: asm.groups, Observer: asm.observer, Actuator: asm.actuator, Logger: log.Named("controller"),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctrl := wireDaemon(ctx, t, path, zaptest.NewLogger(t)).ctrl
 
-	// The simulated clock runs half an hour in the past, so that CloudWatch
-	// takes every datapoint, and 2.5 s into a minute, so that no sample
-	// falls on a minute's edge.
-	t0 := time.Now().UTC().Truncate(time.Minute).Add(-30 * time.Minute).Add(interval / 2)
+	// The simulated clock (pastClock) runs 2.5 s into a minute.
+	t0 := pastClock(interval)
 	m0 := t0.Truncate(time.Minute)
 	var (
 		planted  int // minutes m0, m0+1, … put so far
@@ -148,7 +126,7 @@ func TestE2EMeasuredServiceTime(t *testing.T) {
 				break
 			}
 			for _, g := range groups {
-				putDeleted(t, f, g.queueName, m, deletedSum)
+				putSQSMetric(t, f, g.queueName, "NumberOfMessagesDeleted", m, deletedSum)
 			}
 			planted++
 		}
@@ -271,24 +249,6 @@ func TestE2EMeasuredServiceTime(t *testing.T) {
 		}
 	}
 	t.Logf("slow-prior around the switch (at, recommended, desired, arrival msg/s): %s", strings.Join(trace, "; "))
-}
-
-// putDeleted puts one NumberOfMessagesDeleted datapoint for a queue in east,
-// stamped at the start of its minute, as SQS publishes it.
-func putDeleted(t testing.TB, f *awsclient.Factory, queueName string, minute time.Time, sum float64) {
-	t.Helper()
-	if _, err := f.CloudWatch(east).PutMetricData(context.Background(), &cloudwatch.PutMetricDataInput{
-		Namespace: aws.String("AWS/SQS"),
-		MetricData: []cwtypes.MetricDatum{{
-			MetricName: aws.String("NumberOfMessagesDeleted"),
-			Dimensions: []cwtypes.Dimension{{Name: aws.String("QueueName"), Value: aws.String(queueName)}},
-			Timestamp:  aws.Time(minute),
-			Value:      aws.Float64(sum),
-			Unit:       cwtypes.StandardUnitCount,
-		}},
-	}); err != nil {
-		t.Fatalf("put NumberOfMessagesDeleted of %s at %s: %v", queueName, minute, err)
-	}
 }
 
 // printedDecisions prints ds as `checker once --output json` does and reads

@@ -2,16 +2,11 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -34,59 +29,14 @@ import (
 func TestE2EAWSOutageProbes(t *testing.T) {
 	f := direct(t)
 	proxy := awstest.NewProxy(t, awstest.Shared(t).URL)
-	s := kubetest.StartT(t)
-	admin := kubetest.NewClient(t, s.Config(kubetest.AdminUser))
-	for _, m := range []string{"namespace-checker.yaml", "namespace-workers.yaml", "serviceaccount.yaml", "role.yaml", "rolebinding.yaml"} {
-		b, err := os.ReadFile(filepath.Join(kubeManifests, m))
-		if err != nil {
-			t.Fatal(err)
-		}
-		admin.MustApply(t, string(b))
-	}
-	t.Setenv("KUBECONFIG", s.Kubeconfig(t, kubetest.CheckerUser))
-	const ns = "workers"
-	for _, name := range []string{"direct", "viakeda"} {
-		admin.Deployment(t, ns, name, 1, nil)
-		admin.SetDeploymentStatus(t, ns, name, 1, 1)
-	}
-
-	const interval = time.Second
+	const ns, interval = "workers", time.Second
 	const outage = 60 * interval
 	// Work waiting and work in flight: the fleet is consuming, and the
 	// decided count is above min.
 	qd := makeQueue(t, f, queueSpec{region: east, visible: 40, inFlight: 4})
 	qk := makeQueue(t, f, queueSpec{region: east, visible: 40, inFlight: 4})
-	group := func(name string, q testQueue, act bool) string {
-		return fmt.Sprintf(`  - name: %s
-    queues: [{url: %q}]
-    workers: {service_time: 1s}
-    target: {latency: 5s, drain_time: 1m, arrival_smoothing: 1s}
-    forecast: {enabled: false}
-    idle_sample_interval: 0s
-    fleet:
-      kubernetes: {namespace: %s, deployment: %s}
-      min: 1
-      max: 20
-      scale_in_stabilization: 2s
-    actions: {set_desired_capacity: %t}
-`, name, q.url, ns, name, act)
-	}
-	doc := fmt.Sprintf("interval: %s\nlisten: 127.0.0.1:0\nkeda: {listen: 127.0.0.1:0}\naws: {region: %s, endpoint_url: %s, cloudwatch_protocol: json}\ngroups:\n",
-		interval, east, proxy.URL) + group("direct", qd, true) + group("viakeda", qk, false)
-	path := filepath.Join(t.TempDir(), "checker.yaml")
-	writeFile(t, path, doc)
-	d := startDaemon(t, path)
-	eventually(t, 30*time.Second, "/readyz 200", func() bool {
-		code, _ := d.get(t, "/readyz")
-		return code == http.StatusOK
-	})
-	addr := logAddr(t, d.logs, "serving KEDA's external scaler", 5*time.Second)
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	scaler := pb.NewExternalScalerClient(conn)
+	admin, d, addr := startKubeChecker(t, interval, proxy.URL, ns, qd, qk, "/readyz")
+	scaler := dialScaler(t, addr)
 	ref := &pb.ScaledObjectRef{Name: "viakeda", Namespace: ns, ScalerMetadata: map[string]string{"group": "viakeda"}}
 	metric := func() (float64, error) {
 		m, err := scaler.GetMetrics(context.Background(), &pb.GetMetricsRequest{ScaledObjectRef: ref})

@@ -13,7 +13,6 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/queuechecker/queue-checker/internal/awstest"
-	"github.com/queuechecker/queue-checker/internal/controller"
 )
 
 // TestE2EReloadMidCycle reloads, in the middle of a cycle whose Auto
@@ -40,21 +39,11 @@ func TestE2EReloadMidCycle(t *testing.T) {
 	after := e2eConfig{endpoint: proxy.URL, interval: time.Second, groups: []e2eGroup{group("moved", asgNew)}}
 	path := filepath.Join(t.TempDir(), "checker.yaml")
 	writeFile(t, path, before.yaml())
-	src, cfg, sum, err := loadConfig(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	core, logs := observer.New(zap.InfoLevel)
 	log := zap.New(core)
-	asm, err := assemble(ctx, cfg, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctrl, err := controller.New(controller.Options{Groups: asm.groups, Observer: asm.observer, Actuator: asm.actuator, Logger: log.Named("controller")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &reloader{src: src, sum: sum, ctrl: ctrl, gatherer: &metricsGatherer{base: prometheus.NewRegistry(), gen: asm.registry}, log: log}
+	wd := wireDaemon(ctx, t, path, log)
+	ctrl := wd.ctrl
+	r := &reloader{src: wd.src, sum: wd.sum, ctrl: ctrl, gatherer: &metricsGatherer{base: prometheus.NewRegistry(), gen: wd.asm.registry}, log: log}
 	setDesired := func(name string, n int32) {
 		t.Helper()
 		if _, err := f.AutoScaling(east).SetDesiredCapacity(ctx, &autoscaling.SetDesiredCapacityInput{

@@ -17,7 +17,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/schollz/progressbar/v3"
-	"go.uber.org/zap"
 	"golang.org/x/term"
 
 	"github.com/queuechecker/queue-checker/internal/awsclient"
@@ -409,8 +408,20 @@ func (f simFlags) runConfig(ctx context.Context) (sim.RunConfig, []string, error
 			bad("scenario", "not with --from-cloudwatch, which gives the traffic")
 			return usage()
 		}
-		if sc, err = cloudWatchScenario(ctx, cfg, grp, f.fromCloudWatch); err != nil {
-			return sim.RunConfig{}, nil, err // an AWS problem, not a usage one
+		// An AWS problem is not a usage one.
+		clients, err := awsclient.New(ctx, awsOptions(cfg, prometheus.NewRegistry()))
+		if err != nil {
+			return sim.RunConfig{}, nil, fmt.Errorf("--from-cloudwatch: %w", err)
+		}
+		// The newest whole minutes: the scenario leaves out those not
+		// published yet (sim.FromMinutes).
+		to := time.Now().UTC().Truncate(time.Minute)
+		h, err := poller.GroupArrivals(ctx, cfg, clients, grp, to.Add(-f.fromCloudWatch), to)
+		if err != nil {
+			return sim.RunConfig{}, nil, fmt.Errorf("--from-cloudwatch: %w", err)
+		}
+		if sc, err = sim.FromHistory(grp.Name, h); err != nil {
+			return sim.RunConfig{}, nil, fmt.Errorf("--from-cloudwatch: %w", err)
 		}
 		if f.saveTrace != "" {
 			if err := writeTrace(f.saveTrace, sc); err != nil {
@@ -517,39 +528,6 @@ func (f *simFlags) overrideSettings(s *policy.Settings) {
 	if f.set["max"] {
 		s.Max = f.max
 	}
-}
-
-// cloudWatchScenario reads the group's arrivals over the last d from
-// CloudWatch, with the history code the forecaster's warm start uses, and
-// makes a scenario of them: one segment per minute at the minute's count ÷
-// 60. A minute without a datapoint is 0 (SQS publishes nothing for an
-// idle queue), except at the end, where the newest minutes may not be
-// published yet: those are left out.
-func cloudWatchScenario(ctx context.Context, cfg config.Config, g config.Group, d time.Duration) (sim.Scenario, error) {
-	clients, err := awsclient.New(ctx, awsOptions(cfg, prometheus.NewRegistry()))
-	if err != nil {
-		return sim.Scenario{}, fmt.Errorf("--from-cloudwatch: %w", err)
-	}
-	one := cfg
-	one.Groups = []config.Group{g}
-	p, err := poller.New(one, clients, prometheus.NewRegistry(), zap.NewNop())
-	if err != nil {
-		return sim.Scenario{}, fmt.Errorf("--from-cloudwatch: %w", err)
-	}
-	to := time.Now().UTC().Truncate(time.Minute)
-	hist, err := p.ArrivalHistory(ctx, to.Add(-d), to)
-	if err != nil {
-		return sim.Scenario{}, fmt.Errorf("--from-cloudwatch: %w", err)
-	}
-	h, ok := hist[g.Name]
-	if !ok {
-		return sim.Scenario{}, fmt.Errorf("--from-cloudwatch: no history for group %s", g.Name)
-	}
-	sc, err := sim.FromMinutes(fmt.Sprintf("%s: NumberOfMessagesSent per minute from %s", g.Name, h.Start.Format(time.RFC3339)), h.Counts)
-	if err != nil {
-		return sim.Scenario{}, fmt.Errorf("--from-cloudwatch: group %s: %w", g.Name, err)
-	}
-	return sc, nil
 }
 
 // writeTrace writes a scenario as a CSV file ParseCSV reads back.

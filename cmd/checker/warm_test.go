@@ -20,7 +20,6 @@ import (
 
 	"github.com/queuechecker/queue-checker/internal/awsclient"
 	"github.com/queuechecker/queue-checker/internal/awstest"
-	"github.com/queuechecker/queue-checker/internal/controller"
 	"github.com/queuechecker/queue-checker/internal/measure"
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
@@ -246,13 +245,12 @@ func TestE2EWarmStartMeasuresTheFleet(t *testing.T) {
 		{name: "learn-off", extra: "    oldest_age: {cloudwatch: true}\n    workers: {service_time: 1s, learn: off}\n"},
 	}
 	var doc strings.Builder
-	fmt.Fprintf(&doc, "interval: 5s\nlisten: 127.0.0.1:0\nlog: {level: info, format: json}\n")
-	fmt.Fprintf(&doc, "aws: {region: %s, endpoint_url: %s, cloudwatch_protocol: json}\ngroups:\n", east, moto.URL)
+	doc.WriteString(motoConfigHead(5*time.Second, moto.URL))
 	now := time.Now().UTC()
 	end := now.Truncate(time.Minute)
 	for _, g := range groups {
 		q := makeQueue(t, f, queueSpec{region: east, inFlight: 12})
-		g.queue = q.url[strings.LastIndexByte(q.url, '/')+1:]
+		g.queue = q.name()
 		asg := makeASG(t, f, 0, 100, 20)
 		fmt.Fprintf(&doc, "  - name: %s\n    queues: [{url: %q, region: %s}]\n", g.name, q.url, east)
 		if !strings.Contains(g.extra, "workers:") {
@@ -264,27 +262,17 @@ func TestE2EWarmStartMeasuresTheFleet(t *testing.T) {
 		fmt.Fprintf(&doc, "    actions: {set_desired_capacity: false}\n")
 		for m := 22; m > 2; m-- {
 			at := end.Add(-time.Duration(m) * time.Minute)
-			putDeleted(t, f, g.queue, at, 1800)
+			putSQSMetric(t, f, g.queue, "NumberOfMessagesDeleted", at, 1800)
 			putNotVisible(t, f, g.queue, at.Add(15*time.Second), 10)
 			putNotVisible(t, f, g.queue, at.Add(45*time.Second), 14)
 		}
 	}
 	path := filepath.Join(t.TempDir(), "checker.yaml")
 	writeFile(t, path, doc.String())
-	_, cfg, _, err := loadConfig(ctx, path)
-	if err != nil {
-		t.Fatalf("config: %v\n%s", err, doc.String())
-	}
 	core, logs := observer.New(zap.InfoLevel)
 	log := zap.New(core)
-	asm, err := assemble(ctx, cfg, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctrl, err := controller.New(controller.Options{Groups: asm.groups, Observer: asm.observer, Actuator: asm.actuator, Logger: log.Named("controller")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	wd := wireDaemon(ctx, t, path, log)
+	asm, ctrl := wd.asm, wd.ctrl
 
 	warmStart(ctx, asm.history, ctrl, asm.groups, now, log)
 	done := logs.FilterMessage("warm start done").All()

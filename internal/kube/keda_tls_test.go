@@ -1,15 +1,11 @@
 package kube
 
 import (
-	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/queuechecker/queue-checker/internal/config"
-	"github.com/queuechecker/queue-checker/internal/kubetest"
 )
 
 // TestKEDATLSComponent: the keda-tls component's configuration is the
@@ -19,26 +15,7 @@ import (
 // external scaler reads from authParams.
 func TestKEDATLSComponent(t *testing.T) {
 	t.Parallel()
-	read := func(name string) *unstructured.Unstructured {
-		b, err := os.ReadFile(filepath.Join(manifests, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		objs, err := kubetest.Decode(b)
-		if err != nil || len(objs) != 1 {
-			t.Fatalf("%s: %v", name, err)
-		}
-		return objs[0]
-	}
-	parse := func(name string) config.Config {
-		doc, _, _ := unstructured.NestedString(read(name).Object, "data", "config.yaml")
-		cfg, err := config.Parse([]byte(doc))
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		return cfg
-	}
-	base, tls := parse("configmap.yaml"), parse("keda-tls/configmap.yaml")
+	base, tls := manifestConfig(t, "configmap.yaml"), manifestConfig(t, "keda-tls/configmap.yaml")
 	if tls.KEDA.TLS == nil || tls.KEDA.TLS.ClientCAFile == "" {
 		t.Fatalf("keda-tls: keda.tls %+v, want a certificate and a client CA", tls.KEDA.TLS)
 	}
@@ -47,7 +24,7 @@ func TestKEDATLSComponent(t *testing.T) {
 	if !reflect.DeepEqual(base, tls) {
 		t.Error("keda-tls/configmap.yaml differs from configmap.yaml by more than keda.tls")
 	}
-	vols, _, _ := unstructured.NestedSlice(read("keda-tls/deployment.yaml").Object, "spec", "template", "spec", "containers")
+	vols, _, _ := unstructured.NestedSlice(readManifest(t, "keda-tls/deployment.yaml").Object, "spec", "template", "spec", "containers")
 	mounts, _, _ := unstructured.NestedSlice(vols[0].(map[string]any), "volumeMounts")
 	dir, _, _ := unstructured.NestedString(mounts[0].(map[string]any), "mountPath")
 	for _, f := range []string{certs.CertFile, certs.KeyFile, certs.ClientCAFile} {
@@ -56,8 +33,8 @@ func TestKEDATLSComponent(t *testing.T) {
 		}
 	}
 
-	baseTriggers, _, _ := unstructured.NestedSlice(read("scaledobject.yaml").Object, "spec", "triggers")
-	triggers, _, _ := unstructured.NestedSlice(read("keda-tls/scaledobject.yaml").Object, "spec", "triggers")
+	baseTriggers, _, _ := unstructured.NestedSlice(readManifest(t, "scaledobject.yaml").Object, "spec", "triggers")
+	triggers, _, _ := unstructured.NestedSlice(readManifest(t, "keda-tls/scaledobject.yaml").Object, "spec", "triggers")
 	if len(triggers) != 1 || len(baseTriggers) != 1 {
 		t.Fatalf("triggers: base %d, component %d", len(baseTriggers), len(triggers))
 	}
@@ -67,8 +44,8 @@ func TestKEDATLSComponent(t *testing.T) {
 	if !reflect.DeepEqual(tr, baseTriggers[0]) {
 		t.Errorf("the component's trigger %v is not the base's %v plus authenticationRef", tr, baseTriggers[0])
 	}
-	ta := read("keda-tls/triggerauthentication.yaml")
-	if ta.GetName() != auth || ta.GetNamespace() != read("scaledobject.yaml").GetNamespace() {
+	ta := readManifest(t, "keda-tls/triggerauthentication.yaml")
+	if ta.GetName() != auth || ta.GetNamespace() != readManifest(t, "scaledobject.yaml").GetNamespace() {
 		t.Errorf("authenticationRef %q; the TriggerAuthentication is %s/%s", auth, ta.GetNamespace(), ta.GetName())
 	}
 	refs, _, _ := unstructured.NestedSlice(ta.Object, "spec", "secretTargetRef")

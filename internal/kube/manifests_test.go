@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -11,32 +10,36 @@ import (
 	"github.com/queuechecker/queue-checker/internal/kubetest"
 )
 
+// readManifest is the one object of the manifest file name under
+// deploy/kubernetes.
+func readManifest(t *testing.T, name string) *unstructured.Unstructured {
+	t.Helper()
+	return kubetest.ReadObject(t, filepath.Join(manifests, name))
+}
+
+// manifestConfig is the checker's configuration in the ConfigMap of the
+// manifest file name (its config.yaml), parsed and validated.
+func manifestConfig(t *testing.T, name string) config.Config {
+	t.Helper()
+	doc, _, _ := unstructured.NestedString(readManifest(t, name).Object, "data", "config.yaml")
+	cfg, err := config.Parse([]byte(doc))
+	if err != nil {
+		t.Fatalf("%s's config.yaml: %v", name, err)
+	}
+	return cfg
+}
+
 // TestManifestConfig: the checker's configuration in configmap.yaml is
 // valid, its KEDA group only reads its workload and its direct group
 // scales its own, and the ScaledObject and the worker Deployments name
 // the same groups and workloads.
 func TestManifestConfig(t *testing.T) {
 	t.Parallel()
-	read := func(name string) *unstructured.Unstructured {
-		b, err := os.ReadFile(filepath.Join(manifests, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		objs, err := kubetest.Decode(b)
-		if err != nil || len(objs) != 1 {
-			t.Fatalf("%s: %v", name, err)
-		}
-		return objs[0]
-	}
-	doc, _, _ := unstructured.NestedString(read("configmap.yaml").Object, "data", "config.yaml")
-	cfg, err := config.Parse([]byte(doc))
-	if err != nil {
-		t.Fatalf("configmap.yaml's config.yaml: %v", err)
-	}
+	cfg := manifestConfig(t, "configmap.yaml")
 	if cfg.KEDA.Listen == "" {
 		t.Error("keda.listen is empty: the ScaledObject would find no scaler")
 	}
-	so := read("scaledobject.yaml")
+	so := readManifest(t, "scaledobject.yaml")
 	triggers, _, _ := unstructured.NestedSlice(so.Object, "spec", "triggers")
 	if len(triggers) != 1 {
 		t.Fatalf("ScaledObject triggers: %v", triggers)
@@ -63,7 +66,7 @@ func TestManifestConfig(t *testing.T) {
 			t.Errorf("group %s has no Kubernetes fleet", g.Name)
 			continue
 		}
-		w := read("worker-" + k.Deployment + ".yaml")
+		w := readManifest(t, "worker-"+k.Deployment+".yaml")
 		if w.GetNamespace() != k.Namespace || w.GetKind() != "Deployment" {
 			t.Errorf("group %s's workload %s/%s: worker file has %s %s/%s", g.Name, k.Namespace, k.Deployment, w.GetKind(), w.GetNamespace(), w.GetName())
 		}
@@ -78,7 +81,7 @@ func TestManifestConfig(t *testing.T) {
 	if direct == 0 {
 		t.Error("no group scales its workload directly: the example shows both ways")
 	}
-	replicas, _, _ := unstructured.NestedInt64(read("deployment.yaml").Object, "spec", "replicas")
+	replicas, _, _ := unstructured.NestedInt64(readManifest(t, "deployment.yaml").Object, "spec", "replicas")
 	if replicas != 1 && cfg.Coordination == nil {
 		t.Errorf("the checker's Deployment has %d replicas without a coordination block", replicas)
 	}

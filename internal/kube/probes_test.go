@@ -1,13 +1,9 @@
 package kube
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/queuechecker/queue-checker/internal/kubetest"
 )
 
 // TestManifestProbes: the checker's Deployment restarts it only when its
@@ -16,18 +12,7 @@ import (
 // KEDA and Prometheus still read a checker that holds its counts.
 func TestManifestProbes(t *testing.T) {
 	t.Parallel()
-	read := func(name string) *unstructured.Unstructured {
-		b, err := os.ReadFile(filepath.Join(manifests, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		objs, err := kubetest.Decode(b)
-		if err != nil || len(objs) != 1 {
-			t.Fatalf("%s: %v", name, err)
-		}
-		return objs[0]
-	}
-	containers, _, _ := unstructured.NestedSlice(read("deployment.yaml").Object, "spec", "template", "spec", "containers")
+	containers, _, _ := unstructured.NestedSlice(readManifest(t, "deployment.yaml").Object, "spec", "template", "spec", "containers")
 	if len(containers) != 1 {
 		t.Fatalf("%d containers, want 1", len(containers))
 	}
@@ -43,7 +28,7 @@ func TestManifestProbes(t *testing.T) {
 	if period*failures < 30 {
 		t.Errorf("the startup probe gives the first cycle %d s, want 30 s or more", period*failures)
 	}
-	publish, _, _ := unstructured.NestedBool(read("service.yaml").Object, "spec", "publishNotReadyAddresses")
+	publish, _, _ := unstructured.NestedBool(readManifest(t, "service.yaml").Object, "spec", "publishNotReadyAddresses")
 	if !publish {
 		t.Error("the Service does not publish a checker that is not ready: KEDA would lose its held answers to its fallback")
 	}

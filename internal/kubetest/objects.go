@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"testing"
 	"time"
 
@@ -54,6 +55,20 @@ func (c *Client) Remap(t testing.TB) {
 		t.Fatal(err)
 	}
 	c.mapper = restmapper.NewDiscoveryRESTMapper(groups)
+}
+
+// ReadObject is the one object of the YAML file at path.
+func ReadObject(t testing.TB, path string) *unstructured.Unstructured {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := Decode(b)
+	if err != nil || len(objs) != 1 {
+		t.Fatalf("%s: %d objects, %v", path, len(objs), err)
+	}
+	return objs[0]
 }
 
 // Decode splits a YAML stream into objects, skipping empty documents.

@@ -14,6 +14,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/queuechecker/queue-checker/internal/awsclient"
+	"github.com/queuechecker/queue-checker/internal/config"
 	"github.com/queuechecker/queue-checker/internal/model"
 )
 
@@ -74,6 +79,27 @@ func (p *Poller) ArrivalHistory(ctx context.Context, from, to time.Time) (map[st
 	}
 	h, err := p.History(ctx, HistoryRequest{From: from, To: to})
 	return h.Arrivals, err
+}
+
+// GroupArrivals is ArrivalHistory for one group of cfg, read by a poller of
+// its own over clients: the group's per-minute NumberOfMessagesSent over
+// [from, to), summed over its queues and regions.
+func GroupArrivals(ctx context.Context, cfg config.Config, clients *awsclient.Factory, g config.Group, from, to time.Time) (model.MinuteHistory, error) {
+	one := cfg
+	one.Groups = []config.Group{g}
+	p, err := New(one, clients, prometheus.NewRegistry(), zap.NewNop())
+	if err != nil {
+		return model.MinuteHistory{}, err
+	}
+	hist, err := p.ArrivalHistory(ctx, from, to)
+	if err != nil {
+		return model.MinuteHistory{}, err
+	}
+	h, ok := hist[g.Name]
+	if !ok {
+		return model.MinuteHistory{}, fmt.Errorf("no history for group %s", g.Name)
+	}
+	return h, nil
 }
 
 // HistoryRequest is what one warm start reads: the groups' arrivals over

@@ -14,21 +14,6 @@ const PromiseShare = 0.99
 // maxPlanCells bounds the oracle's plan: a longer run plans on longer cells.
 const maxPlanCells = 1_000_000
 
-// missBudget is how many scored messages may wait past the promise for a
-// run of rc to still start PromiseShare of them within it: the scored
-// arrivals (those from the warm-up to the end) are drawn ahead, as the
-// world will draw them.
-func missBudget(rc RunConfig) int64 {
-	var n int64
-	from, until := rc.World.WarmUp.Seconds(), rc.Duration.Seconds()
-	planMessages(rc.World, until, func(at, _ float64) {
-		if at >= from {
-			n++
-		}
-	})
-	return int64(math.Floor((1 - PromiseShare) * float64(n)))
-}
-
 // searchRun is one run of a search: its result, and whether it was
 // stopped early once past the miss budget (its scores are then partial,
 // and it fell short of PromiseShare).
@@ -41,6 +26,38 @@ func (s searchRun) holds() bool {
 	return !s.stopped && s.res.SLOAttainment >= PromiseShare
 }
 
+// search runs a policy's candidates, each at most once: a run stopped
+// early (once it has missed more than budget messages) is kept for the
+// searches that also stop early; one asked for in full runs again in full.
+type search[K comparable] struct {
+	budget int64
+	runs   map[K]searchRun
+	// run runs candidate k, stopped early once past budget (-1: never).
+	run func(k K, budget int64) (res Result, stopped bool, err error)
+}
+
+func newSearch[K comparable](budget int64, run func(K, int64) (Result, bool, error)) *search[K] {
+	return &search[K]{budget: budget, runs: map[K]searchRun{}, run: run}
+}
+
+// try is candidate k's run, stopped early when stop is set.
+func (s *search[K]) try(k K, stop bool) (searchRun, error) {
+	if r, ok := s.runs[k]; ok && (!r.stopped || stop) {
+		return r, nil
+	}
+	b := s.budget
+	if !stop {
+		b = -1
+	}
+	res, stopped, err := s.run(k, b)
+	if err != nil {
+		return searchRun{}, err
+	}
+	r := searchRun{res: res, stopped: stopped}
+	s.runs[k] = r
+	return r, nil
+}
+
 // runFixedBest is the fixed-best policy: the fewest workers, never scaled,
 // that start PromiseShare of the messages within the promise, found by
 // search on runs of the fixed policy over the same messages (the same
@@ -49,33 +66,20 @@ func (s searchRun) holds() bool {
 // then bisection between them. Without such a fleet within the bounds it
 // is the largest fleet.
 func runFixedBest(ctx context.Context, rc RunConfig) (Result, error) {
-	budget := missBudget(rc)
-	runs := map[int]searchRun{}
-	try := func(n int, stop bool) (searchRun, error) {
-		if r, ok := runs[n]; ok && (!r.stopped || stop) {
-			return r, nil
-		}
+	grid := newWorkGrid(rc.World, rc.Duration.Seconds(), planCell(rc))
+	s := newSearch(grid.missBudget(), func(n int, budget int64) (Result, bool, error) {
 		cfg := rc.World
 		cfg.Workers = n
-		b := budget
-		if !stop {
-			b = -1
-		}
-		res, stopped, err := rc.runWorld(ctx, PolicyFixedBest, cfg, func(*World) Autoscaler { return fixedFleet{} }, b)
-		if err != nil {
-			return searchRun{}, err
-		}
+		res, stopped, err := rc.runWorld(ctx, PolicyFixedBest, cfg, func(*World) Autoscaler { return fixedFleet{} }, budget)
 		res.Workers = n
-		r := searchRun{res: res, stopped: stopped}
-		runs[n] = r
-		return r, nil
-	}
+		return res, stopped, err
+	})
 	lo, hi := rc.World.Min, rc.World.Max
 	// Gallop from the fleet the fluid picture needs (the simulation then
 	// says what the messages' indivisibility adds), doubling the step, then
 	// halve the interval where the smallest fleet that holds must be.
-	guess := min(max(fluidFixed(rc), lo), hi)
-	r, err := try(guess, true)
+	guess := min(max(fluidFixed(rc.World, grid), lo), hi)
+	r, err := s.try(guess, true)
 	if err != nil {
 		return Result{}, err
 	}
@@ -83,7 +87,7 @@ func runFixedBest(ctx context.Context, rc RunConfig) (Result, error) {
 		hi = guess
 		for step := 1; hi > lo; step *= 2 {
 			n := max(hi-step, lo)
-			r, err := try(n, true)
+			r, err := s.try(n, true)
 			if err != nil {
 				return Result{}, err
 			}
@@ -97,7 +101,7 @@ func runFixedBest(ctx context.Context, rc RunConfig) (Result, error) {
 		lo = guess + 1
 		for step := 1; lo < hi; step *= 2 {
 			n := min(lo+step-1, hi)
-			r, err := try(n, true)
+			r, err := s.try(n, true)
 			if err != nil {
 				return Result{}, err
 			}
@@ -110,7 +114,7 @@ func runFixedBest(ctx context.Context, rc RunConfig) (Result, error) {
 	}
 	for lo < hi {
 		mid := (lo + hi) / 2
-		r, err := try(mid, true)
+		r, err := s.try(mid, true)
 		if err != nil {
 			return Result{}, err
 		}
@@ -121,17 +125,16 @@ func runFixedBest(ctx context.Context, rc RunConfig) (Result, error) {
 		}
 	}
 	// hi holds, or is the largest fleet, which may not: run it in full.
-	r, err = try(hi, false)
+	r, err = s.try(hi, false)
 	return r.res, err
 }
 
 // fluidFixed is the fewest workers that, in the fluid picture of the
 // oracle's plan (a first-in-first-out queue served at the fleet's slots),
-// take every cell's work within the promise: a first guess for fixed-best.
-func fluidFixed(rc RunConfig) int {
-	c := rc.World
-	h := planCell(rc)
-	g := newWorkGrid(c, rc.Duration.Seconds(), h)
+// take every cell's work (the grid's, cells of the plan's length) within
+// the promise of c: a first guess for fixed-best.
+func fluidFixed(c Config, g workGrid) int {
+	h := g.h
 	conc := float64(max(c.Concurrency, 1))
 	latency := c.LatencyTarget.Seconds()
 	holds := func(n int) bool {
@@ -187,24 +190,15 @@ func runOracle(ctx context.Context, rc RunConfig, name string) (Result, error) {
 		conc := max(cfg.Concurrency, 1)
 		top = min(top, (pool+conc-1)/conc)
 	}
-	budget := missBudget(rc)
 	type key struct{ m, trim, lag int }
-	runs := map[key]searchRun{}
 	plans := map[int][]float64{}
-	try := func(k key, stop bool) (searchRun, error) {
-		if r, ok := runs[k]; ok && (!r.stopped || stop) {
-			return r, nil
-		}
+	s := newSearch(grid.missBudget(), func(k key, budget int64) (Result, bool, error) {
 		plan, ok := plans[k.m]
 		if !ok {
 			plan = grid.plannedFleet(float64(k.m)*h, cfg.Concurrency, top)
 			plans[k.m] = plan
 		}
 		fleet := roundFleet(plan, planTrims[k.trim], top)
-		b := budget
-		if !stop {
-			b = -1
-		}
 		// The oracle chooses its starting fleet, as fixed-best does: the
 		// workers its plan keeps at the start.
 		lag := planLags[k.lag] * cfg.LatencyTarget.Seconds()
@@ -216,15 +210,10 @@ func runOracle(ctx context.Context, rc RunConfig, name string) (Result, error) {
 			o := newOracle(w, rc.Interval, fleet, h)
 			o.lag = lag
 			return o
-		}, b)
-		if err != nil {
-			return searchRun{}, err
-		}
+		}, budget)
 		res.PlanDeadline = float64(k.m) * h
-		r := searchRun{res: res, stopped: stopped}
-		runs[k] = r
-		return r, nil
-	}
+		return res, stopped, err
+	})
 	// The candidate deadlines, in cells, ascending: one cell, fractions
 	// and multiples of the promise.
 	var cands []int
@@ -236,18 +225,18 @@ func runOracle(ctx context.Context, rc RunConfig, name string) (Result, error) {
 	}
 	promise := slices.Index(cands, max(int(cfg.LatencyTarget.Seconds()/h), 1))
 	m, err := longestHolding(len(cands), promise, func(i int) (bool, error) {
-		r, err := try(key{cands[i], 0, 0}, true)
+		r, err := s.try(key{cands[i], 0, 0}, true)
 		return r.holds(), err
 	})
 	if err != nil {
 		return Result{}, err
 	}
 	if m < 0 {
-		r, err := try(key{cands[0], 0, 0}, false)
+		r, err := s.try(key{cands[0], 0, 0}, false)
 		return r.res, err
 	}
 	trim, err := longestHolding(len(planTrims), 0, func(i int) (bool, error) {
-		r, err := try(key{cands[m], i, 0}, true)
+		r, err := s.try(key{cands[m], i, 0}, true)
 		return r.holds(), err
 	})
 	if err != nil {
@@ -255,13 +244,13 @@ func runOracle(ctx context.Context, rc RunConfig, name string) (Result, error) {
 	}
 	trim = max(trim, 0)
 	lag, err := longestHolding(len(planLags), 0, func(i int) (bool, error) {
-		r, err := try(key{cands[m], trim, i}, true)
+		r, err := s.try(key{cands[m], trim, i}, true)
 		return r.holds(), err
 	})
 	if err != nil {
 		return Result{}, err
 	}
-	return runs[key{cands[m], trim, max(lag, 0)}].res, nil
+	return s.runs[key{cands[m], trim, max(lag, 0)}].res, nil
 }
 
 // longestHolding is the largest index in [0, n) for which holds is true,

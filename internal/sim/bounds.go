@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/queuechecker/queue-checker/internal/model"
 )
 
 // Limits on one run, so that no input makes a run take hours or more
@@ -107,6 +109,17 @@ func FromMinutes(name string, counts []float64) (Scenario, error) {
 			r = c / 60
 		}
 		sc.Segments[i] = Segment{At: time.Duration(i) * time.Minute, Rate: r}
+	}
+	return sc, nil
+}
+
+// FromHistory makes a scenario of a group's per-minute arrivals as read
+// from CloudWatch (FromMinutes), named after the group and its first
+// minute.
+func FromHistory(group string, h model.MinuteHistory) (Scenario, error) {
+	sc, err := FromMinutes(fmt.Sprintf("%s: NumberOfMessagesSent per minute from %s", group, h.Start.Format(time.RFC3339)), h.Counts)
+	if err != nil {
+		return Scenario{}, fmt.Errorf("group %s: %w", group, err)
 	}
 	return sc, nil
 }

@@ -189,6 +189,22 @@ func TestPlanSeesTheWorldsMessages(t *testing.T) {
 	if busy := w.busySeconds(); math.Abs(busy-work) > 1e-6*work {
 		t.Errorf("plan's work %v slot-seconds, the world's %v", work, busy)
 	}
+	if g.scored != count {
+		t.Errorf("plan scores %d of its %d messages without a warm-up", g.scored, count)
+	}
+	// With a warm-up, the plan scores the messages the world scores, and
+	// the miss budget is the promise share's complement of them.
+	cfg.WarmUp = 20 * time.Minute
+	g = newWorkGrid(cfg, 3600, 1)
+	w = mustWorld(t, cfg)
+	w.SetDesired(at(3600), 1000)
+	scored := w.Scores().Messages
+	if g.scored != scored || scored >= count || scored == 0 {
+		t.Errorf("plan scored %d messages after the warm-up, the world %d (of %d)", g.scored, scored, count)
+	}
+	if want := scored / 100; g.missBudget() != want {
+		t.Errorf("miss budget %d for %d scored messages, want %d", g.missBudget(), scored, want)
+	}
 }
 
 // planOf is a plan of one cell per second: n workers over [from, to).

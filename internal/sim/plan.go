@@ -61,19 +61,22 @@ func planMessages(cfg Config, until float64, fn func(at, service float64)) {
 
 // workGrid is the work arriving in each cell of a grid.
 type workGrid struct {
-	h     float64   // cell length, seconds
-	work  []float64 // slot-seconds arriving in each cell
-	count []int32   // messages arriving in each cell
+	h      float64   // cell length, seconds
+	work   []float64 // slot-seconds arriving in each cell
+	count  []int32   // messages arriving in each cell
+	scored int64     // messages arriving from the warm-up on
 }
 
 // newWorkGrid bins the messages of cfg's world over `until` seconds into
 // cells h seconds long, each message's work multiplied by the service
-// change in force when it arrives.
+// change in force when it arrives, and counts the scored ones (those from
+// cfg's warm-up on).
 func newWorkGrid(cfg Config, until, h float64) workGrid {
 	n := int(math.Ceil(until/h)) + 1
 	g := workGrid{h: h, work: make([]float64, n), count: make([]int32, n)}
 	changes := newServiceChanges(cfg.ServiceChanges)
 	factor, ci := 1.0, 0
+	from := cfg.WarmUp.Seconds()
 	planMessages(cfg, until, func(at, service float64) {
 		for ci < len(changes) && changes[ci].at <= at {
 			factor = changes[ci].factor
@@ -82,8 +85,18 @@ func newWorkGrid(cfg Config, until, h float64) workGrid {
 		k := min(int(at/h), n-1)
 		g.work[k] += service * factor
 		g.count[k]++
+		if at >= from {
+			g.scored++
+		}
 	})
 	return g
+}
+
+// missBudget is how many scored messages may wait past the promise for
+// the run whose messages the grid holds to still start PromiseShare of
+// them within it.
+func (g workGrid) missBudget() int64 {
+	return int64(math.Floor((1 - PromiseShare) * float64(g.scored)))
 }
 
 // tautString returns the slopes, one per cell, of the taut string from
