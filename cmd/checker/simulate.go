@@ -453,7 +453,7 @@ func (f simFlags) runConfig(ctx context.Context) (sim.RunConfig, []string, error
 		}
 		// The world's service time: every policy starts from the fleet the
 		// world needs, whatever the settings assume.
-		workers = baseFleet(base, f.serviceTime, f.concurrency, f.latencyTarget)
+		workers = capacity.SteadyFleet(base, f.serviceTime.Seconds(), f.concurrency, policy.DefaultUtilization, f.latencyTarget.Seconds())
 		workers = min(max(workers, f.min), f.max)
 	}
 	rc.World.Scenario, rc.World.Workers, rc.Duration = sc, workers, f.duration
@@ -563,17 +563,6 @@ func loadScenario(name string, rate float64, d time.Duration, seed uint64) (sim.
 	}
 	defer func() { _ = file.Close() }()
 	return sim.ParseCSV(name, file)
-}
-
-// baseFleet is the fleet a steady rate needs: the larger of the utilisation
-// floor at 80 % and the Erlang C wait floor for the latency target.
-func baseFleet(rate float64, serviceTime time.Duration, concurrency int, latency time.Duration) int {
-	perWorker := float64(concurrency) / serviceTime.Seconds()
-	n := capacity.UtilizationFloor(rate, perWorker, policy.DefaultUtilization)
-	if slots, ok := capacity.WaitFloor(rate, 1/serviceTime.Seconds(), latency.Seconds()); ok {
-		n = max(n, (slots+concurrency-1)/concurrency)
-	}
-	return n
 }
 
 // progressBar is a bar on stderr for a long run when stderr is a terminal;
