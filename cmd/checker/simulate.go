@@ -424,12 +424,12 @@ func (f simFlags) runConfig(ctx context.Context) (sim.RunConfig, []string, error
 			return sim.RunConfig{}, nil, fmt.Errorf("--from-cloudwatch: %w", err)
 		}
 		if f.saveTrace != "" {
-			if err := writeTrace(f.saveTrace, sc); err != nil {
-				return sim.RunConfig{}, nil, err
+			if err := sim.SaveCSV(f.saveTrace, sc); err != nil {
+				return sim.RunConfig{}, nil, fmt.Errorf("--save-trace: %w", err)
 			}
 		}
 	default:
-		if sc, err = loadScenario(f.scenario, f.rate, f.duration, f.seed); err != nil {
+		if sc, err = sim.LoadScenario(f.scenario, f.rate, f.duration, f.seed); err != nil {
 			bad("scenario", "%v", err)
 			return usage()
 		}
@@ -528,41 +528,6 @@ func (f *simFlags) overrideSettings(s *policy.Settings) {
 	if f.set["max"] {
 		s.Max = f.max
 	}
-}
-
-// writeTrace writes a scenario as a CSV file ParseCSV reads back.
-func writeTrace(path string, sc sim.Scenario) (err error) {
-	file, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("--save-trace: %w", err)
-	}
-	defer func() {
-		if cerr := file.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("--save-trace: %w", cerr)
-		}
-	}()
-	if err := sim.WriteCSV(file, sc); err != nil {
-		return fmt.Errorf("--save-trace: %w", err)
-	}
-	return nil
-}
-
-// loadScenario is a built-in scenario by name, or else a CSV file.
-func loadScenario(name string, rate float64, d time.Duration, seed uint64) (sim.Scenario, error) {
-	if slices.Contains(sim.BuiltinScenarios, name) {
-		return sim.BuiltinSeeded(name, rate, d, seed)
-	}
-	if !strings.HasSuffix(strings.ToLower(name), ".csv") {
-		if _, err := os.Stat(name); err != nil {
-			return sim.Scenario{}, fmt.Errorf("%q: want %s or a CSV file", name, strings.Join(sim.BuiltinScenarios, ", "))
-		}
-	}
-	file, err := os.Open(name)
-	if err != nil {
-		return sim.Scenario{}, err
-	}
-	defer func() { _ = file.Close() }()
-	return sim.ParseCSV(name, file)
 }
 
 // progressBar is a bar on stderr for a long run when stderr is a terminal;
