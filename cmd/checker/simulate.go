@@ -111,7 +111,7 @@ func cmdSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	if chartFormat != "" {
-		if err := writeChart(f.chart, chartFormat, rc, results); err != nil {
+		if err := chart.WriteFile(f.chart, chartFormat, rc, results); err != nil {
 			return err
 		}
 	}
@@ -548,20 +548,6 @@ func progressBar(stderr io.Writer, rc sim.RunConfig, policies []string) *progres
 		progressbar.OptionClearOnFinish(),
 		progressbar.OptionThrottle(100*time.Millisecond),
 	)
-}
-
-func writeChart(path, format string, rc sim.RunConfig, results []sim.Result) (err error) {
-	file, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("chart: %w", err)
-	}
-	defer func() {
-		if cerr := file.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("chart: %w", cerr)
-		}
-	}()
-	title := fmt.Sprintf("%s scenario, latency target %v, start delay %v", rc.World.Scenario.Name, rc.World.LatencyTarget, rc.World.StartDelay)
-	return chart.Write(file, format, title, rc.World.LatencyTarget, results)
 }
 
 // printSimTable prints one row per policy, with the cost as a multiple of
