@@ -5,7 +5,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/queuechecker/queue-checker/internal/measure"
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
 )
@@ -67,8 +66,7 @@ func (c *Controller) Preload(h map[string]model.MinuteHistory) map[string]int {
 // do not measure (learn: off) and groups no longer configured are skipped;
 // groups with no entry in h (the poller reads the history only for groups
 // that read CloudWatch) keep learning online. It only feeds the
-// measurements, and the views their minutes: no decision is made and no
-// count changes here.
+// measurements: no decision is made and no count changes here.
 func (c *Controller) PreloadFleet(h map[string]model.FleetHistory) map[string]int {
 	groups, states := c.groupStates()
 
@@ -87,12 +85,9 @@ func (c *Controller) PreloadFleet(h map[string]model.FleetHistory) map[string]in
 			log.Debug("no fleet history for the group: the measurement learns online")
 			continue
 		}
-		var buf [24]measure.GoodMinute // the most the measurement keeps
 		st.deciding.Lock()
 		n := st.policy.PreloadFleet(g, hist)
-		minutes := st.policy.FleetMinutes(buf[:0])
 		st.deciding.Unlock()
-		c.views.SetFleetMinutes(g.Group, minutes)
 		loaded[g.Group] = n
 		fields := []zap.Field{zap.Int("minutes", n), zap.Int("minutes_offered", min(len(hist.Deleted), len(hist.InFlight)))}
 		if len(hist.Deleted) > 0 {

@@ -170,16 +170,6 @@ func (m *Model) Record(r Record) AWSCost {
 	return m.groupCost(st)
 }
 
-// SetFleetMinutes replaces a group's good minutes of the fleet
-// measurement, as after a warm start fed it between cycles.
-func (m *Model) SetFleetMinutes(group string, minutes []measure.GoodMinute) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if st := m.states[group]; st != nil {
-		st.minutes = appendFleetMinutes(st.minutes[:0], minutes)
-	}
-}
-
 // Leave marks a group whose lease another checker holds: its last
 // decision, sample, action and calls are dropped, so that the views show
 // the group's owner rather than stale numbers, until it is recorded here
