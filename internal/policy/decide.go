@@ -339,7 +339,7 @@ func (c *call) observe() {
 			st.climb.observe(c.at, st.est.rate, 2*s.ArrivalSmoothing)
 		}
 		if s.Policy == PolicyModel && !c.surging && c.lambda > 0 {
-			c.rise, c.slope = st.climb.rise(c.at, st.est.rate, s.ArrivalSmoothing, s.StartDelay)
+			c.rise, c.slope = st.climb.rise(c.at, st.est.rate, s.ArrivalSmoothing, s.StartDelay, st.noise.still(s.ArrivalSmoothing.Seconds()))
 			if c.rise > 0 {
 				c.lambdaEff = effectiveArrival(c.lambda+c.rise, s.BurstReserve)
 				c.peakEff = c.lambdaEff

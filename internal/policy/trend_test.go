@@ -30,7 +30,7 @@ func TestTrendSizesARampForTheRateWhenNewWorkersServe(t *testing.T) {
 	checked := 0
 	ewmaRun(tau, 5*time.Second, 15*time.Minute, ramp, func(at time.Time, ts, est float64) {
 		tr.observe(at, est, 2*tau)
-		rise, slope := tr.rise(at, est, tau, start)
+		rise, slope := tr.rise(at, est, tau, start, 0)
 		if ts < 5*tau.Seconds() {
 			return // the estimate settles on the ramp within a few τ
 		}
@@ -75,7 +75,7 @@ func TestTrendAddsNothingButForAClimb(t *testing.T) {
 		var tr trend
 		ewmaRun(tau, 5*time.Second, 30*time.Minute, f, func(at time.Time, ts, est float64) {
 			tr.observe(at, est, 2*tau)
-			if rise, _ := tr.rise(at, est, tau, time.Minute); rise != 0 {
+			if rise, _ := tr.rise(at, est, tau, time.Minute, 0); rise != 0 {
 				t.Fatalf("%s, at %.0f s (estimate %.1f): rise %.2f, want 0", name, ts, est, rise)
 			}
 		})
@@ -95,7 +95,7 @@ func TestTrendIgnoresCountingNoise(t *testing.T) {
 	}, func(at time.Time, _ float64, est float64) {
 		tr.observe(at, est, 2*tau)
 		samples++
-		if rise, _ := tr.rise(at, est, tau, time.Minute); rise > 0 {
+		if rise, _ := tr.rise(at, est, tau, time.Minute, 0); rise > 0 {
 			rises++
 		}
 	})

@@ -132,7 +132,7 @@ func (c *call) warmPays(rate int) int {
 	relaunch := float64(extra)*react + lateCost*late // worker-seconds a burst
 	holdHour := float64(extra)                       // worker-hours an hour
 	relaunchHour := f.perHour * relaunch / 3600
-	chance := f.chance(react)
+	chance := f.chance(react, 1-s.LatencyQuantile)
 	pays := extra > 0 && relaunchHour > holdHour && !bp.timed
 	warm := 0
 	if pays && chance >= 1-s.LatencyQuantile {
