@@ -330,20 +330,23 @@ func (f *burstFacts) stopped(miss float64) float64 {
 
 // remaining is how much longer the burst on is expected to last: the mean,
 // over the recent bursts that lasted longer than it has so far, of what they
-// lasted beyond that; ok is false when none did (it is longer than every
-// recent burst: no length is known for it).
-func (f *burstFacts) remaining() (float64, bool) {
-	sum, k := 0.0, 0
+// lasted beyond that (mean), and the same with each at most h (within: how
+// much of the next h seconds it is expected to last; a burst that lasts
+// beyond h adds h, not its whole length); ok is false when none did (it is
+// longer than every recent burst: no length is known for it).
+func (f *burstFacts) remaining(h float64) (mean, within float64, ok bool) {
+	k := 0
 	for _, l := range f.lengths[:f.n] {
 		if l > f.age {
-			sum += l - f.age
+			mean += l - f.age
+			within += math.Min(l-f.age, h)
 			k++
 		}
 	}
 	if k == 0 {
-		return 0, false
+		return 0, 0, false
 	}
-	return sum / float64(k), true
+	return mean / float64(k), within / float64(k), true
 }
 
 // late is the messages the recent bursts not announced (within the memory at now) would
