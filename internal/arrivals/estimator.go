@@ -78,8 +78,9 @@ const surgeSigmas = 3
 // that starts at its time stamp (CloudWatch stamps a period by its start and
 // publishes it minutes late) when that minute is over by the sample, and
 // otherwise the minute that ends at its time stamp (a count of the last
-// minute stamped when it was read). The peak window keeps these
-// measurements; the EWMA still follows the faster, noisier observations.
+// minute stamped when it was read). The policy's forecast takes these
+// measurements (Minute) in place of the interval observations' approximation
+// of the minute; the EWMA still follows the faster, noisier observations.
 //
 // Surges. The EWMA takes minutes to follow a jump in arrivals, and the
 // deleted count, a one-minute aggregate, lags the completions of workers
