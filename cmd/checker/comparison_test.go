@@ -12,6 +12,7 @@ import (
 
 	"github.com/queuechecker/queue-checker/internal/capacity"
 	"github.com/queuechecker/queue-checker/internal/sim"
+	"github.com/queuechecker/queue-checker/internal/sim/report"
 )
 
 // The README's comparison: `make comparison` (go test -tags comparison ./cmd/checker -run
@@ -304,7 +305,7 @@ func comparisonBill(runs []comparisonRun, policies []string, price float64) stri
 				fmt.Fprintf(&b, " %s |", capacity.FormatDollars(bill[p]/n))
 				continue
 			}
-			fmt.Fprintf(&b, " %s (%s) |", capacity.FormatDollars(bill[p]/n), signedDollars((bill[p]-bill["oracle"])/n))
+			fmt.Fprintf(&b, " %s (%s) |", capacity.FormatDollars(bill[p]/n), report.SignedDollars((bill[p]-bill["oracle"])/n))
 		}
 		b.WriteString("\n")
 	}

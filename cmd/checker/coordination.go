@@ -17,7 +17,9 @@ import (
 	"github.com/queuechecker/queue-checker/internal/controller"
 	"github.com/queuechecker/queue-checker/internal/kube"
 	"github.com/queuechecker/queue-checker/internal/lease"
+	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/poller"
+	"github.com/queuechecker/queue-checker/internal/readmodel"
 )
 
 // leaseGate lets the controller act on the groups whose leases this
@@ -31,9 +33,9 @@ type leaseGate struct {
 }
 
 var (
-	_ controller.Gate       = leaseGate{}
-	_ controller.TableUsage = leaseGate{} // the lease table joins the checker's own AWS bill
-	_ controller.Degrader   = leaseGate{} // a group nobody can take: /readyz and the page, not /healthz
+	_ controller.Gate      = leaseGate{}
+	_ readmodel.TableUsage = leaseGate{} // the lease table joins the checker's own AWS bill
+	_ controller.Degrader  = leaseGate{} // a group nobody can take: /readyz and the page, not /healthz
 )
 
 // Sync syncs the leases as of now and passes on the groups it took.
@@ -52,16 +54,16 @@ func (g leaseGate) Sync(ctx context.Context, now time.Time) error {
 	return err
 }
 
-func (g leaseGate) Lease(group string) controller.LeaseStatus {
+func (g leaseGate) Lease(group string) model.LeaseStatus {
 	s := g.Status(group)
-	return controller.LeaseStatus{Owner: s.Owner, Held: s.Held, Acting: s.Acting, Since: s.Since, Expires: s.Expires}
+	return model.LeaseStatus{Owner: s.Owner, Held: s.Held, Acting: s.Acting, Since: s.Since, Expires: s.Expires}
 }
 
-func (g leaseGate) Peers() []controller.Peer {
+func (g leaseGate) Peers() []model.Peer {
 	ps := g.Manager.Peers()
-	out := make([]controller.Peer, 0, len(ps))
+	out := make([]model.Peer, 0, len(ps))
 	for _, p := range ps {
-		out = append(out, controller.Peer{Identity: p.Identity, Leases: p.Leases, Expires: p.Expires})
+		out = append(out, model.Peer{Identity: p.Identity, Leases: p.Leases, Expires: p.Expires})
 	}
 	return out
 }

@@ -253,7 +253,7 @@ func TestHPAReplayFollowsTheChecker(t *testing.T) {
 			continue
 		}
 		for g, h := range hpas {
-			l, ok := ctrl.Latest(g)
+			l, ok := ctrl.Views().Latest(g)
 			if !ok || l.Decision == nil || l.Decision.DesiredWorkers < 1 {
 				continue // KEDA's activation, not the HPA, rules 0 <-> 1
 			}

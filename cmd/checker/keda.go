@@ -19,7 +19,7 @@ func kedaServer(k config.KEDA, ctrl *controller.Controller, reg prometheus.Regis
 	if k.Listen == "" {
 		return nil, nil
 	}
-	srv, err := keda.NewServer(keda.New(ctrl, 0, k.MaxStreams), keda.ServerOptions{TLS: k.TLS, Registerer: reg})
+	srv, err := keda.NewServer(keda.New(ctrl.Views(), 0, k.MaxStreams), keda.ServerOptions{TLS: k.TLS, Registerer: reg})
 	if err != nil {
 		return nil, err
 	}

@@ -239,7 +239,7 @@ func (r *reloader) reload(ctx context.Context, always bool) {
 		fail(err)
 		return
 	}
-	r.ctrl.SetPrices(awscost.FromConfig(cfg.AWS))
+	r.ctrl.Views().SetPrices(awscost.FromConfig(cfg.AWS))
 	r.sum, r.bad = sum, [32]byte{}
 	r.ctrl.SetRestartNeeded("")
 	r.gatherer.swap(asm.registry)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,6 +25,7 @@ import (
 	"github.com/queuechecker/queue-checker/internal/sim"
 	"github.com/queuechecker/queue-checker/internal/sim/chart"
 	"github.com/queuechecker/queue-checker/internal/sim/peers"
+	"github.com/queuechecker/queue-checker/internal/sim/report"
 )
 
 // simStart is the simulated clock's time zero; only offsets from it show.
@@ -111,21 +110,14 @@ func cmdSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	if chartFormat != "" {
-		if err := writeChart(f.chart, chartFormat, rc, results); err != nil {
+		if err := chart.WriteFile(f.chart, chartFormat, rc, results); err != nil {
 			return err
 		}
 	}
 	if f.output == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
-			Results []sim.Result `json:"results"`
-		}{results})
+		return report.JSON(stdout, results)
 	}
-	if err := printSimTable(stdout, rc, results); err != nil {
-		return err
-	}
-	return printScaleIn(stdout, rc, results)
+	return report.Table(stdout, rc, results)
 }
 
 // parseSimFlags defines the flags of `checker simulate` on fs and parses
@@ -424,12 +416,12 @@ func (f simFlags) runConfig(ctx context.Context) (sim.RunConfig, []string, error
 			return sim.RunConfig{}, nil, fmt.Errorf("--from-cloudwatch: %w", err)
 		}
 		if f.saveTrace != "" {
-			if err := writeTrace(f.saveTrace, sc); err != nil {
-				return sim.RunConfig{}, nil, err
+			if err := sim.SaveCSV(f.saveTrace, sc); err != nil {
+				return sim.RunConfig{}, nil, fmt.Errorf("--save-trace: %w", err)
 			}
 		}
 	default:
-		if sc, err = loadScenario(f.scenario, f.rate, f.duration, f.seed); err != nil {
+		if sc, err = sim.LoadScenario(f.scenario, f.rate, f.duration, f.seed); err != nil {
 			bad("scenario", "%v", err)
 			return usage()
 		}
@@ -453,7 +445,7 @@ func (f simFlags) runConfig(ctx context.Context) (sim.RunConfig, []string, error
 		}
 		// The world's service time: every policy starts from the fleet the
 		// world needs, whatever the settings assume.
-		workers = baseFleet(base, f.serviceTime, f.concurrency, f.latencyTarget)
+		workers = capacity.SteadyFleet(base, f.serviceTime.Seconds(), f.concurrency, policy.DefaultUtilization, f.latencyTarget.Seconds())
 		workers = min(max(workers, f.min), f.max)
 	}
 	rc.World.Scenario, rc.World.Workers, rc.Duration = sc, workers, f.duration
@@ -530,52 +522,6 @@ func (f *simFlags) overrideSettings(s *policy.Settings) {
 	}
 }
 
-// writeTrace writes a scenario as a CSV file ParseCSV reads back.
-func writeTrace(path string, sc sim.Scenario) (err error) {
-	file, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("--save-trace: %w", err)
-	}
-	defer func() {
-		if cerr := file.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("--save-trace: %w", cerr)
-		}
-	}()
-	if err := sim.WriteCSV(file, sc); err != nil {
-		return fmt.Errorf("--save-trace: %w", err)
-	}
-	return nil
-}
-
-// loadScenario is a built-in scenario by name, or else a CSV file.
-func loadScenario(name string, rate float64, d time.Duration, seed uint64) (sim.Scenario, error) {
-	if slices.Contains(sim.BuiltinScenarios, name) {
-		return sim.BuiltinSeeded(name, rate, d, seed)
-	}
-	if !strings.HasSuffix(strings.ToLower(name), ".csv") {
-		if _, err := os.Stat(name); err != nil {
-			return sim.Scenario{}, fmt.Errorf("%q: want %s or a CSV file", name, strings.Join(sim.BuiltinScenarios, ", "))
-		}
-	}
-	file, err := os.Open(name)
-	if err != nil {
-		return sim.Scenario{}, err
-	}
-	defer func() { _ = file.Close() }()
-	return sim.ParseCSV(name, file)
-}
-
-// baseFleet is the fleet a steady rate needs: the larger of the utilisation
-// floor at 80 % and the Erlang C wait floor for the latency target.
-func baseFleet(rate float64, serviceTime time.Duration, concurrency int, latency time.Duration) int {
-	perWorker := float64(concurrency) / serviceTime.Seconds()
-	n := capacity.UtilizationFloor(rate, perWorker, policy.DefaultUtilization)
-	if slots, ok := capacity.WaitFloor(rate, 1/serviceTime.Seconds(), latency.Seconds()); ok {
-		n = max(n, (slots+concurrency-1)/concurrency)
-	}
-	return n
-}
-
 // progressBar is a bar on stderr for a long run when stderr is a terminal;
 // nil otherwise.
 func progressBar(stderr io.Writer, rc sim.RunConfig, policies []string) *progressbar.ProgressBar {
@@ -594,101 +540,4 @@ func progressBar(stderr io.Writer, rc sim.RunConfig, policies []string) *progres
 		progressbar.OptionClearOnFinish(),
 		progressbar.OptionThrottle(100*time.Millisecond),
 	)
-}
-
-func writeChart(path, format string, rc sim.RunConfig, results []sim.Result) (err error) {
-	file, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("chart: %w", err)
-	}
-	defer func() {
-		if cerr := file.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("chart: %w", cerr)
-		}
-	}()
-	title := fmt.Sprintf("%s scenario, latency target %v, start delay %v", rc.World.Scenario.Name, rc.World.LatencyTarget, rc.World.StartDelay)
-	return chart.Write(file, format, title, rc.World.LatencyTarget, results)
-}
-
-// printSimTable prints one row per policy, with the cost as a multiple of
-// the oracle's when the oracle ran.
-func printSimTable(w io.Writer, rc sim.RunConfig, results []sim.Result) error {
-	c := rc.World
-	service, startDelay, metrics := worldDesc(c)
-	if _, err := fmt.Fprintf(w, "scenario %s over %v: mean %.3g msg/s; service %v %s%s; concurrency %d; start delay %v%s; latency target %v; workers %d..%d, starting at %d; %s; seed %d\n",
-		c.Scenario.Name, rc.Duration, c.Scenario.MeanRate(rc.Duration), c.Service.Mean, serviceDesc(c.Service), service,
-		max(c.Concurrency, 1), c.StartDelay, startDelay, c.LatencyTarget, c.Min, c.Max, c.Workers, metrics, c.Seed); err != nil {
-		return err
-	}
-	if c.WarmUp > 0 {
-		if _, err := fmt.Fprintf(w, "scores leave out the first %v\n", c.WarmUp); err != nil {
-			return err
-		}
-	}
-	if _, err := fmt.Fprintln(w); err != nil {
-		return err
-	}
-	oracle := 0.0
-	for _, r := range results {
-		if r.Policy == sim.PolicyOracle {
-			oracle = r.WorkerSeconds
-		}
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	priced := rc.WorkerCostPerHour > 0
-	head := "policy\tslo\tmean wait\tp50\tp99\tmax wait\tmax oldest\tworker-hours\t× oracle\t"
-	if priced {
-		head += "dollars\tvs oracle\t"
-	}
-	fmt.Fprintln(tw, head+"actions\tlaunches\tmessages\t")
-	for _, r := range results {
-		mult := "-"
-		if oracle > 0 {
-			mult = fmt.Sprintf("%.2f", r.WorkerSeconds/oracle)
-		}
-		money := ""
-		if priced && r.Dollars != nil {
-			vs := "-"
-			if oracle > 0 {
-				// What the policy pays beyond the oracle; negative: less.
-				vs = signedDollars(*r.Dollars - sim.WorkerDollars(oracle, rc.WorkerCostPerHour))
-			}
-			money = capacity.FormatDollars(*r.Dollars) + "\t" + vs + "\t"
-		}
-		fmt.Fprintf(tw, "%s\t%.2f%%\t%.2fs\t%.2fs\t%.2fs\t%.1fs\t%.1fs\t%.1f\t%s\t%s%d\t%d\t%d\t\n",
-			r.Policy, 100*r.SLOAttainment, r.MeanWait, r.P50Wait, r.P99Wait, r.MaxWait, r.MaxOldestAge,
-			r.WorkerSeconds/3600, mult, money, r.ScalingActions, r.Launches, r.Messages)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if _, err := fmt.Fprintln(w); err != nil {
-		return err
-	}
-	for _, r := range results {
-		if _, err := fmt.Fprintf(w, "  %-16s %s\n", r.Policy, sim.PolicyLabels[r.Policy]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// signedDollars writes a difference of dollars with its sign: "+$12.50",
-// "-$3.00", "$0.00".
-func signedDollars(x float64) string {
-	s := capacity.FormatDollars(x)
-	if x > 0 && !strings.HasPrefix(s, "<") {
-		return "+" + s
-	}
-	return s
-}
-
-func serviceDesc(s sim.Service) string {
-	if s.Dist == sim.DistLognormal {
-		return fmt.Sprintf("lognormal (cv %g)", s.CV)
-	}
-	if s.Dist == "" {
-		return sim.DistExponential
-	}
-	return s.Dist
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"flag"
-	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"time"
@@ -26,28 +24,4 @@ func (f *simFlags) checkScaleIn(bad func(flag, format string, a ...any)) {
 	if f.visibility <= 0 || f.visibility > 12*time.Hour {
 		bad("visibility-timeout", "%v: must be > 0 and at most 12h (SQS's limit)", f.visibility)
 	}
-}
-
-// printScaleIn prints, under the table in kill mode, each policy's
-// duplicate deliveries; in graceful mode there are none and it prints
-// nothing.
-func printScaleIn(w io.Writer, rc sim.RunConfig, results []sim.Result) error {
-	c := rc.World
-	if c.ScaleIn != sim.ScaleInKill {
-		return nil
-	}
-	if _, err := fmt.Fprintf(w, "\nscale-in kill: removed workers drop the messages in hand; they come back after the %v visibility timeout\nduplicate deliveries:", c.VisibilityTimeout); err != nil {
-		return err
-	}
-	for _, r := range results {
-		share := 0.0
-		if r.Messages > 0 {
-			share = 100 * float64(r.Duplicates) / float64(r.Messages)
-		}
-		if _, err := fmt.Fprintf(w, " %s %d (%.2f%%);", r.Policy, r.Duplicates, share); err != nil {
-			return err
-		}
-	}
-	_, err := fmt.Fprintln(w)
-	return err
 }

@@ -124,35 +124,3 @@ func (f *simFlags) assumedService(settingsSeconds float64) time.Duration {
 	}
 	return 0
 }
-
-// worldDesc describes, for the table's header, where the world departs
-// from the settings: the service time they assume when it differs, the
-// downstream pool, the service changes, and the start delays' spread; and
-// how the metrics arrive.
-func worldDesc(c sim.Config) (service, startDelay, metrics string) {
-	var b strings.Builder
-	if a := c.SettingsServiceTime(); a != c.Service.Mean {
-		fmt.Fprintf(&b, ", the settings assume %v", a)
-	}
-	if c.DownstreamPool > 0 {
-		fmt.Fprintf(&b, "; downstream pool %d", c.DownstreamPool)
-	}
-	for i, ch := range c.ServiceChanges {
-		sep := ", "
-		if i == 0 {
-			sep = "; service "
-		}
-		fmt.Fprintf(&b, "%s×%g from %v", sep, ch.Factor, ch.At)
-	}
-	if c.StartDelayCV > 0 {
-		startDelay = fmt.Sprintf(" (lognormal, cv %g)", c.StartDelayCV)
-	}
-	metrics = fmt.Sprintf("CloudWatch metrics per minute, %v late", c.MetricDelay)
-	if c.MetricsExact {
-		metrics = "exact metrics (last 60 s, as of each sample)"
-	}
-	if c.NoDeleted {
-		metrics += ", no deleted count"
-	}
-	return b.String(), startDelay, metrics
-}

@@ -100,6 +100,23 @@ func SteadyWorkers(utilFloor, waitFloor, safety int) (int, string) {
 	return utilFloor + safety, BindingUtilization
 }
 
+// SteadyFleet is the fleet a steady arrival rate needs once no backlog is
+// left, without safety workers: SteadyWorkers of the utilisation floor at
+// the ceiling and the Erlang C mean-wait floor for latency seconds, with
+// workers of concurrency servers, each taking serviceSeconds a message.
+// Without a wait floor (no latency target, or more than MaxServers) the
+// utilisation floor alone.
+func SteadyFleet(rate, serviceSeconds float64, concurrency int, utilization, latency float64) int {
+	concurrency = max(concurrency, 1)
+	util := UtilizationFloor(rate, float64(concurrency)/serviceSeconds, utilization)
+	wait := 0
+	if servers, ok := WaitFloor(rate, 1/serviceSeconds, latency); ok {
+		wait = ceilDiv(servers, concurrency)
+	}
+	n, _ := SteadyWorkers(util, wait, 0)
+	return n
+}
+
 // priceCosts fills the plan's cost, promise and utilisation tables.
 func (m *model) priceCosts(p *Plan) {
 	in := m.in

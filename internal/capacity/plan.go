@@ -194,13 +194,13 @@ func NewPlan(in PlanInput) (Plan, error) {
 	p.DrainFloor = DrainFloor(m.lam, m.mu, m.qStart, in.DrainTarget)
 	p.UtilizationFloor = UtilizationFloor(m.lam, m.mu, in.Utilization)
 	target := max(p.DrainFloor, p.UtilizationFloor)
-	steady := p.UtilizationFloor
+	wait := 0
 	if in.LatencyTarget > 0 {
 		if servers, ok := WaitQuantileFloor(m.lam, m.perServer, in.LatencyTarget, 1-in.LatencyQuantile); ok {
 			w := ceilDiv(servers, m.k)
 			p.WaitFloor = &w
 			target = max(target, w)
-			steady = max(steady, w)
+			wait = w
 			if servers, ok := WaitFloor(m.lam, m.perServer, in.LatencyTarget); ok {
 				mw := ceilDiv(servers, m.k)
 				p.MeanWaitFloor = &mw
@@ -212,7 +212,7 @@ func NewPlan(in PlanInput) (Plan, error) {
 		}
 	}
 	p.RecommendedWorkers = target + in.SafetyWorkers
-	p.SteadyStateWorkers = steady + in.SafetyWorkers
+	p.SteadyStateWorkers, _ = SteadyWorkers(p.UtilizationFloor, wait, in.SafetyWorkers)
 	p.PlannedWorkers = p.RecommendedWorkers
 	if in.Cap > 0 && p.RecommendedWorkers > in.Cap {
 		p.Capped = true

@@ -46,10 +46,12 @@ func (tableGate) Sync(context.Context, time.Time) error { return nil }
 func (tableGate) Permit(string) (time.Time, bool) {
 	return time.Now().Add(time.Hour), true
 }
-func (tableGate) Lease(string) LeaseStatus { return LeaseStatus{Owner: "me", Held: true, Acting: true} }
-func (tableGate) Peers() []Peer            { return []Peer{{Identity: "me", Leases: 2}} }
-func (tableGate) Identity() string         { return "me" }
-func (tableGate) Healthy() error           { return nil }
+func (tableGate) Lease(string) model.LeaseStatus {
+	return model.LeaseStatus{Owner: "me", Held: true, Acting: true}
+}
+func (tableGate) Peers() []model.Peer { return []model.Peer{{Identity: "me", Leases: 2}} }
+func (tableGate) Identity() string    { return "me" }
+func (tableGate) Healthy() error      { return nil }
 func (g tableGate) RequestUnits() (float64, float64) {
 	return g.reads, g.writes
 }
@@ -98,7 +100,7 @@ func TestTheCheckersOwnAWSBill(t *testing.T) {
 		}
 	}
 
-	views := c.Groups()
+	views := c.Views().Groups()
 	a, b := views[0].AWSCost, views[1].AWSCost
 	if a.Rates.PutMetricDataRequests != 12 {
 		t.Errorf("group a: %v PutMetricData requests a minute, want 12", a.Rates.PutMetricDataRequests)
@@ -123,7 +125,7 @@ func TestTheCheckersOwnAWSBill(t *testing.T) {
 		}
 	}
 
-	own := c.AWSCost()
+	own := c.Views().AWSCost()
 	if own.LeaseTable == nil {
 		t.Fatal("no lease table part with a gate that reports its units")
 	}
@@ -147,8 +149,8 @@ func TestTheCheckersOwnAWSBill(t *testing.T) {
 	// New prices apply to the next view: free SQS leaves the rest.
 	p := listPrices
 	p.SQSPerMillionRequests = 0
-	c.SetPrices(p)
-	if got := c.AWSCost().Bill.Total; !closeTo(got, 20.70864-1.26144) {
+	c.Views().SetPrices(p)
+	if got := c.Views().AWSCost().Bill.Total; !closeTo(got, 20.70864-1.26144) {
 		t.Errorf("with free SQS: $%v, want $%v", got, 20.70864-1.26144)
 	}
 }
@@ -171,7 +173,7 @@ func TestOwnAWSBillAlone(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	own := c.AWSCost()
+	own := c.Views().AWSCost()
 	if own.LeaseTable != nil || !closeTo(own.Bill.Total, 1.0512) || own.Bill.MetricsPublished != 0 {
 		t.Fatalf("alone: %+v (lease table %v), want $1.0512 of SQS only", own.Bill, own.LeaseTable)
 	}

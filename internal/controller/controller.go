@@ -1,8 +1,9 @@
 // Package controller is the checker's loop: every interval it observes every
 // group, asks the policy for a decision, hands the decision to the actuator,
-// and records what happened for metrics, logs and the status page. The
-// daemon drives it with AWS behind the Observer and Actuator; the simulator
-// and the demo drive the same code with a simulated queue and fleet.
+// and records what happened for metrics and logs, and in the read model the
+// pages read (internal/readmodel, see Views). The daemon drives it with AWS
+// behind the Observer and Actuator; the simulator and the demo drive the
+// same code with a simulated queue and fleet.
 package controller
 
 import (
@@ -18,9 +19,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/queuechecker/queue-checker/internal/awscost"
-	"github.com/queuechecker/queue-checker/internal/callrate"
+	"github.com/queuechecker/queue-checker/internal/measure"
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
+	"github.com/queuechecker/queue-checker/internal/readmodel"
 )
 
 // Options wire a Controller.
@@ -36,13 +38,13 @@ type Options struct {
 	// Gate, when set, shares the groups with other checkers: a group is
 	// acted on only while the gate permits it.
 	Gate Gate
-	// Prices price the checker's own AWS calls (awsbill.go); zero prices
-	// bill nothing.
+	// Prices price the checker's own AWS calls (see readmodel.AWSCost);
+	// zero prices bill nothing.
 	Prices awscost.Prices
 }
 
 // Controller runs cycles. It is safe for concurrent use: the loop runs
-// cycles while the HTTP server reads views.
+// cycles while the HTTP server reads the health and the views.
 type Controller struct {
 	mu       sync.RWMutex
 	groups   []policy.Settings
@@ -51,7 +53,7 @@ type Controller struct {
 	gate     Gate
 	log      *zap.Logger
 	metrics  *metrics
-	history  time.Duration
+	views    *readmodel.Model
 	states   map[string]*groupState
 	lastGood time.Time // the time of the last good cycle, as passed to RunOnce
 	firstRun time.Time
@@ -61,9 +63,8 @@ type Controller struct {
 	// to change (see SetRestartNeeded); "" when it need not.
 	restartNeeded string
 	cycles        int
-	// prices price the checker's own calls; interval is Run's, the span a
-	// group's first decision stands for in the rate of its calls.
-	prices   awscost.Prices
+	// interval is Run's, the span a group's first decision stands for in
+	// the rate of its calls.
 	interval time.Duration
 	// cycle is held through each cycle, and by Reload while it swaps: a
 	// reload takes effect between cycles.
@@ -79,34 +80,12 @@ type groupState struct {
 	// start's Preload (see Preload).
 	deciding   sync.Mutex
 	policy     policy.State
-	decision   *model.Decision
-	sample     model.GroupSample
-	fleet      model.Fleet
-	action     *model.Action
-	actionErr  string
-	points     ring
-	meter      meter
-	changes    []Change
 	lastLogged *model.Decision
+	// actionFailing is set while the group's last action failed.
+	actionFailing bool
 	// elsewhere is set while another checker holds the group's lease: the
 	// group is neither decided nor exported here.
 	elsewhere bool
-	// calls are the group's AWS calls per minute at its last decision;
-	// published rates its PutMetricData requests, decision by decision.
-	calls       awscost.Rates
-	published   callrate.Window
-	lastCallsAt time.Time
-}
-
-// maxChanges is how many recent changes of the desired count a group keeps.
-const maxChanges = 20
-
-// Change is one change of a group's desired count.
-type Change struct {
-	At      time.Time `json:"at"`
-	From    int       `json:"from"`
-	To      int       `json:"to"`
-	Reasons []string  `json:"reasons"`
 }
 
 // New checks the options and makes a Controller.
@@ -117,21 +96,21 @@ func New(o Options) (*Controller, error) {
 	if err := checkGroups(o.Groups); err != nil {
 		return nil, err
 	}
+	var leases readmodel.Leases
+	if o.Gate != nil {
+		leases = o.Gate
+	}
 	c := &Controller{
-		groups:  slices.Clone(o.Groups),
-		obs:     o.Observer,
-		act:     o.Actuator,
-		gate:    o.Gate,
-		log:     o.Logger,
-		history: o.History,
-		states:  map[string]*groupState{},
-		prices:  o.Prices,
+		groups: slices.Clone(o.Groups),
+		obs:    o.Observer,
+		act:    o.Actuator,
+		gate:   o.Gate,
+		log:    o.Logger,
+		views:  readmodel.New(readmodel.Options{Groups: o.Groups, History: o.History, Leases: leases, Prices: o.Prices}),
+		states: map[string]*groupState{},
 	}
 	if c.log == nil {
 		c.log = zap.NewNop()
-	}
-	if c.history <= 0 {
-		c.history = time.Hour
 	}
 	if o.Registerer != nil {
 		m, err := newMetrics(o.Registerer)
@@ -197,8 +176,13 @@ func (c *Controller) Reload(groups []policy.Settings, obs Observer, act Actuator
 		}
 	}
 	c.groups, c.obs, c.act, c.states = slices.Clone(groups), obs, act, states
+	c.views.SetGroups(groups)
 	return nil
 }
+
+// Views returns the read model the controller feeds: what the pages, /api
+// and the KEDA scaler read of the groups.
+func (c *Controller) Views() *readmodel.Model { return c.views }
 
 // RunOnce is one cycle at time now: observe every group, decide, act. It
 // returns the decisions in group order. An error from the observer means
@@ -269,8 +253,10 @@ func (c *Controller) RunOnce(ctx context.Context, now time.Time) ([]model.Decisi
 		if gate != nil {
 			g.TakenOver = gate.Lease(g.Group).Since
 		}
+		var buf [24]measure.GoodMinute // the most the measurement keeps
 		st.deciding.Lock()
 		d := policy.Decide(g, o.Sample, o.Fleet, &st.policy, now)
+		minutes := st.policy.FleetMinutes(buf[:0])
 		st.deciding.Unlock()
 		if le, ok := obs.(LoadExpecter); ok && d.Forecast != nil {
 			// Every queue at full rate until a minute past the load's
@@ -300,7 +286,7 @@ func (c *Controller) RunOnce(ctx context.Context, now time.Time) ([]model.Decisi
 			}
 		}
 		done()
-		c.record(g, st, o, d, action, actErr)
+		c.record(g, st, o, d, action, actErr, minutes)
 		decisions = append(decisions, d)
 	}
 	err = errors.Join(actErrs...)
@@ -347,52 +333,40 @@ func (c *Controller) mayAct(d model.Decision) (bool, model.Decision) {
 
 // leaveToPeer marks a group whose lease another checker holds: its series
 // are removed once, when it moves away, so that its alerts fire on the
-// holder alone; and its last decision, sample and action are dropped, so
-// that views show the group's owner rather than stale numbers.
+// holder alone; and its last decision, sample and action are dropped from
+// the views (readmodel.Model.Leave), so that they show the group's owner
+// rather than stale numbers.
 func (c *Controller) leaveToPeer(group string) {
 	c.mu.Lock()
 	st := c.states[group]
 	moved := st != nil && !st.elsewhere
 	if moved {
 		st.elsewhere = true
-		st.decision, st.lastLogged, st.action, st.actionErr = nil, nil, nil, ""
-		st.sample, st.fleet = model.GroupSample{Group: group}, model.Fleet{}
-		st.calls = awscost.Rates{} // its calls are the holder's
+		st.lastLogged, st.actionFailing = nil, false
 	}
 	c.mu.Unlock()
-	if moved && c.metrics != nil {
+	if !moved {
+		return
+	}
+	c.views.Leave(group)
+	if c.metrics != nil {
 		c.metrics.forget(group)
 	}
 }
 
-// record keeps the decision for views, metrics and logs.
-func (c *Controller) record(g policy.Settings, st *groupState, o model.Observation, d model.Decision, a *model.Action, actErr error) {
+// record feeds the decision to the read model, the metrics and the logs;
+// minutes are the fleet measurement's good minutes after the decision.
+func (c *Controller) record(g policy.Settings, st *groupState, o model.Observation, d model.Decision, a *model.Action, actErr error, minutes []measure.GoodMinute) {
 	c.mu.Lock()
-	prev := st.decision
-	st.decision = &d
-	st.sample = o.Sample
-	st.fleet = o.Fleet
-	if a != nil {
-		st.action = a
-	}
-	prevActErr := st.actionErr
-	st.actionErr = ""
-	if actErr != nil {
-		st.actionErr = actErr.Error()
-	}
-	st.points.add(pointOf(d), c.history)
-	st.meter.add(g, o.Fleet, d)
-	c.meterCalls(st, o.Sample, d, a)
-	ownBill := c.prices.Month(st.calls).Total
-	if prev != nil && prev.DesiredWorkers != d.DesiredWorkers {
-		st.changes = append(st.changes, Change{At: d.At, From: prev.DesiredWorkers, To: d.DesiredWorkers, Reasons: d.Reasons})
-		if len(st.changes) > maxChanges {
-			st.changes = slices.Delete(st.changes, 0, len(st.changes)-maxChanges)
-		}
-	}
+	interval := c.interval
+	prevActErr := st.actionFailing
+	st.actionFailing = actErr != nil
 	logged := st.lastLogged
 	st.lastLogged = &d
 	c.mu.Unlock()
+	own := c.views.Record(readmodel.Record{Settings: g, Sample: o.Sample, Fleet: o.Fleet, Decision: d, Action: a,
+		ActionErr: actErr, FleetMinutes: minutes, Interval: interval})
+	ownBill := own.Bill.Total
 
 	if c.metrics != nil {
 		c.metrics.observe(g, d, a)
@@ -400,9 +374,9 @@ func (c *Controller) record(g policy.Settings, st *groupState, o model.Observati
 	}
 	c.logDecision(g.Group, logged, d)
 	switch {
-	case actErr != nil && prevActErr == "":
+	case actErr != nil && !prevActErr:
 		c.log.Warn("action failed; the fleet keeps its count", zap.String("group", g.Group), zap.Error(actErr))
-	case actErr == nil && prevActErr != "":
+	case actErr == nil && prevActErr:
 		c.log.Info("actions work again", zap.String("group", g.Group))
 	}
 	if c.metrics != nil && actErr != nil {

@@ -65,7 +65,7 @@ func TestRunOnceDecidesEveryGroupAndActs(t *testing.T) {
 	if h := c.Health(t0, t0, time.Minute); h.State != HealthOK {
 		t.Errorf("Health after a good cycle: %+v, want ok", h)
 	}
-	views := c.Groups()
+	views := c.Views().Groups()
 	if views[0].Decision == nil || views[0].Decision.Backlog != 1500 || len(views[0].History) != 1 {
 		t.Errorf("view of a = %+v", views[0])
 	}
@@ -97,7 +97,7 @@ func TestObserverFailureKeepsLastDecisionAndTurnsUnhealthy(t *testing.T) {
 	if n := len(act.Applied()); n != 1 {
 		t.Errorf("actuator called %d times, want only the first good cycle", n)
 	}
-	if got := c.Groups()[0].Decision; got == nil || !got.At.Equal(t0) {
+	if got := c.Views().Groups()[0].Decision; got == nil || !got.At.Equal(t0) {
 		t.Errorf("last decision = %+v, want the one from the good cycle", got)
 	}
 	if h := c.Health(t0.Add(10*time.Second), t0, 15*time.Second); h.State != HealthOK {
@@ -158,7 +158,7 @@ func TestActionErrorOfOneGroupDoesNotStopOthers(t *testing.T) {
 	if got := testutil.ToFloat64(c.metrics.actionErrors.WithLabelValues("a")); got != 1 {
 		t.Errorf("checker_action_errors_total{group=a} = %v, want 1", got)
 	}
-	if v := c.Groups()[0]; !strings.Contains(v.ActionError, "AccessDenied") {
+	if v := c.Views().Groups()[0]; !strings.Contains(v.ActionError, "AccessDenied") {
 		t.Errorf("view of a: ActionError %q", v.ActionError)
 	}
 	if c.LastGood().IsZero() {
@@ -232,7 +232,7 @@ func TestReloadKeepsStateOfGroupsThatStay(t *testing.T) {
 	if err := c.Reload([]policy.Settings{settings("a")}, obs, nil); err != nil {
 		t.Fatal(err)
 	}
-	views := c.Groups()
+	views := c.Views().Groups()
 	if len(views) != 1 || views[0].Settings.Group != "a" || len(views[0].History) != 3 {
 		t.Fatalf("after reload: %d groups, history %d; want a alone with its 3 points", len(views), len(views[0].History))
 	}
@@ -241,57 +241,6 @@ func TestReloadKeepsStateOfGroupsThatStay(t *testing.T) {
 	}
 	if err := c.Reload([]policy.Settings{settings("a"), settings("a")}, obs, nil); err == nil {
 		t.Error("Reload accepted a group listed twice")
-	}
-}
-
-func TestHistoryKeepsTheWindowAndAtMostMaxPoints(t *testing.T) {
-	t.Parallel()
-	var r ring
-	for i := range maxPoints + 100 {
-		r.add(Point{At: t0.Add(time.Duration(i) * time.Second), Backlog: int64(i)}, 10*time.Hour)
-	}
-	all := r.since(10 * time.Hour)
-	if len(all) != maxPoints || all[0].Backlog != 100 || all[len(all)-1].Backlog != maxPoints+99 {
-		t.Fatalf("ring holds %d points from %d to %d; want %d from 100", len(all), all[0].Backlog, all[len(all)-1].Backlog, maxPoints)
-	}
-	last := r.since(time.Minute)
-	if len(last) != 61 {
-		t.Errorf("a one-minute window at 1 s holds %d points, want 61 (both ends)", len(last))
-	}
-	var empty ring
-	if got := empty.since(time.Hour); len(got) != 0 {
-		t.Errorf("empty ring gave %d points", len(got))
-	}
-}
-
-// TestHistoryDropsPointsOlderThanTheWindow: at one point every 5 s with a
-// one-hour window the ring keeps 721 points however long it runs, in a
-// buffer at most a quarter larger, and gives back the values put in.
-func TestHistoryDropsPointsOlderThanTheWindow(t *testing.T) {
-	t.Parallel()
-	var r ring
-	age := 12.5
-	for i := range 5 * 720 {
-		p := Point{At: t0.Add(time.Duration(i) * 5 * time.Second), Backlog: int64(i), Current: i % 7, Desired: i % 11, Recommended: i % 13}
-		if i%2 == 0 {
-			p.OldestAge = &age
-		}
-		r.add(p, time.Hour)
-	}
-	got := r.since(time.Hour)
-	if len(got) != 721 || got[len(got)-1].Backlog != 5*720-1 {
-		t.Fatalf("%d points, last backlog %d; want 721 ending at %d", len(got), got[len(got)-1].Backlog, 5*720-1)
-	}
-	if kept := len(r.buf) - r.head; kept != 721 || cap(r.buf) > 721*5/4+16 {
-		t.Errorf("buffer of %d (capacity %d) for %d points kept", len(r.buf), cap(r.buf), kept)
-	}
-	for _, p := range got {
-		i := int(p.Backlog)
-		want := t0.Add(time.Duration(i) * 5 * time.Second)
-		if !p.At.Equal(want) || p.Current != i%7 || p.Desired != i%11 || p.Recommended != i%13 ||
-			(i%2 == 0) != (p.OldestAge != nil) || (p.OldestAge != nil && *p.OldestAge != age) {
-			t.Fatalf("point %d = %+v, want the values put in", i, p)
-		}
 	}
 }
 

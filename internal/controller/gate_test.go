@@ -22,7 +22,7 @@ import (
 type fakeGate struct {
 	mu      sync.Mutex
 	until   map[string]time.Time
-	leases  map[string]LeaseStatus
+	leases  map[string]model.LeaseStatus
 	syncErr error
 	health  error
 	syncs   int
@@ -44,14 +44,14 @@ func (g *fakeGate) Permit(group string) (time.Time, bool) {
 	return u, ok
 }
 
-func (g *fakeGate) Lease(group string) LeaseStatus {
+func (g *fakeGate) Lease(group string) model.LeaseStatus {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.leases[group]
 }
 
-func (g *fakeGate) Peers() []Peer {
-	return []Peer{{Identity: "me", Leases: 1}, {Identity: "other", Leases: 1}}
+func (g *fakeGate) Peers() []model.Peer {
+	return []model.Peer{{Identity: "me", Leases: 1}, {Identity: "other", Leases: 1}}
 }
 func (g *fakeGate) Identity() string { return "me" }
 func (g *fakeGate) Healthy() error   { return g.health }
@@ -63,7 +63,7 @@ func TestGateActsOnlyOnPermittedGroups(t *testing.T) {
 	until := time.Now().Add(time.Hour)
 	gate := &fakeGate{
 		until:  map[string]time.Time{"mine": until},
-		leases: map[string]LeaseStatus{"mine": {Owner: "me", Held: true, Acting: true}, "theirs": {Owner: "other"}},
+		leases: map[string]model.LeaseStatus{"mine": {Owner: "me", Held: true, Acting: true}, "theirs": {Owner: "other"}},
 	}
 	obs := controllertest.NewObserver(func(_ context.Context, now time.Time) ([]model.Observation, error) {
 		return []model.Observation{observation("mine", now, 100, 3), observation("theirs", now, 100, 3)}, nil
@@ -98,11 +98,11 @@ func TestGateActsOnlyOnPermittedGroups(t *testing.T) {
 	if dl.IsZero() || dl.After(until) {
 		t.Errorf("action deadline %v, want at most the lease's end %v", dl, until)
 	}
-	views := c.Groups()
+	views := c.Views().Groups()
 	if views[0].Lease == nil || views[0].Lease.Owner != "me" || views[1].Lease.Owner != "other" {
 		t.Errorf("views' leases = %+v, %+v", views[0].Lease, views[1].Lease)
 	}
-	if co := c.Coordination(); co == nil || co.Identity != "me" || len(co.Peers) != 2 {
+	if co := c.Views().Coordination(); co == nil || co.Identity != "me" || len(co.Peers) != 2 {
 		t.Errorf("Coordination() = %+v", co)
 	}
 }
@@ -172,7 +172,7 @@ func (o *activatingObserver) Observe(_ context.Context, now time.Time) ([]model.
 func TestGateLeavesPeerGroupsOut(t *testing.T) {
 	gate := &fakeGate{
 		until:  map[string]time.Time{"mine": time.Now().Add(time.Hour)},
-		leases: map[string]LeaseStatus{"mine": {Owner: "me", Held: true, Acting: true}, "theirs": {Owner: "me", Held: true}},
+		leases: map[string]model.LeaseStatus{"mine": {Owner: "me", Held: true, Acting: true}, "theirs": {Owner: "me", Held: true}},
 	}
 	obs := &activatingObserver{active: map[string]bool{}}
 	reg := prometheus.NewRegistry()
@@ -224,7 +224,7 @@ func TestGateLeavesPeerGroupsOut(t *testing.T) {
 	}
 
 	gate.mu.Lock()
-	gate.leases["theirs"] = LeaseStatus{Owner: "other"}
+	gate.leases["theirs"] = model.LeaseStatus{Owner: "other"}
 	gate.mu.Unlock()
 	if got := decided(t0.Add(5 * time.Second)); !slices.Equal(got, []string{"mine"}) {
 		t.Errorf("theirs held elsewhere: decided %v, want mine alone", got)
@@ -238,12 +238,12 @@ func TestGateLeavesPeerGroupsOut(t *testing.T) {
 	if series("mine") == 0 {
 		t.Error("the held group's series went too")
 	}
-	if v := c.Groups()[1]; v.Lease == nil || v.Lease.Owner != "other" || v.Decision != nil {
+	if v := c.Views().Groups()[1]; v.Lease == nil || v.Lease.Owner != "other" || v.Decision != nil {
 		t.Errorf("view of theirs: lease %+v, decision %+v; want owner other and no stale decision", v.Lease, v.Decision)
 	}
 
 	gate.mu.Lock()
-	gate.leases["theirs"] = LeaseStatus{Owner: "me", Held: true, Since: t0.Add(10 * time.Second)}
+	gate.leases["theirs"] = model.LeaseStatus{Owner: "me", Held: true, Since: t0.Add(10 * time.Second)}
 	gate.mu.Unlock()
 	if got := decided(t0.Add(10 * time.Second)); !slices.Equal(got, []string{"mine", "theirs"}) {
 		t.Errorf("theirs taken back: decided %v, want both", got)

@@ -36,30 +36,15 @@ type Gate interface {
 	// Permit reports whether this checker may act on a group now, for at
 	// least one action's deadline, and until when its lease runs.
 	Permit(group string) (until time.Time, ok bool)
-	// Lease describes a group's lease, for views.
-	Lease(group string) LeaseStatus
+	// Lease describes a group's lease: the cycle reads whether it is
+	// held and since when; the views show it.
+	Lease(group string) model.LeaseStatus
 	// Peers lists the live checkers, this one included.
-	Peers() []Peer
+	Peers() []model.Peer
 	// Identity names this checker among its peers.
 	Identity() string
 	// Healthy returns an error while the gate cannot reach its table.
 	Healthy() error
-}
-
-// LeaseStatus is what this checker knows of a group's lease.
-type LeaseStatus struct {
-	Owner   string    `json:"owner"`   // identity of the owner as last seen; "" when free
-	Held    bool      `json:"held"`    // this checker holds it
-	Acting  bool      `json:"acting"`  // this checker may act on the group now
-	Since   time.Time `json:"since"`   // when this checker took it; zero when not held
-	Expires time.Time `json:"expires"` // end of the lease as last seen
-}
-
-// Peer is a live checker sharing the groups.
-type Peer struct {
-	Identity string    `json:"identity"`
-	Leases   int       `json:"leases"`
-	Expires  time.Time `json:"expires"` // end of its heartbeat
 }
 
 // LoadExpecter is an Observer that samples quiet queues less often and can be

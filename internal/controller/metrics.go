@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/queuechecker/queue-checker/internal/awscost"
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
 )
@@ -189,4 +190,15 @@ func (m *metrics) forget(group string) {
 	}
 	m.actions.DeletePartialMatch(prometheus.Labels{"group": group})
 	m.actionErrors.DeletePartialMatch(prometheus.Labels{"group": group})
+}
+
+// exportAWSCost sets checker_aws_cost_dollars_per_month by service.
+func (c *Controller) exportAWSCost() {
+	if c.metrics == nil {
+		return
+	}
+	b := c.views.AWSCost().Bill
+	for _, s := range awscost.Services {
+		c.metrics.awsCost.WithLabelValues(s).Set(b.ByService(s))
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/queuechecker/queue-checker/internal/controller/controllertest"
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
+	"github.com/queuechecker/queue-checker/internal/readmodel"
 )
 
 // measuredObservation is a group of 12 workers in service deleting 20 msg/s,
@@ -44,7 +45,7 @@ func TestGroupViewHasTheFleetMinutes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range c.Groups() {
+	for _, v := range c.Views().Groups() {
 		if v.FleetMinutes != nil {
 			t.Errorf("%s: minutes %v before the first cycle", v.Settings.Group, v.FleetMinutes)
 		}
@@ -61,7 +62,7 @@ func TestGroupViewHasTheFleetMinutes(t *testing.T) {
 			case <-stop:
 				return
 			default:
-				_ = c.Groups()
+				_ = c.Views().Groups()
 			}
 		}
 	}()
@@ -73,7 +74,7 @@ func TestGroupViewHasTheFleetMinutes(t *testing.T) {
 	close(stop)
 	wg.Wait()
 
-	views := c.Groups()
+	views := c.Views().Groups()
 	for _, tt := range []struct {
 		group     string
 		saturated bool
@@ -83,7 +84,7 @@ func TestGroupViewHasTheFleetMinutes(t *testing.T) {
 		{group: "calm", saturated: false},
 		{group: "off", none: true},
 	} {
-		var v GroupView
+		var v readmodel.GroupView
 		for _, x := range views {
 			if x.Settings.Group == tt.group {
 				v = x
@@ -108,7 +109,7 @@ func TestGroupViewHasTheFleetMinutes(t *testing.T) {
 
 	// The view is a copy.
 	views[0].FleetMinutes[0].Workers = -1
-	if again := c.Groups(); again[0].FleetMinutes[0].Workers != 12 {
+	if again := c.Views().Groups(); again[0].FleetMinutes[0].Workers != 12 {
 		t.Errorf("changing a view changed the controller's minutes")
 	}
 }

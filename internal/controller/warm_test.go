@@ -221,27 +221,6 @@ func TestForecastKeepsIdleQueuesSampled(t *testing.T) {
 	}
 }
 
-// The status page's history keeps each decision's arrival estimate and
-// forecast, nil where there was none.
-func TestHistoryKeepsArrivalsAndForecast(t *testing.T) {
-	t.Parallel()
-	at := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
-	rate := 14.5
-	var r ring
-	r.add(pointOf(model.Decision{At: at, ArrivalRate: &rate, Forecast: &model.Forecast{Rate: 212, At: at.Add(time.Minute)}}), time.Hour)
-	r.add(pointOf(model.Decision{At: at.Add(5 * time.Second)}), time.Hour)
-	got := r.since(time.Hour)
-	if len(got) != 2 {
-		t.Fatalf("%d points, want 2", len(got))
-	}
-	if got[0].Arrival == nil || *got[0].Arrival != 14.5 || got[0].Forecast == nil || *got[0].Forecast != 212 {
-		t.Errorf("first point %+v, want arrivals 14.5 and forecast 212", got[0])
-	}
-	if got[1].Arrival != nil || got[1].Forecast != nil {
-		t.Errorf("second point %+v, want neither known", got[1])
-	}
-}
-
 // fleetHistory is 20 minutes ending two minutes before end at 30 msg/s
 // with 12 in flight: 0.4 s by Little's law.
 func fleetHistory(end time.Time) model.FleetHistory {

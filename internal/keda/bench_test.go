@@ -8,7 +8,7 @@ import (
 	"time"
 
 	pb "github.com/queuechecker/queue-checker/api/externalscaler"
-	"github.com/queuechecker/queue-checker/internal/controller"
+	"github.com/queuechecker/queue-checker/internal/readmodel"
 )
 
 // BenchmarkGetMetrics is one KEDA GetMetrics call over a loopback gRPC
@@ -16,7 +16,7 @@ import (
 // with -cpu 1 it is the one-core figure. It reports the calls' p99 in
 // milliseconds besides ns/op (a call's mean).
 func BenchmarkGetMetrics(b *testing.B) {
-	src := &fakeDecisions{groups: map[string]controller.Latest{}}
+	src := &fakeDecisions{groups: map[string]readmodel.Latest{}}
 	for i := range 1000 {
 		src.groups[fmt.Sprintf("group-%d", i)] = decided(i%50, false)
 	}

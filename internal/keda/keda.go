@@ -37,7 +37,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/queuechecker/queue-checker/api/externalscaler"
-	"github.com/queuechecker/queue-checker/internal/controller"
+	"github.com/queuechecker/queue-checker/internal/readmodel"
 )
 
 // GroupKey is the trigger metadata key that names the checker group.
@@ -47,12 +47,12 @@ const GroupKey = "group"
 const MetricPrefix = "queue-checker-"
 
 // Decisions is where the scaler reads the groups' latest decisions: the
-// controller (*controller.Controller).
+// read model the controller feeds (*readmodel.Model).
 type Decisions interface {
-	Latest(group string) (controller.Latest, bool)
+	Latest(group string) (readmodel.Latest, bool)
 }
 
-var _ Decisions = (*controller.Controller)(nil)
+var _ Decisions = (*readmodel.Model)(nil)
 
 // Scaler is the ExternalScaler service. It is safe for concurrent use.
 type Scaler struct {
@@ -107,10 +107,10 @@ func echo(s string) string {
 
 // lookup finds the group ref names: InvalidArgument without the metadata
 // key, NotFound when the configuration has no such group.
-func (s *Scaler) lookup(ref *pb.ScaledObjectRef) (string, controller.Latest, error) {
+func (s *Scaler) lookup(ref *pb.ScaledObjectRef) (string, readmodel.Latest, error) {
 	group := ref.GetScalerMetadata()[GroupKey]
 	if group == "" {
-		return "", controller.Latest{}, status.Errorf(codes.InvalidArgument,
+		return "", readmodel.Latest{}, status.Errorf(codes.InvalidArgument,
 			"scalerMetadata.%s: required: the checker group this ScaledObject scales (the trigger's metadata.%s)", GroupKey, GroupKey)
 	}
 	l, ok := s.src.Latest(group)

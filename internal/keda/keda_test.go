@@ -16,8 +16,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/queuechecker/queue-checker/api/externalscaler"
-	"github.com/queuechecker/queue-checker/internal/controller"
 	"github.com/queuechecker/queue-checker/internal/model"
+	"github.com/queuechecker/queue-checker/internal/readmodel"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -25,24 +25,24 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // fakeDecisions is a Decisions whose groups the test sets.
 type fakeDecisions struct {
 	mu     sync.Mutex
-	groups map[string]controller.Latest
+	groups map[string]readmodel.Latest
 }
 
-func (f *fakeDecisions) Latest(g string) (controller.Latest, bool) {
+func (f *fakeDecisions) Latest(g string) (readmodel.Latest, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	l, ok := f.groups[g]
 	return l, ok
 }
 
-func (f *fakeDecisions) set(g string, l controller.Latest) {
+func (f *fakeDecisions) set(g string, l readmodel.Latest) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.groups[g] = l
 }
 
-func decided(n int, held bool) controller.Latest {
-	return controller.Latest{Held: true, Decision: &model.Decision{DesiredWorkers: n, Held: held}}
+func decided(n int, held bool) readmodel.Latest {
+	return readmodel.Latest{Held: true, Decision: &model.Decision{DesiredWorkers: n, Held: held}}
 }
 
 // serve starts the scaler on a loopback port and returns a client of it.
@@ -95,7 +95,7 @@ func ref(group string) *pb.ScaledObjectRef {
 // the scaler's GetMetricSpec and GetMetrics answers gives that count from
 // zero replicas, and IsActive is whether it is above zero.
 func TestHPALandsOnTheDecidedCount(t *testing.T) {
-	src := &fakeDecisions{groups: map[string]controller.Latest{"jobs": {Held: true}}}
+	src := &fakeDecisions{groups: map[string]readmodel.Latest{"jobs": {Held: true}}}
 	c := serve(t, src, 0)
 	ctx := context.Background()
 	spec, err := c.GetMetricSpec(ctx, ref("jobs"))
@@ -152,7 +152,7 @@ func TestReplicasForTolerance(t *testing.T) {
 // TestHeldDecisionKeepsTheCount: a held decision (stale or missing data)
 // answers the count it holds, never a drop.
 func TestHeldDecisionKeepsTheCount(t *testing.T) {
-	src := &fakeDecisions{groups: map[string]controller.Latest{"jobs": decided(12, false)}}
+	src := &fakeDecisions{groups: map[string]readmodel.Latest{"jobs": decided(12, false)}}
 	c := serve(t, src, 0)
 	src.set("jobs", decided(12, true))
 	m, err := c.GetMetrics(context.Background(), &pb.GetMetricsRequest{ScaledObjectRef: ref("jobs")})
@@ -170,7 +170,7 @@ func TestHeldDecisionKeepsTheCount(t *testing.T) {
 // TestScalerErrors: each way a request can be wrong gets its gRPC code and
 // a message naming what is at fault.
 func TestScalerErrors(t *testing.T) {
-	src := &fakeDecisions{groups: map[string]controller.Latest{
+	src := &fakeDecisions{groups: map[string]readmodel.Latest{
 		"starting":  {Held: true},
 		"elsewhere": {Held: false, Owner: "checker-b"},
 		"unowned":   {Held: false},
@@ -219,7 +219,7 @@ func TestScalerErrors(t *testing.T) {
 // with ResourceExhausted; one closed makes room for another.
 func TestStreamsAreBounded(t *testing.T) {
 	const most = 3
-	src := &fakeDecisions{groups: map[string]controller.Latest{"jobs": decided(2, false)}}
+	src := &fakeDecisions{groups: map[string]readmodel.Latest{"jobs": decided(2, false)}}
 	srv, err := NewServer(New(src, 10*time.Millisecond, most), ServerOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -274,7 +274,7 @@ func TestStreamsAreBounded(t *testing.T) {
 // then each change within the poll period, and nothing while it stays.
 func TestStreamIsActivePushesChanges(t *testing.T) {
 	const poll = 20 * time.Millisecond
-	src := &fakeDecisions{groups: map[string]controller.Latest{"jobs": {Held: true}}}
+	src := &fakeDecisions{groups: map[string]readmodel.Latest{"jobs": {Held: true}}}
 	c := serve(t, src, poll)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -328,7 +328,7 @@ func TestStreamIsActivePushesChanges(t *testing.T) {
 // then nothing, and stays open until the client leaves; an unknown group
 // ends it with NotFound.
 func TestStreamMetricSpec(t *testing.T) {
-	src := &fakeDecisions{groups: map[string]controller.Latest{"jobs": decided(3, false)}}
+	src := &fakeDecisions{groups: map[string]readmodel.Latest{"jobs": decided(3, false)}}
 	c := serve(t, src, 20*time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

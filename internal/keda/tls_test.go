@@ -15,7 +15,7 @@ import (
 
 	pb "github.com/queuechecker/queue-checker/api/externalscaler"
 	"github.com/queuechecker/queue-checker/internal/config"
-	"github.com/queuechecker/queue-checker/internal/controller"
+	"github.com/queuechecker/queue-checker/internal/readmodel"
 	"github.com/queuechecker/queue-checker/internal/testca"
 )
 
@@ -36,7 +36,7 @@ func TestMutualTLS(t *testing.T) {
 	cc, ck := ca.Client(t, 3, "keda")
 	tlsCfg := &config.KEDATLS{CertFile: write("tls.crt", sc), KeyFile: write("tls.key", sk), ClientCAFile: write("ca.crt", ca.PEM)}
 
-	src := &fakeDecisions{groups: map[string]controller.Latest{"jobs": decided(5, false)}}
+	src := &fakeDecisions{groups: map[string]readmodel.Latest{"jobs": decided(5, false)}}
 	srv, err := NewServer(New(src, 0, 0), ServerOptions{TLS: tlsCfg})
 	if err != nil {
 		t.Fatal(err)

@@ -112,3 +112,57 @@ func TestBurstLearnerForgetsBurstsMeasuredWithAWrongRate(t *testing.T) {
 		}
 	}
 }
+
+// The worked example of docs/model.md (10.13): bursts of 3,000 messages
+// over 30 s every 3 minutes on 5 msg/s, 1 s a message, promise 30 s, start
+// delay 60 s, sampled every 5 s. The bursts need 50 workers, the base rate
+// 7; relaunching the other 43 for each burst leaves 2,887 messages late and
+// costs 43 × 70 + 2,887 × 10 worker-seconds (8.86 worker-hours), about 20
+// times an hour, against 43 worker-hours an hour to hold them: they are kept
+// warm.
+func TestBurstWorkedExample(t *testing.T) {
+	t.Parallel()
+	s := base()
+	s.StartDelay = time.Minute
+	s.Policy = PolicyModel
+	s.Forecast.Off = true
+	s = s.WithDefaults()
+	st := &State{lastDt: 5 * time.Second}
+	const dt = 5.0
+	at := t0
+	for sec := 0; sec < 2*3600; sec += dt {
+		at = t0.Add(time.Duration(sec+dt) * time.Second)
+		msgs := 5 * dt
+		if sec%180 >= 120 && sec%180 < 150 {
+			msgs = 100 * dt
+		}
+		st.bursts.observe(at, dt, msgs, 90, 30)
+	}
+	c := call{s: s, st: st, now: at, at: at, b: new(box), usable: true, current: 50, currentKnown: true,
+		lambdaKnown: true, lambda: 5, lambdaEff: 5, peakEff: 5, mu: 1, muEff: 1, perServer: 1, hi: s.Max}
+	c.planBursts()
+	if base := c.rateFloorAt(5); base != 7 {
+		t.Fatalf("rate floors at 5 msg/s: %d workers, want ⌈5 ÷ 0.8⌉ = 7", base)
+	}
+	warm := c.warmPays(7)
+	b := c.d.Bursts
+	if b == nil || b.NeedWorkers != 50 || warm != 50 || b.WarmWorkers != 50 {
+		t.Fatalf("need %v, warm %d: want 50 and 50 kept warm; %+v", b, warm, c.bp)
+	}
+	if b.HoldWorkerHours != 43 {
+		t.Errorf("holding %v worker-hours an hour, want 43", b.HoldWorkerHours)
+	}
+	// 15 × 7 ÷ 93 s of the burst start in time, the rest of its 30 s not.
+	late := 100 * (30 - 15*7.0/93)
+	if got := lateIfMissed(100, 7, 50, 30, 70, 15); math.Abs(got-2887.1) > 0.05 || math.Abs(got-late) > 1e-9 {
+		t.Errorf("late if relaunched %v messages, want 2,887.1", got)
+	}
+	perBurst := (43*70 + late*10) / 3600 // 8.86 worker-hours
+	if math.Abs(perBurst-8.856) > 0.001 {
+		t.Fatalf("relaunch a burst %v worker-hours, want 8.856", perBurst)
+	}
+	t.Logf("relaunching %.1f worker-hours an hour", b.RelaunchWorkerHours)
+	if perHour := b.RelaunchWorkerHours / perBurst; perHour < 19.5 || perHour > 21 {
+		t.Errorf("relaunching %v worker-hours an hour: %v bursts of %v, want about 20 (177 worker-hours)", b.RelaunchWorkerHours, perHour, perBurst)
+	}
+}

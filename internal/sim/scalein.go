@@ -117,7 +117,10 @@ func (w *World) redeliver(i int) {
 	k.returns[i] = heldMessage{}
 	w.inFlight--
 	k.duplicates++
-	w.waits.remove(m.pickedUp - m.arrived)
+	if m.arrived >= w.scoreFrom {
+		// Only the scored messages' waits were recorded (see dispatch).
+		w.waits.remove(m.pickedUp - m.arrived)
+	}
 	w.queue.insertByArrival(m.message)
 	w.dispatch()
 }

@@ -165,3 +165,24 @@ func BenchmarkScaleInHour(b *testing.B) {
 		})
 	}
 }
+
+// A killed worker's message that arrived during the warm-up comes back
+// without touching the scores: its wait was never counted, so none is
+// taken back (which once emptied the wait histogram and panicked).
+func TestScaleInKillDuringWarmUpLeavesTheScores(t *testing.T) {
+	t.Parallel()
+	w := mustWorld(t, Config{Scenario: csvScenario(t, "0,0\n1,10000\n1.001,0\n"),
+		Service: Service{Dist: DistConstant, Mean: 10 * time.Second}, Min: 0, Max: 5, Workers: 2, Seed: 1,
+		LatencyTarget: 25 * time.Second, ScaleIn: ScaleInKill, VisibilityTimeout: 30 * time.Second,
+		WarmUp: 2 * time.Second})
+	observe(t, w, 5)
+	w.SetDesired(at(5), 1)
+	p := w.Snapshot(at(200))
+	s := w.Scores()
+	if s.Duplicates != 1 || p.Backlog != 0 {
+		t.Fatalf("duplicates %d, backlog %d; want 1 and 0", s.Duplicates, p.Backlog)
+	}
+	if s.Messages != 0 || s.MeanWait != 0 {
+		t.Errorf("scored %d messages (mean wait %v) that arrived in the warm-up; want none", s.Messages, s.MeanWait)
+	}
+}

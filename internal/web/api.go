@@ -12,6 +12,7 @@ import (
 	"github.com/queuechecker/queue-checker/internal/controller"
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
+	"github.com/queuechecker/queue-checker/internal/readmodel"
 )
 
 // groupsDoc is the JSON of GET /api/v1/groups, and the data the status page
@@ -23,7 +24,7 @@ type groupsDoc struct {
 	RefreshSeconds float64 `json:"refresh_seconds"`
 	// Coordination lists the checkers sharing the groups; absent when this
 	// checker runs alone.
-	Coordination *controller.Coordination `json:"coordination,omitempty"`
+	Coordination *readmodel.Coordination `json:"coordination,omitempty"`
 	// Health is what /healthz answers, when it is not ok: starting, or
 	// unhealthy and why (a restart needed, groups without owner, no good
 	// cycle). Absent when ok.
@@ -50,11 +51,11 @@ type groupDoc struct {
 	Failures    []model.QueueFailure `json:"failures"`
 	LastAction  *model.Action        `json:"last_action"`
 	ActionError string               `json:"action_error"`
-	History     []controller.Point   `json:"history"`
-	Changes     []controller.Change  `json:"changes"` // most recent last
+	History     []readmodel.Point    `json:"history"`
+	Changes     []readmodel.Change   `json:"changes"` // most recent last
 	// FleetMinutes are the recent good minutes of the fleet's
 	// measurement, oldest first (the chart of throughput against workers).
-	FleetMinutes []controller.FleetMinute `json:"fleet_minutes"`
+	FleetMinutes []readmodel.FleetMinute `json:"fleet_minutes"`
 	// ForecastNote says what the forecast does for the fleet now (see
 	// forecastNote); BacklogTrend which way the backlog is going (see
 	// backlogTrend). Empty when there is nothing to say.
@@ -71,7 +72,7 @@ type groupDoc struct {
 	Switches []string `json:"switches"`
 	// Lease is the group's lease (its owner among the checkers); absent
 	// when this checker runs alone.
-	Lease *controller.LeaseStatus `json:"lease,omitempty"`
+	Lease *model.LeaseStatus `json:"lease,omitempty"`
 	// Cost is the fleet in dollars: now, over the last day, per million
 	// messages served, and against the same rule without the forecast.
 	Cost costDoc `json:"cost"`
@@ -80,14 +81,14 @@ type groupDoc struct {
 // costDoc is the group's bill with its sentences for the status page,
 // rounded to the cent there; the numbers are not rounded.
 type costDoc struct {
-	controller.Bill
+	readmodel.Bill
 	Summary         string `json:"summary"`
 	ForecastSummary string `json:"forecast_summary"`
 	// AWS is what the checker's own AWS calls for the group cost a month.
 	AWS groupAWSCostDoc `json:"aws"`
 }
 
-func costOf(b controller.Bill) costDoc {
+func costOf(b readmodel.Bill) costDoc {
 	d := costDoc{Bill: b}
 	hours := spanText(b.BilledSeconds)
 	if !b.Priced {
@@ -256,7 +257,7 @@ func fleetOf(f model.Fleet) fleetDoc {
 }
 
 // groupOf turns a controller view into its JSON document.
-func groupOf(v controller.GroupView, now time.Time) groupDoc {
+func groupOf(v readmodel.GroupView, now time.Time) groupDoc {
 	g := groupDoc{
 		Name:         v.Settings.Group,
 		Settings:     settingsOf(v.Settings),
@@ -284,13 +285,13 @@ func groupOf(v controller.GroupView, now time.Time) groupDoc {
 		g.Failures = []model.QueueFailure{}
 	}
 	if g.History == nil {
-		g.History = []controller.Point{}
+		g.History = []readmodel.Point{}
 	}
 	if g.Changes == nil {
-		g.Changes = []controller.Change{}
+		g.Changes = []readmodel.Change{}
 	}
 	if g.FleetMinutes == nil {
-		g.FleetMinutes = []controller.FleetMinute{}
+		g.FleetMinutes = []readmodel.FleetMinute{}
 	}
 	for i, c := range g.Changes {
 		if c.Reasons == nil {
@@ -329,13 +330,13 @@ func refreshEvery(interval time.Duration) time.Duration {
 
 // groupsOf builds the document of every group from the controller's views.
 func groupsOf(o Options) groupsDoc {
-	views := o.Controller.Groups()
+	views := o.views().Groups()
 	doc := groupsDoc{
 		Groups:         make([]groupDoc, 0, len(views)),
 		GeneratedAt:    o.Now(),
 		RefreshSeconds: refreshEvery(o.refreshInterval()).Seconds(),
-		Coordination:   o.Controller.Coordination(),
-		AWSCost:        awsCostOf(o.Controller.AWSCost()),
+		Coordination:   o.views().Coordination(),
+		AWSCost:        awsCostOf(o.views().AWSCost()),
 	}
 	if h := o.Controller.Health(o.Now(), o.Started, 3*o.Interval); h.State != controller.HealthOK {
 		doc.Health = &healthDoc{State: h.State, Detail: h.Detail}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/queuechecker/queue-checker/internal/controller"
+	"github.com/queuechecker/queue-checker/internal/readmodel"
 )
 
 // decodeAPI gets /api/v1/groups as generic JSON.
@@ -89,7 +89,7 @@ func TestGroupsAPI(t *testing.T) {
 				t.Errorf("refresh_seconds %v, want 5", doc["refresh_seconds"])
 			}
 			groups, _ := doc["groups"].([]any)
-			views := c.Groups()
+			views := c.Views().Groups()
 			if len(groups) != len(views) {
 				t.Fatalf("%d groups, want %d", len(groups), len(views))
 			}
@@ -102,7 +102,7 @@ func TestGroupsAPI(t *testing.T) {
 }
 
 // checkGroupJSON holds one group of the endpoint to the controller's view.
-func checkGroupJSON(t *testing.T, g map[string]any, v controller.GroupView) {
+func checkGroupJSON(t *testing.T, g map[string]any, v readmodel.GroupView) {
 	t.Helper()
 	wantKeys := []string{"action_error", "ages", "backlog_trend", "burst_note", "changes", "cost", "decision", "failures", "fleet", "fleet_minutes", "forecast_note",
 		"history", "last_action", "name", "queues", "settings", "switches"}
@@ -258,7 +258,7 @@ func TestRefreshOverridesTheInterval(t *testing.T) {
 func TestCostSentences(t *testing.T) {
 	t.Parallel()
 	per := 143 * 600.0 / 3600 * 0.0416 / 60000 * 1e6
-	d := costOf(controller.Bill{Priced: true, WorkerCostPerHour: 0.0416, Workers: 143, DollarsPerHour: 143 * 0.0416,
+	d := costOf(readmodel.Bill{Priced: true, WorkerCostPerHour: 0.0416, Workers: 143, DollarsPerHour: 143 * 0.0416,
 		BilledSeconds: 600, WorkerHours: 143 * 600.0 / 3600, Dollars: 143 * 600.0 / 3600 * 0.0416, Messages: 60000,
 		PerMillionMessages: &per, SizedWithForecastDollars: 150 * 600.0 / 3600 * 0.0416,
 		SizedWithoutForecastDollars: 140 * 600.0 / 3600 * 0.0416, ForecastSavingDollars: -10 * 600.0 / 3600 * 0.0416})
@@ -270,7 +270,7 @@ func TestCostSentences(t *testing.T) {
 	if want := "would have cost $0.97, with it $1.04: the forecast cost $0.07"; !strings.Contains(d.ForecastSummary, want) {
 		t.Errorf("forecast summary %q lacks %q", d.ForecastSummary, want)
 	}
-	if d := costOf(controller.Bill{WorkerHours: 2}); !strings.HasPrefix(d.Summary, "no price set") || d.ForecastSummary != "" {
+	if d := costOf(readmodel.Bill{WorkerHours: 2}); !strings.HasPrefix(d.Summary, "no price set") || d.ForecastSummary != "" {
 		t.Errorf("unpriced: %+v", d)
 	}
 }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/queuechecker/queue-checker/internal/awscost"
 	"github.com/queuechecker/queue-checker/internal/capacity"
-	"github.com/queuechecker/queue-checker/internal/controller"
+	"github.com/queuechecker/queue-checker/internal/readmodel"
 )
 
 // The checker's own AWS bill (docs/cost.md), for /api/v1/groups and the
@@ -20,7 +20,7 @@ type groupAWSCostDoc struct {
 	Summary string `json:"summary"`
 }
 
-func groupAWSCostOf(c controller.AWSCost) groupAWSCostDoc {
+func groupAWSCostOf(c readmodel.AWSCost) groupAWSCostDoc {
 	b := c.Bill
 	return groupAWSCostDoc{Rates: c.Rates, Bill: b,
 		Summary: fmt.Sprintf("%s a month: SQS %s, CloudWatch reads %s, metrics published %s",
@@ -39,7 +39,7 @@ type awsCostDoc struct {
 	Summary                   string   `json:"summary"`
 }
 
-func awsCostOf(c controller.CheckerAWSCost) awsCostDoc {
+func awsCostOf(c readmodel.CheckerAWSCost) awsCostDoc {
 	b := c.Bill
 	d := awsCostDoc{Rates: c.Rates, Bill: b}
 	d.Summary = fmt.Sprintf("%s a month: SQS %s, CloudWatch reads %s, metrics published %s",

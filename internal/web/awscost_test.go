@@ -15,6 +15,7 @@ import (
 	"github.com/queuechecker/queue-checker/internal/controller"
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
+	"github.com/queuechecker/queue-checker/internal/readmodel"
 )
 
 // pollingObserver answers for one group "a" with fixed polling figures:
@@ -128,10 +129,10 @@ func TestOwnAWSBillSentenceWithLeaseTable(t *testing.T) {
 	p := awscost.Prices{SQSPerMillionRequests: 0.40, DynamoDBPerMillionWrites: 0.625, DynamoDBPerMillionReads: 0.125}
 	table := awscost.Rates{ReadUnits: 12, WriteUnits: 36}
 	groups := awscost.Rates{SQSRequests: 60}
-	d := awsCostOf(controller.CheckerAWSCost{
-		AWSCost:    controller.AWSCost{Rates: groups.Add(table), Bill: p.Month(groups.Add(table))},
-		Groups:     controller.AWSCost{Rates: groups, Bill: p.Month(groups)},
-		LeaseTable: &controller.AWSCost{Rates: table, Bill: p.Month(table)},
+	d := awsCostOf(readmodel.CheckerAWSCost{
+		AWSCost:    readmodel.AWSCost{Rates: groups.Add(table), Bill: p.Month(groups.Add(table))},
+		Groups:     readmodel.AWSCost{Rates: groups, Bill: p.Month(groups)},
+		LeaseTable: &readmodel.AWSCost{Rates: table, Bill: p.Month(table)},
 	})
 	want := "$2.10 a month: SQS $1.05, CloudWatch reads $0.00, metrics published $0.00, lease table (DynamoDB) $1.05"
 	if d.Summary != want || d.LeaseTableDollarsPerMonth == nil || math.Abs(*d.LeaseTableDollarsPerMonth-1.0512) > 1e-12 {

@@ -28,7 +28,7 @@ import (
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
-	"github.com/queuechecker/queue-checker/internal/controller"
+	"github.com/queuechecker/queue-checker/internal/readmodel"
 )
 
 // The browser test: the checker's demo in headless Chromium, as an on-call
@@ -763,13 +763,13 @@ func testFormatParity(t *testing.T, ctx context.Context) {
 // downstream limit, and they have no good minute in the test's first
 // seconds.
 func testKneeParity(t *testing.T, ctx context.Context) {
-	var many []controller.FleetMinute
+	var many []readmodel.FleetMinute
 	for i := range 30 {
-		many = append(many, controller.FleetMinute{Workers: 1.5 + float64(i)*0.37, Completions: 3 * math.Sqrt(float64(i)),
+		many = append(many, readmodel.FleetMinute{Workers: 1.5 + float64(i)*0.37, Completions: 3 * math.Sqrt(float64(i)),
 			Saturated: i%3 == 0})
 	}
 	cases := []struct {
-		minutes []controller.FleetMinute
+		minutes []readmodel.FleetMinute
 		ceiling any
 	}{
 		{minutes: nil, ceiling: nil},
@@ -777,7 +777,7 @@ func testKneeParity(t *testing.T, ctx context.Context) {
 		{minutes: many[:7], ceiling: 3.0},
 		{minutes: many, ceiling: 9.0},
 		{minutes: many, ceiling: 40.0},
-		{minutes: []controller.FleetMinute{{Workers: 12.345, Completions: 0.0625}, {Workers: -1, Completions: 2}}, ceiling: 0.0},
+		{minutes: []readmodel.FleetMinute{{Workers: 12.345, Completions: 0.0625}, {Workers: -1, Completions: 2}}, ceiling: 0.0},
 	}
 	type drawn struct {
 		YLabels, XLabels []string
@@ -797,7 +797,7 @@ func testKneeParity(t *testing.T, ctx context.Context) {
 		g := map[string]any{"fleet_minutes": c.minutes,
 			"decision": map[string]any{"measured": map[string]any{"ceiling_workers": c.ceiling}}}
 		if c.minutes == nil {
-			g["fleet_minutes"] = []controller.FleetMinute{}
+			g["fleet_minutes"] = []readmodel.FleetMinute{}
 		}
 		groups = append(groups, g)
 	}

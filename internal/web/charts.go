@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/queuechecker/queue-checker/internal/controller"
+	"github.com/queuechecker/queue-checker/internal/readmodel"
 )
 
 // The status page's charts: the last hour of a group's history as inline
@@ -36,7 +36,7 @@ var geometry = chartGeometry{Width: 400, Height: 170, Left: 52, Right: 10, Top: 
 func (g chartGeometry) plotW() int { return g.Width - g.Left - g.Right }
 func (g chartGeometry) plotH() int { return g.Height - g.Top - g.Bottom }
 
-// seriesSpec is one line of a chart: a key of controller.Point.
+// seriesSpec is one line of a chart: a key of readmodel.Point.
 type seriesSpec struct {
 	Key   string `json:"key"`
 	Label string `json:"label"`
@@ -129,7 +129,7 @@ type sample struct {
 	nil bool
 }
 
-func pointValue(p controller.Point, key string) (float64, bool) {
+func pointValue(p readmodel.Point, key string) (float64, bool) {
 	switch key {
 	case "backlog":
 		return float64(p.Backlog), true
@@ -250,7 +250,7 @@ func minuteClock(ms int64) string {
 
 // renderChart draws one chart of a group from its JSON document (the same
 // generic form the script reads) and its history.
-func renderChart(spec chartSpec, g map[string]any, history []controller.Point, generated time.Time) chartView {
+func renderChart(spec chartSpec, g map[string]any, history []readmodel.Point, generated time.Time) chartView {
 	geo := geometry
 	endMs := generated.UnixMilli()
 	windowMs := chartWindow(history, endMs, geo)
@@ -316,7 +316,7 @@ func renderChart(spec chartSpec, g map[string]any, history []controller.Point, g
 // chartWindow is the span of the time axis: back to the oldest point of
 // the history within the longest window, rounded up to a whole minute, and
 // at least the shortest window.
-func chartWindow(history []controller.Point, endMs int64, g chartGeometry) int64 {
+func chartWindow(history []readmodel.Point, endMs int64, g chartGeometry) int64 {
 	for _, p := range history {
 		ms := p.At.UnixMilli()
 		if ms < endMs-g.WindowMs || ms > endMs {

@@ -12,7 +12,7 @@ import (
 // query as /plan, in the formats of `checker plan --output json|csv`.
 func (s *site) servePlanExport(w http.ResponseWriter, r *http.Request) {
 	csv := strings.HasSuffix(r.URL.Path, ".csv")
-	plan, f, err := planFromQuery(r.URL.Query(), s.o.Controller.Groups())
+	plan, f, err := planFromQuery(r.URL.Query(), s.o.views().Groups())
 	if err != nil {
 		if csv {
 			var b strings.Builder

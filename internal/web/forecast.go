@@ -6,9 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/queuechecker/queue-checker/internal/controller"
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
+	"github.com/queuechecker/queue-checker/internal/readmodel"
 )
 
 // forecastNote says what the forecast does for the fleet now, for the
@@ -103,7 +103,7 @@ const trendWindow = time.Minute
 // there is one, else what the current workers and arrivals make of it (the
 // decision's drain time). Empty for the other diagnoses, when nothing
 // waits, or when nothing is known.
-func backlogTrend(d *model.Decision, history []controller.Point) string {
+func backlogTrend(d *model.Decision, history []readmodel.Point) string {
 	if d == nil || d.Backlog <= 0 {
 		return ""
 	}

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/queuechecker/queue-checker/internal/controller"
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
+	"github.com/queuechecker/queue-checker/internal/readmodel"
 )
 
 func TestForecastNote(t *testing.T) {
@@ -75,18 +75,18 @@ func TestBacklogTrend(t *testing.T) {
 	now := time.Date(2025, 3, 14, 10, 0, 0, 0, time.UTC)
 	drain := 600.0
 	rate := 5.0
-	hist := func(backlogs ...int64) []controller.Point {
+	hist := func(backlogs ...int64) []readmodel.Point {
 		// One point every 30 s, the last at now.
-		var out []controller.Point
+		var out []readmodel.Point
 		for i, b := range backlogs {
-			out = append(out, controller.Point{At: now.Add(-time.Duration(len(backlogs)-1-i) * 30 * time.Second), Backlog: b})
+			out = append(out, readmodel.Point{At: now.Add(-time.Duration(len(backlogs)-1-i) * 30 * time.Second), Backlog: b})
 		}
 		return out
 	}
 	tests := []struct {
 		name    string
 		d       *model.Decision
-		history []controller.Point
+		history []readmodel.Point
 		want    string
 	}{
 		{"nothing waits", &model.Decision{At: now, Backlog: 0, Diagnosis: model.DiagCapped}, hist(50, 10, 0), ""},
@@ -124,7 +124,7 @@ func TestArrivalsChartDrawsTheForecast(t *testing.T) {
 	t.Parallel()
 	end := time.Date(2025, 3, 14, 10, 0, 0, 0, time.UTC)
 	rate := func(x float64) *float64 { return &x }
-	hist := []controller.Point{
+	hist := []readmodel.Point{
 		{At: end.Add(-5 * time.Minute), Arrival: rate(2)},
 		{At: end.Add(-150 * time.Second), Arrival: rate(3), Forecast: rate(40)},
 		{At: end, Arrival: rate(2.5), Forecast: rate(40)},

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/queuechecker/queue-checker/internal/controller"
+	"github.com/queuechecker/queue-checker/internal/readmodel"
 )
 
 func TestFormatNumber(t *testing.T) {
@@ -142,8 +142,8 @@ func TestRenderChart(t *testing.T) {
 	t.Parallel()
 	end := time.Date(2025, 3, 14, 10, 0, 0, 0, time.UTC)
 	age := func(x float64) *float64 { return &x }
-	points := func(n int, step time.Duration, f func(i int) controller.Point) []controller.Point {
-		var out []controller.Point
+	points := func(n int, step time.Duration, f func(i int) readmodel.Point) []readmodel.Point {
+		var out []readmodel.Point
 		for i := range n {
 			p := f(i)
 			p.At = end.Add(-time.Duration(n-1-i) * step)
@@ -156,7 +156,7 @@ func TestRenderChart(t *testing.T) {
 	tests := []struct {
 		name     string
 		spec     int // index into charts
-		history  []controller.Point
+		history  []readmodel.Point
 		group    map[string]any
 		wantD    map[string]string
 		wantX    [3]string
@@ -167,8 +167,8 @@ func TestRenderChart(t *testing.T) {
 		{
 			name: "backlog over five minutes",
 			spec: 0,
-			history: points(2, 5*time.Minute, func(i int) controller.Point {
-				return controller.Point{Backlog: int64(1000 * (i + 1))}
+			history: points(2, 5*time.Minute, func(i int) readmodel.Point {
+				return readmodel.Point{Backlog: int64(1000 * (i + 1))}
 			}),
 			wantD:    map[string]string{"backlog": "M" + coord(float64(g.Left)) + "," + coord(bottom-0.5*float64(g.plotH())) + "L" + coord(float64(g.Width-g.Right)) + "," + coord(top)},
 			wantX:    [3]string{"09:55", "09:57", "10:00"},
@@ -178,8 +178,8 @@ func TestRenderChart(t *testing.T) {
 		{
 			name: "workers in steps",
 			spec: 1,
-			history: points(3, 2*time.Minute, func(i int) controller.Point {
-				return controller.Point{Current: 2, Desired: 2 + 2*i, Recommended: 4}
+			history: points(3, 2*time.Minute, func(i int) readmodel.Point {
+				return readmodel.Point{Current: 2, Desired: 2 + 2*i, Recommended: 4}
 			}),
 			wantY:    [3]string{"0", "5", "10"},
 			wantDesc: "Last 5m. current: now 2, highest 2; desired: now 6, highest 6; recommended: now 4, highest 4.",
@@ -187,11 +187,11 @@ func TestRenderChart(t *testing.T) {
 		{
 			name: "gaps where the age is unknown, and the promise",
 			spec: 2,
-			history: points(4, 20*time.Minute, func(i int) controller.Point {
+			history: points(4, 20*time.Minute, func(i int) readmodel.Point {
 				if i == 1 {
-					return controller.Point{}
+					return readmodel.Point{}
 				}
-				return controller.Point{OldestAge: age(float64(10 * i))}
+				return readmodel.Point{OldestAge: age(float64(10 * i))}
 			}),
 			group:    map[string]any{"settings": map[string]any{"latency_seconds": 60.0}},
 			wantX:    [3]string{"09:00", "09:30", "10:00"},
@@ -238,7 +238,7 @@ func TestRenderChart(t *testing.T) {
 func TestRenderChartSteps(t *testing.T) {
 	t.Parallel()
 	end := time.Date(2025, 3, 14, 10, 0, 0, 0, time.UTC)
-	hist := []controller.Point{
+	hist := []readmodel.Point{
 		{At: end.Add(-5 * time.Minute), Desired: 2},
 		{At: end.Add(-150 * time.Second), Desired: 4},
 		{At: end, Desired: 4},

@@ -4,7 +4,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/queuechecker/queue-checker/internal/controller"
+	"github.com/queuechecker/queue-checker/internal/readmodel"
 )
 
 // The chart of throughput against workers: one dot for each recent good
@@ -64,8 +64,8 @@ type kneeCeiling struct {
 
 // kneeMinutes are the newest n minutes of the group with finite,
 // non-negative values.
-func kneeMinutes(minutes []controller.FleetMinute, n int) []controller.FleetMinute {
-	out := make([]controller.FleetMinute, 0, len(minutes))
+func kneeMinutes(minutes []readmodel.FleetMinute, n int) []readmodel.FleetMinute {
+	out := make([]readmodel.FleetMinute, 0, len(minutes))
 	for _, m := range minutes {
 		if finite(m.Workers) && finite(m.Completions) && m.Workers >= 0 && m.Completions >= 0 {
 			out = append(out, m)
@@ -81,7 +81,7 @@ func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // renderKnee draws the chart from the group's JSON document (for the
 // ceiling, as the script reads it) and its fleet minutes.
-func renderKnee(spec kneeSpec, g map[string]any, minutes []controller.FleetMinute) kneeView {
+func renderKnee(spec kneeSpec, g map[string]any, minutes []readmodel.FleetMinute) kneeView {
 	geo := geometry
 	v := kneeView{Spec: spec, Geo: geo, chartFrame: frameOf(geo), CeilingAnchor: "start",
 		CeilingBottom: geo.Top + geo.plotH()}

@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/queuechecker/queue-checker/internal/controller"
+	"github.com/queuechecker/queue-checker/internal/readmodel"
 )
 
 // drawKneeSVG renders the knee chart of minutes, with the ceiling when
 // ceiling > 0, through the status page's template.
-func drawKneeSVG(t *testing.T, minutes []controller.FleetMinute, ceiling float64) (kneeView, string) {
+func drawKneeSVG(t *testing.T, minutes []readmodel.FleetMinute, ceiling float64) (kneeView, string) {
 	t.Helper()
 	g := map[string]any{"decision": map[string]any{"measured": map[string]any{"ceiling_workers": nil}}}
 	if ceiling > 0 {
@@ -40,14 +40,14 @@ var (
 func TestKneeChart(t *testing.T) {
 	t.Parallel()
 	// The plot is x 52..390 (338 wide) and y 10..148 (138 high).
-	minutes := []controller.FleetMinute{
+	minutes := []readmodel.FleetMinute{
 		{Workers: 2, Completions: 4},
 		{Workers: 5, Completions: 10, Saturated: true},
 		{Workers: 10, Completions: 12, Saturated: true},
 	}
 	tests := []struct {
 		name    string
-		minutes []controller.FleetMinute
+		minutes []readmodel.FleetMinute
 		ceiling float64
 		// dots as "class cx,cy"
 		dots   []string
@@ -97,7 +97,7 @@ func TestKneeChart(t *testing.T) {
 		},
 		{
 			name: "not finite or negative minutes are not drawn",
-			minutes: []controller.FleetMinute{{Workers: -1, Completions: 3}, {Workers: 4, Completions: -2},
+			minutes: []readmodel.FleetMinute{{Workers: -1, Completions: 3}, {Workers: 4, Completions: -2},
 				{Workers: 4, Completions: 2}},
 			dots:   []string{"dot 322.4,10"}, // 4 of niceMax(4) = 5 workers, 2 of 2 msg/s
 			xLabel: "5 workers", yLabel: "2",
@@ -160,9 +160,9 @@ func TestKneeChart(t *testing.T) {
 
 func TestKneeChartKeepsTheNewestMinutes(t *testing.T) {
 	t.Parallel()
-	var minutes []controller.FleetMinute
+	var minutes []readmodel.FleetMinute
 	for i := range 30 {
-		minutes = append(minutes, controller.FleetMinute{Workers: float64(i + 1), Completions: 1})
+		minutes = append(minutes, readmodel.FleetMinute{Workers: float64(i + 1), Completions: 1})
 	}
 	v := renderKnee(knee, map[string]any{}, minutes)
 	if len(v.Points) != knee.MaxPoints {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/queuechecker/queue-checker/internal/controller"
 	"github.com/queuechecker/queue-checker/internal/controller/controllertest"
+	"github.com/queuechecker/queue-checker/internal/model"
 )
 
 // leaseGate is a controller.Gate of our own: this checker holds the busy
@@ -20,15 +21,15 @@ func (leaseGate) Permit(group string) (time.Time, bool) {
 	return testStart.Add(time.Hour), group == groupBusy
 }
 
-func (leaseGate) Lease(group string) controller.LeaseStatus {
+func (leaseGate) Lease(group string) model.LeaseStatus {
 	if group == groupBusy {
-		return controller.LeaseStatus{Owner: "checker-a", Held: true, Acting: true, Since: testStart}
+		return model.LeaseStatus{Owner: "checker-a", Held: true, Acting: true, Since: testStart}
 	}
-	return controller.LeaseStatus{Owner: "checker-b"}
+	return model.LeaseStatus{Owner: "checker-b"}
 }
 
-func (leaseGate) Peers() []controller.Peer {
-	return []controller.Peer{{Identity: "checker-a", Leases: 1}, {Identity: "checker-b", Leases: 1}}
+func (leaseGate) Peers() []model.Peer {
+	return []model.Peer{{Identity: "checker-a", Leases: 1}, {Identity: "checker-b", Leases: 1}}
 }
 func (leaseGate) Identity() string { return "checker-a" }
 func (leaseGate) Healthy() error   { return nil }

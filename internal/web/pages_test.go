@@ -45,7 +45,7 @@ func TestStatusPage(t *testing.T) {
 		t.Fatalf("GET /: %d %s", rec.Code, rec.Body)
 	}
 	body := rec.Body.String()
-	views := c.Groups()
+	views := c.Views().Groups()
 	busy := views[0]
 	d := busy.Decision
 	if d == nil {

@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/queuechecker/queue-checker/internal/capacity"
-	"github.com/queuechecker/queue-checker/internal/controller"
 	"github.com/queuechecker/queue-checker/internal/policy"
+	"github.com/queuechecker/queue-checker/internal/readmodel"
 )
 
 // The planner (docs/planning.md) as a GET form, computed here by
@@ -123,7 +123,7 @@ func (f planForm) CSVHref() template.URL  { return template.URL("plan.csv?" + f.
 // parsePlanForm reads the planner's query. Fields absent from the query are
 // prefilled from the named group's settings and last decision, when a group
 // is named, else left at their defaults.
-func parsePlanForm(q url.Values, groups []controller.GroupView) planForm {
+func parsePlanForm(q url.Values, groups []readmodel.GroupView) planForm {
 	f := planForm{Fields: planFields()}
 	for _, x := range f.Fields {
 		if q.Has(x.Name) {
@@ -292,7 +292,7 @@ func inFormUnits(x planField, msg string) string {
 
 // groupPrefill is the planner's form filled from a group's settings and
 // last decision.
-func groupPrefill(g controller.GroupView) map[string]string {
+func groupPrefill(g readmodel.GroupView) map[string]string {
 	s := g.Settings.WithDefaults()
 	num := func(x float64) string {
 		return strconv.FormatFloat(math.Round(x*1e4)/1e4, 'f', -1, 64)
@@ -394,7 +394,7 @@ func newPlanPage(f planForm) planPage {
 }
 
 func (s *site) servePlan(w http.ResponseWriter, r *http.Request) {
-	f := parsePlanForm(r.URL.Query(), s.o.Controller.Groups())
+	f := parsePlanForm(r.URL.Query(), s.o.views().Groups())
 	p := newPlanPage(f)
 	status := http.StatusOK
 	if f.HasErrors() {
@@ -416,7 +416,7 @@ func (s *site) servePlan(w http.ResponseWriter, r *http.Request) {
 }
 
 // planFromQuery is the plan of a query, or the form with its problems.
-func planFromQuery(q url.Values, groups []controller.GroupView) (capacity.Plan, planForm, error) {
+func planFromQuery(q url.Values, groups []readmodel.GroupView) (capacity.Plan, planForm, error) {
 	f := parsePlanForm(q, groups)
 	if !f.Submitted {
 		f.Errors = append(f.Errors, "no plan inputs given: use the query of /plan")

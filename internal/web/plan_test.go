@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/queuechecker/queue-checker/internal/controller"
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
+	"github.com/queuechecker/queue-checker/internal/readmodel"
 )
 
 // inputValue is the value of the planner's input id on a page.
@@ -178,7 +178,7 @@ func TestPlanPrefilledFromGroup(t *testing.T) {
 	t.Parallel()
 	c, now := newTestController(t, 12, 10*time.Second)
 	h := newTestHandler(c, now)
-	busy := c.Groups()[0]
+	busy := c.Views().Groups()[0]
 	d := busy.Decision
 	if d == nil || d.ArrivalRate == nil {
 		t.Fatal("the busy group has no arrival estimate")
@@ -339,8 +339,8 @@ func TestPlanPrefilledWithTheMeasuredFleet(t *testing.T) {
 	t.Parallel()
 	pw, sd, conf, svc := 2.4, 95.0, 0.9, 0.41
 	ceiling := 18
-	view := func(sizing string) controller.GroupView {
-		return controller.GroupView{
+	view := func(sizing string) readmodel.GroupView {
+		return readmodel.GroupView{
 			Settings: policy.Settings{Group: "g", ServiceTime: 200 * time.Millisecond, Concurrency: 4,
 				Latency: 30 * time.Second, StartDelay: time.Minute, Max: 40, Cap: 30},
 			Decision: &model.Decision{CurrentWorkers: 10, Measured: model.Measured{

@@ -15,12 +15,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/queuechecker/queue-checker/internal/controller"
+	"github.com/queuechecker/queue-checker/internal/readmodel"
 )
 
 // Options configure the handler.
 type Options struct {
+	// Controller answers the probes: /healthz, /livez and /readyz.
 	Controller *controller.Controller
-	Gatherer   prometheus.Gatherer
+	// Views is what the pages and /api show of the groups; nil means the
+	// read model the Controller feeds.
+	Views    *readmodel.Model
+	Gatherer prometheus.Gatherer
 	// Interval is the cycle interval; /healthz fails when the last good cycle
 	// is older than three of them.
 	Interval time.Duration
@@ -37,6 +42,14 @@ type Options struct {
 	// Pprof serves Go's runtime profiles (net/http/pprof) under
 	// /debug/pprof/; off unless the configuration's debug.pprof is true.
 	Pprof bool
+}
+
+// views is the read model the pages show.
+func (o Options) views() *readmodel.Model {
+	if o.Views != nil {
+		return o.Views
+	}
+	return o.Controller.Views()
 }
 
 // Handler returns the checker's HTTP routes.

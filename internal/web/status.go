@@ -148,7 +148,7 @@ func (s *site) serveStatus(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "no group named "+echoName(name), http.StatusNotFound)
 			return
 		}
-	case s.o.Controller.NumGroups() > manyGroups:
+	case s.o.views().NumGroups() > manyGroups:
 		s.render(w, r, "summary", http.StatusOK, newSummaryPage(s.o))
 		return
 	default:

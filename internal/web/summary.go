@@ -53,9 +53,9 @@ type summaryRow struct {
 var levelSeverity = map[string]int{"bad": 0, "warn": 1, "info": 2, "ok": 3}
 
 func newSummaryPage(o Options) summaryPage {
-	sums := o.Controller.Summaries()
+	sums := o.views().Summaries()
 	p := summaryPage{Title: "Queue status", GeneratedAt: o.Now(), Total: len(sums), Rows: make([]summaryRow, 0, len(sums)),
-		AWSCost: awsCostOf(o.Controller.AWSCost()).Summary}
+		AWSCost: awsCostOf(o.views().AWSCost()).Summary}
 	counts := map[string]*stateCount{}
 	for _, s := range sums {
 		diag := diagnosisOf("unknown")
@@ -147,7 +147,7 @@ func newSummaryPage(o Options) summaryPage {
 
 // oneGroupDoc is the document of the group named name alone.
 func oneGroupDoc(o Options, name string) (groupsDoc, bool) {
-	v, ok := o.Controller.Group(name)
+	v, ok := o.views().Group(name)
 	if !ok {
 		return groupsDoc{}, false
 	}
@@ -156,7 +156,7 @@ func oneGroupDoc(o Options, name string) (groupsDoc, bool) {
 		Groups:         []groupDoc{groupOf(v, now)},
 		GeneratedAt:    now,
 		RefreshSeconds: refreshEvery(o.refreshInterval()).Seconds(),
-		AWSCost:        awsCostOf(o.Controller.AWSCost()),
+		AWSCost:        awsCostOf(o.views().AWSCost()),
 	}, true
 }
 

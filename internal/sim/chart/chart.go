@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -135,6 +136,23 @@ func Write(w io.Writer, format, title string, latency time.Duration, results []s
 		return fmt.Errorf("write chart: %w", err)
 	}
 	return nil
+}
+
+// WriteFile draws a run's results as Write does into the file at path, in
+// the format Format names, titled with the run's scenario, latency target
+// and start delay.
+func WriteFile(path, format string, rc sim.RunConfig, results []sim.Result) (err error) {
+	file, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("chart: %w", err)
+	}
+	defer func() {
+		if cerr := file.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("chart: %w", cerr)
+		}
+	}()
+	title := fmt.Sprintf("%s scenario, latency target %v, start delay %v", rc.World.Scenario.Name, rc.World.LatencyTarget, rc.World.StartDelay)
+	return Write(file, format, title, rc.World.LatencyTarget, results)
 }
 
 // palette tells up to eight lines apart (Okabe and Ito's colour-blind-safe

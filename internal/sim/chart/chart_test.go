@@ -2,6 +2,8 @@ package chart
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -52,5 +54,31 @@ func TestWrite(t *testing.T) {
 	}
 	if err := Write(&bytes.Buffer{}, "pdf", "test", 10*time.Second, results); err == nil {
 		t.Error("a pdf chart was written")
+	}
+}
+
+// WriteFile writes the chart Write draws, titled with the run's scenario,
+// latency target and start delay; a file it cannot create is an error.
+func TestWriteFile(t *testing.T) {
+	t.Parallel()
+	results := []sim.Result{{Policy: sim.PolicyModel, Series: []sim.Point{{T: 0, Workers: 2}, {T: 60, Backlog: 5, Workers: 3}}}}
+	rc := sim.RunConfig{World: sim.Config{Scenario: sim.Scenario{Name: "spike"}, LatencyTarget: 10 * time.Second, StartDelay: time.Minute}}
+	path := filepath.Join(t.TempDir(), "run.svg")
+	if err := WriteFile(path, SVG, rc, results); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if err := Write(&want, SVG, "spike scenario, latency target 10s, start delay 1m0s", 10*time.Second, results); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want.Bytes()) {
+		t.Errorf("file of %d bytes differs from Write's %d bytes with the run's title", len(got), want.Len())
+	}
+	if err := WriteFile(filepath.Join(t.TempDir(), "no-dir", "run.svg"), SVG, rc, results); err == nil {
+		t.Error("a chart in a missing directory: no error")
 	}
 }

@@ -1,6 +1,8 @@
-package controller
+package readmodel
 
 import (
+	"time"
+
 	"github.com/queuechecker/queue-checker/internal/awscost"
 	"github.com/queuechecker/queue-checker/internal/model"
 )
@@ -10,10 +12,10 @@ import (
 // requests and CloudWatch metrics the observer reports for the group's
 // queues (model.Polling) and the PutMetricData requests the actuator made
 // for it (model.Action.MetricRequests), rated here over the last minute of
-// decisions. The lease table belongs to no group: a Gate that reports its
-// request units (TableUsage) adds them to the total only.
+// decisions. The lease table belongs to no group: Leases that report its
+// request units (TableUsage) add them to the total only.
 
-// TableUsage is a Gate whose table is billed by request unit: what its
+// TableUsage is a Leases whose table is billed by request unit: what its
 // calls consumed per minute over the last minute.
 type TableUsage interface {
 	RequestUnits() (readsPerMinute, writesPerMinute float64)
@@ -38,17 +40,17 @@ type CheckerAWSCost struct {
 }
 
 // SetPrices replaces the prices of the checker's own calls (after a
-// reload); the next view and cycle use them.
-func (c *Controller) SetPrices(p awscost.Prices) {
-	c.mu.Lock()
-	c.prices = p
-	c.mu.Unlock()
+// reload); the next view and record use them.
+func (m *Model) SetPrices(p awscost.Prices) {
+	m.mu.Lock()
+	m.prices = p
+	m.mu.Unlock()
 }
 
 // meterCalls rates the group's calls of decision d, with action a (nil
-// when none was taken); c.mu must be held.
-func (c *Controller) meterCalls(st *groupState, s model.GroupSample, d model.Decision, a *model.Action) {
-	per := c.interval
+// when none was taken); per is the span the group's first decision stands
+// for. The model's lock must be held.
+func (st *groupState) meterCalls(s model.GroupSample, d model.Decision, a *model.Action, per time.Duration) {
 	if !st.lastCallsAt.IsZero() && d.At.After(st.lastCallsAt) {
 		per = d.At.Sub(st.lastCallsAt)
 	}
@@ -64,29 +66,29 @@ func (c *Controller) meterCalls(st *groupState, s model.GroupSample, d model.Dec
 	}
 }
 
-// groupCost is a group's bill at the current prices; c.mu must be held.
-func (c *Controller) groupCost(st *groupState) AWSCost {
+// groupCost is a group's bill at the current prices; m.mu must be held.
+func (m *Model) groupCost(st *groupState) AWSCost {
 	if st == nil {
 		return AWSCost{}
 	}
-	return AWSCost{Rates: st.calls, Bill: c.prices.Month(st.calls)}
+	return AWSCost{Rates: st.calls, Bill: m.prices.Month(st.calls)}
 }
 
 // AWSCost returns the checker's own AWS bill now.
-func (c *Controller) AWSCost() CheckerAWSCost {
-	c.mu.RLock()
+func (m *Model) AWSCost() CheckerAWSCost {
+	m.mu.RLock()
 	var groups awscost.Rates
-	for _, g := range c.groups {
-		if st := c.states[g.Group]; st != nil {
+	for _, g := range m.groups {
+		if st := m.states[g.Group]; st != nil {
 			groups = groups.Add(st.calls)
 		}
 	}
-	prices, gate := c.prices, c.gate
-	c.mu.RUnlock()
+	prices, leases := m.prices, m.leases
+	m.mu.RUnlock()
 
 	out := CheckerAWSCost{Groups: AWSCost{Rates: groups, Bill: prices.Month(groups)}}
 	total := groups
-	if u, ok := gate.(TableUsage); ok {
+	if u, ok := leases.(TableUsage); ok {
 		var table awscost.Rates
 		table.ReadUnits, table.WriteUnits = u.RequestUnits()
 		out.LeaseTable = &AWSCost{Rates: table, Bill: prices.Month(table)}
@@ -94,15 +96,4 @@ func (c *Controller) AWSCost() CheckerAWSCost {
 	}
 	out.AWSCost = AWSCost{Rates: total, Bill: prices.Month(total)}
 	return out
-}
-
-// exportAWSCost sets checker_aws_cost_dollars_per_month by service.
-func (c *Controller) exportAWSCost() {
-	if c.metrics == nil {
-		return
-	}
-	b := c.AWSCost().Bill
-	for _, s := range awscost.Services {
-		c.metrics.awsCost.WithLabelValues(s).Set(b.ByService(s))
-	}
 }

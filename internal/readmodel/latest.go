@@ -1,4 +1,4 @@
-package controller
+package readmodel
 
 import "github.com/queuechecker/queue-checker/internal/model"
 
@@ -11,7 +11,7 @@ type Latest struct {
 	// not modify them.
 	Decision *model.Decision
 	// Held is false while another checker holds the group's lease (then
-	// Owner names it); without a gate every group is held.
+	// Owner names it); without leases every group is held.
 	Held  bool
 	Owner string
 }
@@ -19,16 +19,16 @@ type Latest struct {
 // Latest returns the latest decision of the group named name, and false
 // when no group has that name. It takes the read lock and copies one
 // decision.
-func (c *Controller) Latest(name string) (Latest, bool) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	st, ok := c.states[name]
+func (m *Model) Latest(name string) (Latest, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	st, ok := m.states[name]
 	if !ok {
 		return Latest{}, false
 	}
 	l := Latest{Held: true}
-	if c.gate != nil {
-		ls := c.gate.Lease(name)
+	if m.leases != nil {
+		ls := m.leases.Lease(name)
 		l.Held, l.Owner = ls.Held, ls.Owner
 	}
 	if st.decision != nil && !st.elsewhere {

@@ -1,4 +1,4 @@
-package controller
+package readmodel
 
 import (
 	"cmp"
@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/queuechecker/queue-checker/internal/measure"
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
 )
@@ -129,34 +128,6 @@ func (r *ring) since(window time.Duration) []Point {
 	return out
 }
 
-// FleetMinute is one good minute of the group's fleet measurement, for the
-// status page's chart of throughput against workers (docs/measuring.md).
-type FleetMinute struct {
-	Workers     float64 `json:"workers"`                // mean workers in service
-	Completions float64 `json:"completions_per_second"` // messages deleted, msg/s
-	// Saturated: a visible backlog throughout and every slot busy, so the
-	// completions are what these workers can do.
-	Saturated bool `json:"saturated"`
-}
-
-// fleetMinutesOf copies the good minutes with a worker count, oldest first.
-func fleetMinutesOf(st *policy.State) []FleetMinute {
-	var buf [24]measure.GoodMinute // the most the measurement keeps
-	mins := st.FleetMinutes(buf[:0])
-	if len(mins) == 0 {
-		return nil
-	}
-	out := make([]FleetMinute, 0, len(mins))
-	for _, m := range mins {
-		if isFinite(m.Workers) && isFinite(m.Deleted) { // a NaN would fail the whole JSON document
-			out = append(out, FleetMinute{Workers: m.Workers, Completions: m.Deleted, Saturated: m.Saturated})
-		}
-	}
-	return out
-}
-
-func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
-
 // GroupView is everything known about one group, for the status page and
 // its JSON endpoint. It is a copy: the caller may keep it.
 type GroupView struct {
@@ -173,7 +144,7 @@ type GroupView struct {
 	FleetMinutes []FleetMinute
 	// Lease is the group's lease when several checkers share the groups;
 	// nil when this checker runs alone.
-	Lease *LeaseStatus
+	Lease *model.LeaseStatus
 	// Bill is the fleet in dollars over the last day (bill.go).
 	Bill Bill
 	// AWSCost is what the checker's own AWS calls for the group cost a
@@ -182,22 +153,22 @@ type GroupView struct {
 }
 
 // Groups returns a view of every group, in configuration order.
-func (c *Controller) Groups() []GroupView {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	out := make([]GroupView, 0, len(c.groups))
-	for _, g := range c.groups {
-		out = append(out, c.viewOf(g))
+func (m *Model) Groups() []GroupView {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := make([]GroupView, 0, len(m.groups))
+	for _, g := range m.groups {
+		out = append(out, m.viewOf(g))
 	}
 	return out
 }
 
-// viewOf copies what is known of group g; c.mu must be held.
-func (c *Controller) viewOf(g policy.Settings) GroupView {
-	st := c.states[g.Group]
+// viewOf copies what is known of group g; m.mu must be held.
+func (m *Model) viewOf(g policy.Settings) GroupView {
+	st := m.states[g.Group]
 	v := GroupView{Settings: g}
-	if c.gate != nil {
-		l := c.gate.Lease(g.Group)
+	if m.leases != nil {
+		l := m.leases.Lease(g.Group)
 		v.Lease = &l
 	}
 	if st != nil {
@@ -215,20 +186,16 @@ func (c *Controller) viewOf(g policy.Settings) GroupView {
 			v.LastAction = &a
 		}
 		v.ActionError = st.actionErr
-		v.History = st.points.since(c.history)
+		v.History = st.points.since(m.history)
 		v.Changes = slices.Clone(st.changes)
 		current := 0
 		if st.decision != nil {
 			current = st.decision.CurrentWorkers
 		}
 		v.Bill = st.meter.bill(g.WorkerCostPerHour, current)
-		v.AWSCost = c.groupCost(st)
-		if !st.elsewhere {
-			// The policy's state is Decide's between cycles: read it
-			// under the same lock (Decide never takes c.mu).
-			st.deciding.Lock()
-			v.FleetMinutes = fleetMinutesOf(&st.policy)
-			st.deciding.Unlock()
+		v.AWSCost = m.groupCost(st)
+		if !st.elsewhere && len(st.minutes) > 0 {
+			v.FleetMinutes = slices.Clone(st.minutes)
 		}
 	}
 	return v

@@ -1,4 +1,4 @@
-package controller
+package readmodel
 
 import "github.com/queuechecker/queue-checker/internal/model"
 
@@ -12,13 +12,13 @@ type GroupSummary struct {
 }
 
 // Summaries returns every group's summary, in configuration order.
-func (c *Controller) Summaries() []GroupSummary {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	out := make([]GroupSummary, 0, len(c.groups))
-	for _, g := range c.groups {
+func (m *Model) Summaries() []GroupSummary {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := make([]GroupSummary, 0, len(m.groups))
+	for _, g := range m.groups {
 		s := GroupSummary{Name: g.Group}
-		if st := c.states[g.Group]; st != nil {
+		if st := m.states[g.Group]; st != nil {
 			if st.decision != nil {
 				d := *st.decision
 				s.Decision = &d
@@ -33,20 +33,20 @@ func (c *Controller) Summaries() []GroupSummary {
 
 // Group returns the view of the group named name, and false when there is
 // none.
-func (c *Controller) Group(name string) (GroupView, bool) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	for _, g := range c.groups {
+func (m *Model) Group(name string) (GroupView, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for _, g := range m.groups {
 		if g.Group == name {
-			return c.viewOf(g), true
+			return m.viewOf(g), true
 		}
 	}
 	return GroupView{}, false
 }
 
 // NumGroups returns how many groups are configured.
-func (c *Controller) NumGroups() int {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return len(c.groups)
+func (m *Model) NumGroups() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.groups)
 }
