@@ -32,7 +32,8 @@ type burstPlan struct {
 // learnBursts feeds the interval's arrivals to the burst learner.
 func (c *call) learnBursts() {
 	st, s := c.st, c.s
-	if !c.prevOK || !st.est.updatedAt.Equal(c.at) || !st.est.lastObsOK {
+	obs, obsOK := st.est.Observation(c.at)
+	if !c.prevOK || !obsOK {
 		return
 	}
 	dt := c.at.Sub(c.prev.at).Seconds()
@@ -40,7 +41,7 @@ func (c *call) learnBursts() {
 	// the in-flight messages when the fleet is known: the deleted count lags
 	// a minute and would make a burst's tail look hot.
 	st.bursts.measuredWith(c.mu / float64(s.Concurrency))
-	msgs := st.est.lastObs * dt
+	msgs := obs * dt
 	if c.fleet.Known && c.mu > 0 {
 		slots := float64(c.inService) * float64(s.Concurrency)
 		a, b := math.Min(c.prev.inFlight, slots), math.Min(float64(c.sample.InFlight), slots)
