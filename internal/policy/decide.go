@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/queuechecker/queue-checker/internal/arrivals"
 	"github.com/queuechecker/queue-checker/internal/capacity"
 	"github.com/queuechecker/queue-checker/internal/forecast"
 	"github.com/queuechecker/queue-checker/internal/model"
@@ -41,9 +42,6 @@ const (
 	// 0.5 % of the load, far below any utilisation ceiling's margin, so the
 	// utilisation floor decides and the wait floor is not computed.
 	maxWaitServers = 1_000_000
-	// surgeSigmas: a surge must stand this many standard deviations of
-	// counting noise above the smoothed estimate (see arrivalEstimator).
-	surgeSigmas = 3
 	// quietMessages: an arrival estimate that expects fewer messages than
 	// this over one smoothing time constant reads as 0. The EWMA of a queue
 	// that has gone quiet decays towards 0 without reaching it, and any
@@ -160,7 +158,7 @@ type call struct {
 	lambdaKnown bool
 	surging     bool    // lambda is a surge measured over saturated intervals
 	held        bool    // messages are received and not deleted (held.go)
-	rise        float64 // what the sizing adds to lambda while arrivals climb (trend.go)
+	rise        float64 // what the sizing adds to lambda while arrivals climb (arrivals.Trend)
 	slope       float64 // their climb, msg/s per second, when rise > 0
 	lambdaEff   float64 // λ with the burst reserve
 	peakEff     float64 // the arrivals the wait floor sizes for: lambdaEff, or the forecast's when higher
@@ -313,33 +311,35 @@ func (c *call) observe() {
 	if fleet.Known {
 		servers = float64(c.inService) * float64(s.Concurrency)
 	}
-	now := counts{at: c.at, visible: c.visible, inFlight: float64(sample.InFlight), delayed: float64(sample.Delayed)}
+	now := arrivals.Counts{At: c.at, Visible: c.visible, InFlight: float64(sample.InFlight), Delayed: float64(sample.Delayed)}
 	var deletedAt time.Time
 	if c.deletedOK {
 		deletedAt = sample.Deleted.At
 	}
 	held := c.watchHeld(servers)
-	c.prev, c.prevOK = st.est.update(now, queueKey(sample), flow{
-		deleted: c.deleted, deletedAt: deletedAt, deletedOK: c.deletedOK,
-		keep: s.MetricStaleAfter + 2*time.Minute,
-		sent: sent, sentOK: sentOK,
-		perServer: c.mu / float64(s.Concurrency), servers: servers,
-		tau:  s.ArrivalSmoothing,
-		held: held,
+	prev, prevOK := st.est.Update(now, queueKey(sample), arrivals.Flow{
+		Deleted: c.deleted, DeletedAt: deletedAt, DeletedOK: c.deletedOK,
+		Keep: s.MetricStaleAfter + 2*time.Minute,
+		Sent: sent, SentOK: sentOK,
+		PerServer: c.mu / float64(s.Concurrency), Servers: servers,
+		Tau:  s.ArrivalSmoothing,
+		Held: held,
 	})
-	if st.est.known && !math.IsNaN(st.est.rate) && !math.IsInf(st.est.rate, 0) {
-		c.lambda, c.lambdaKnown = math.Max(st.est.rate, 0), true
-		if st.est.surgeAt.Equal(c.at) && st.est.surge > c.lambda && !held {
-			c.lambda, c.surging = st.est.surge, true
+	c.prev = counts{at: prev.At, visible: prev.Visible, inFlight: prev.InFlight, delayed: prev.Delayed}
+	c.prevOK = prevOK
+	if rate, ok := st.est.Rate(); ok && !math.IsNaN(rate) && !math.IsInf(rate, 0) {
+		c.lambda, c.lambdaKnown = math.Max(rate, 0), true
+		if surge, ok := st.est.Surge(c.at); ok && surge > c.lambda && !held {
+			c.lambda, c.surging = surge, true
 		}
 		c.setLambda(c.lambda)
 		c.learnBursts()
 		c.learnNoise()
-		if st.est.updatedAt.Equal(c.at) {
-			st.climb.observe(c.at, st.est.rate, 2*s.ArrivalSmoothing)
+		if st.est.Updated(c.at) {
+			st.climb.Observe(c.at, rate, 2*s.ArrivalSmoothing)
 		}
 		if s.Policy == PolicyModel && !c.surging && c.lambda > 0 {
-			c.rise, c.slope = st.climb.rise(c.at, st.est.rate, s.ArrivalSmoothing, s.StartDelay, st.noise.still(s.ArrivalSmoothing.Seconds()))
+			c.rise, c.slope = st.climb.Rise(c.at, rate, s.ArrivalSmoothing, s.StartDelay, st.noise.still(s.ArrivalSmoothing.Seconds()))
 			if c.rise > 0 {
 				c.lambdaEff = effectiveArrival(c.lambda+c.rise, s.BurstReserve)
 				c.peakEff = c.lambdaEff
@@ -379,24 +379,24 @@ func (c *call) forecast() {
 		return
 	}
 	st.fc.Init(s.Forecast.History)
-	if c.prevOK && st.est.updatedAt.Equal(c.at) && st.est.lastObsOK {
+	if obs, ok := st.est.Observation(c.at); c.prevOK && ok {
 		st.lastDt = c.at.Sub(c.prev.at)
-		st.fc.Observe(c.prev.at, c.at, st.est.lastObs, st.horizon(s))
+		st.fc.Observe(c.prev.at, c.at, obs, st.horizon(s))
 	}
-	if ms := st.est.minuteStart; st.est.minuteAt.Equal(c.at) && ms.Equal(ms.Truncate(time.Minute)) {
+	if ms, minute, ok := st.est.Minute(c.at); ok && ms.Equal(ms.Truncate(time.Minute)) {
 		// The exact arrivals of a minute the deleted count covers (a
 		// CloudWatch period, aligned to the minute) replace the interval
 		// observations' approximation of it.
-		st.fc.Correct(st.est.minuteStart, st.est.minute)
+		st.fc.Correct(ms, minute)
 	}
 	if !c.lambdaKnown {
 		return
 	}
 	h := st.horizon(s)
 	// The interval's arrivals by Little's law over the in-flight messages
-	// (m, see arrivalEstimator) tell at once when a job is over; the deleted
-	// count lags it by a minute or more.
-	cur, curOK := st.est.lastM, st.est.lastMOK && st.est.updatedAt.Equal(c.at)
+	// (m, see arrivals.Estimator) tell at once when a job is over; the
+	// deleted count lags it by a minute or more.
+	cur, curOK := st.est.Interval(c.at)
 	r := st.fc.Forecast(c.at, h, cur, curOK)
 	if e := r.Ended; e != nil && s.forecasting() && !c.surging {
 		// The job the forecast expected came and is over: the smoothed
@@ -405,10 +405,9 @@ func (c *call) forecast() {
 		// job go with the backlog, not held by the scale-in window for the
 		// job's own recommendations.
 		st.fc.Release(e)
-		if v := math.Max(cur, r.Base); curOK && st.est.rate > v {
-			st.est.rate = v
+		if v := math.Max(cur, r.Base); curOK && st.est.Lower(v) {
 			st.win.reset()
-			st.climb.reset()
+			st.climb.Reset()
 			c.rise, c.slope = 0, 0
 			c.setLambda(v)
 			c.reason("the load expected at %s came and is over: arrivals back to %s msg/s", e.At().Format("15:04"), number(v))

@@ -70,9 +70,9 @@ func (st *State) learn(s Settings, sample model.GroupSample, fleet model.Fleet) 
 	if !at.IsZero() {
 		st.meas.Sample(at, float64(sample.Visible), float64(sample.InFlight), workers, complete)
 	}
-	st.starts.observe(fleet, fleet.At)
+	st.starts.Observe(fleet, fleet.At)
 	l.configuredStart = s.StartDelay
-	l.startDelay, l.starts, l.startKnown = st.starts.measured(fleet.At)
+	l.startDelay, l.starts, l.startKnown = st.starts.Measured(fleet.At)
 	if l.startKnown && s.Learn == LearnAct {
 		s.StartDelay = l.startDelay
 	}

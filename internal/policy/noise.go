@@ -91,7 +91,7 @@ func (rn *rateNoise) still(tau float64) float64 {
 // learnNoise feeds the estimate to the noise measurement.
 func (c *call) learnNoise() {
 	st := c.st
-	if !c.prevOK || !st.est.updatedAt.Equal(c.at) {
+	if !c.prevOK || !st.est.Updated(c.at) {
 		return
 	}
 	if c.surging || st.bursts.on {
@@ -100,7 +100,8 @@ func (c *call) learnNoise() {
 		st.noise = rateNoise{}
 		return
 	}
-	st.noise.observe(st.est.rate, c.at.Sub(c.prev.at).Seconds(), c.s.ArrivalSmoothing.Seconds())
+	rate, _ := st.est.Rate()
+	st.noise.observe(rate, c.at.Sub(c.prev.at).Seconds(), c.s.ArrivalSmoothing.Seconds())
 }
 
 // keepsUp reports whether the fleet keeps up with the arrivals now: its

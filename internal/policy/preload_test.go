@@ -47,7 +47,7 @@ func TestPreloadFleet(t *testing.T) {
 			if n := st.PreloadFleet(s, h); n != tt.minutes {
 				t.Fatalf("PreloadFleet took %d minutes, want %d", n, tt.minutes)
 			}
-			if st.haveLastDesired || st.haveLastCurrent || st.est.known {
+			if _, known := st.est.Rate(); st.haveLastDesired || st.haveLastCurrent || known {
 				t.Fatalf("a preload decided something: %+v", st)
 			}
 			smp := q(0, 12)

@@ -53,7 +53,7 @@ import (
 // floors are the rate floors, sized for the arrivals (guard holds the two
 // differently against scale-in: see holdForBacklog). λ_eff is the arrival
 // estimate (the smoothed one, or a surge measured over saturated intervals:
-// see arrivalEstimator) with the burst reserve added; μ_eff is the
+// see arrivals.Estimator) with the burst reserve added; μ_eff is the
 // per-worker throughput with the overhead reserve taken off. Until the arrival rate is known (the first sample), λ = 0 in the
 // drain floors and no start-delay draining is assumed; the utilisation and
 // wait floors wait for an estimate.
@@ -99,16 +99,17 @@ func (c *call) sizeModel() {
 	// At a jump held back as a dump, the backlog floors project the backlog
 	// with the estimate the jump would have given without the bound.
 	projLam := lam
-	if st := c.st; st.est.dumpAt.Equal(c.at) && st.est.updatedAt.Equal(c.at) {
-		projLam = math.Max(lam, capacity.EffectiveArrival(st.est.unbounded, s.BurstReserve))
-		if math.Round(st.est.dumped) >= 1 {
+	if dumped, unbounded, ok := c.st.est.Dump(c.at); ok {
+		projLam = math.Max(lam, capacity.EffectiveArrival(unbounded, s.BurstReserve))
+		if math.Round(dumped) >= 1 {
 			c.reason("%s messages arrived in the last interval beyond what the previous one and the estimate explain: sized as a backlog, not a rate, unless the next interval shows the same rate (until then the backlog floors count %s msg/s while new workers start)",
-				number(math.Round(st.est.dumped)), number(projLam))
+				number(math.Round(dumped)), number(projLam))
 		}
 	}
 	if c.surging {
+		smoothed, _ := c.st.est.Rate()
 		c.reason("arrivals surging: %s msg/s measured over the last two intervals, with every slot busy (the smoothed estimate is %s)",
-			number(c.lambda), number(c.st.est.rate))
+			number(c.lambda), number(smoothed))
 	}
 	switch {
 	case c.lambdaKnown && (s.BurstReserve > 0 || s.OverheadReserve > 0):

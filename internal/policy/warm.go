@@ -22,8 +22,8 @@ type burstPlan struct {
 	remaining float64
 	// within: how much of the next start delay the burst on is expected
 	// to last (each recent burst's rest at most a start delay).
-	within float64
-	startLam  float64
+	within   float64
+	startLam float64
 	// warm is the fleet kept warm for the next burst (0: none); need the
 	// fleet the recent bursts needed.
 	warm, need int
@@ -35,7 +35,8 @@ type burstPlan struct {
 // learnBursts feeds the interval's arrivals to the burst learner.
 func (c *call) learnBursts() {
 	st, s := c.st, c.s
-	if !c.prevOK || !st.est.updatedAt.Equal(c.at) || !st.est.lastObsOK {
+	obs, obsOK := st.est.Observation(c.at)
+	if !c.prevOK || !obsOK {
 		return
 	}
 	dt := c.at.Sub(c.prev.at).Seconds()
@@ -43,7 +44,7 @@ func (c *call) learnBursts() {
 	// the in-flight messages when the fleet is known: the deleted count lags
 	// a minute and would make a burst's tail look hot.
 	st.bursts.measuredWith(c.mu / float64(s.Concurrency))
-	msgs := st.est.lastObs * dt
+	msgs := obs * dt
 	if c.fleet.Known && c.mu > 0 {
 		slots := float64(c.inService) * float64(s.Concurrency)
 		a, b := math.Min(c.prev.inFlight, slots), math.Min(float64(c.sample.InFlight), slots)

@@ -1,4 +1,4 @@
-package policy
+package arrivals
 
 import (
 	"math"
@@ -51,7 +51,7 @@ func TestMinuteArrivals(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			var e arrivalEstimator
+			var e Estimator
 			measured := 0
 			// 6 minutes of samples 10 s apart: each in a slot of its own, so
 			// the history holds them all and the interpolation between them
@@ -59,23 +59,24 @@ func TestMinuteArrivals(t *testing.T) {
 			for k := 0; k <= 36; k++ {
 				now := float64(10 * k)
 				tot := total(now)
-				c := counts{at: t0.Add(time.Duration(now * float64(time.Second))), inFlight: busy(now), visible: tot - busy(now)}
+				c := Counts{At: t0.Add(time.Duration(now * float64(time.Second))), InFlight: busy(now), Visible: tot - busy(now)}
 				stamp := tc.stamp(now)
 				start := tc.start(stamp)
-				f := flow{
-					deleted:   completed(start, start+60) / 60,
-					deletedAt: t0.Add(time.Duration(stamp * float64(time.Second))),
-					deletedOK: true,
-					keep:      DefaultMetricStaleAfter + 2*time.Minute,
-					perServer: 1, servers: busy(now), tau: time.Minute,
+				f := Flow{
+					Deleted:   completed(start, start+60) / 60,
+					DeletedAt: t0.Add(time.Duration(stamp * float64(time.Second))),
+					DeletedOK: true,
+					Keep:      5*time.Minute + 2*time.Minute, // the policy's default
+					PerServer: 1, Servers: busy(now), Tau: time.Minute,
 				}
-				e.update(c, 1, f)
-				if !e.minuteAt.Equal(c.at) {
+				e.Update(c, 1, f)
+				_, minute, ok := e.Minute(c.At)
+				if !ok {
 					continue
 				}
 				measured++
-				if math.Abs(e.minute-arrivals) > 1e-6 {
-					t.Fatalf("at %v s: minute %v, want %v", now, e.minute, arrivals)
+				if math.Abs(minute-arrivals) > 1e-6 {
+					t.Fatalf("at %v s: minute %v, want %v", now, minute, arrivals)
 				}
 			}
 			if measured < 15 {
@@ -92,7 +93,7 @@ func TestMinuteArrivals(t *testing.T) {
 // cover the interval count only what entered.
 func TestMinuteArrivalsLeaveDumpsOut(t *testing.T) {
 	t.Parallel()
-	var e arrivalEstimator
+	var e Estimator
 	bound := dumpBound(20, 20, 10, 0)
 	held := (3000.0/10 + 20 - bound) * 10
 	tot := 40.0
@@ -101,17 +102,18 @@ func TestMinuteArrivalsLeaveDumpsOut(t *testing.T) {
 		if k == 10 {
 			tot += 3000
 		}
-		f := flow{deleted: 20, deletedAt: now, deletedOK: true, keep: 7 * time.Minute, perServer: 1, servers: 20, tau: time.Minute}
-		e.update(counts{at: now, visible: tot - 20, inFlight: 20}, 1, f)
-		if k < 6 || !e.minuteAt.Equal(now) {
+		f := Flow{Deleted: 20, DeletedAt: now, DeletedOK: true, Keep: 7 * time.Minute, PerServer: 1, Servers: 20, Tau: time.Minute}
+		e.Update(Counts{At: now, Visible: tot - 20, InFlight: 20}, 1, f)
+		_, minute, ok := e.Minute(now)
+		if k < 6 || !ok {
 			continue
 		}
 		want := 20.0 // the change of the total over a minute is 0
 		if k >= 10 && k < 16 {
 			want += (3000 - held) / 60
 		}
-		if math.Abs(e.minute-want) > 1e-9 {
-			t.Fatalf("sample %d: minute %v, want %v", k, e.minute, want)
+		if math.Abs(minute-want) > 1e-9 {
+			t.Fatalf("sample %d: minute %v, want %v", k, minute, want)
 		}
 	}
 }

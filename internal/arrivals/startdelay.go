@@ -1,4 +1,4 @@
-package policy
+package arrivals
 
 import (
 	"slices"
@@ -27,8 +27,8 @@ const (
 	maxPendingTracked = 256
 )
 
-// startDelays measures a fleet's start delays. The zero value is ready.
-type startDelays struct {
+// StartDelays measures a fleet's start delays. The zero value is ready.
+type StartDelays struct {
 	prev      []time.Time // launch times of the workers pending at the last read, sorted
 	prevIn    int         // workers in service at the last read
 	prevAt    time.Time
@@ -40,8 +40,8 @@ type startDelays struct {
 	sorted    []float32 // scratch for the quantile, made on the first
 }
 
-// observe compares the fleet with the last read of it.
-func (sd *startDelays) observe(f model.Fleet, now time.Time) {
+// Observe compares the fleet with the last read of it.
+func (sd *StartDelays) Observe(f model.Fleet, now time.Time) {
 	if !f.Known || now.IsZero() {
 		return
 	}
@@ -72,19 +72,19 @@ func (sd *startDelays) observe(f model.Fleet, now time.Time) {
 	sd.prevIn, sd.prevAt, sd.have = f.InService, now, true
 }
 
-func (sd *startDelays) add(d float64) {
+func (sd *StartDelays) add(d float64) {
 	sd.ring[sd.next] = float32(d)
 	sd.next = (sd.next + 1) % startDelaySamples
 	sd.n = min(sd.n+1, startDelaySamples)
 	sd.computedN = -1
 }
 
-// measured is the startDelayQuantile of the latest starts, and how many
+// Measured is the startDelayQuantile of the latest starts, and how many
 // there are; 0 and false before startDelayMinSamples. Workers still pending
 // at now that are older than the starts' quantile are counted with their
 // age so far: while a scale-out is starting, the starts seen are its fast
 // ones, and its slow ones must not be left out.
-func (sd *startDelays) measured(now time.Time) (time.Duration, int, bool) {
+func (sd *StartDelays) Measured(now time.Time) (time.Duration, int, bool) {
 	if sd.n < startDelayMinSamples {
 		return 0, sd.n, false
 	}

@@ -1,4 +1,4 @@
-package policy
+package arrivals
 
 import (
 	"math"
@@ -40,22 +40,24 @@ const (
 	trendKeep = 0.8
 )
 
-// trend keeps the arrival estimates of the last 2τ.
-type trend struct {
+// Trend keeps the arrival estimates of the last 2τ. The zero value is
+// ready to use.
+type Trend struct {
 	at   []int64 // Unix nanoseconds, oldest first
 	rate []float64
 }
 
-func (t *trend) reset() { t.at, t.rate = t.at[:0], t.rate[:0] }
+// Reset forgets the estimates kept.
+func (t *Trend) Reset() { t.at, t.rate = t.at[:0], t.rate[:0] }
 
-// observe records the estimate at a sample, and drops what is older than
+// Observe records the estimate at a sample, and drops what is older than
 // span before the newest kept but the newest such mark (the window's start
 // is interpolated).
-func (t *trend) observe(at time.Time, rate float64, span time.Duration) {
+func (t *Trend) Observe(at time.Time, rate float64, span time.Duration) {
 	ns := at.UnixNano()
 	if n := len(t.at); n > 0 {
 		if ns < t.at[n-1] {
-			t.reset()
+			t.Reset()
 		} else if n > 1 && ns-t.at[n-2] < int64(span)/trendMarks {
 			// Too close to the mark before the newest: the newest moves.
 			t.at[n-1], t.rate[n-1] = ns, rate
@@ -67,7 +69,7 @@ func (t *trend) observe(at time.Time, rate float64, span time.Duration) {
 	t.trim(ns, span)
 }
 
-func (t *trend) trim(ns int64, span time.Duration) {
+func (t *Trend) trim(ns int64, span time.Duration) {
 	drop := 0
 	for drop+1 < len(t.at) && t.at[drop+1] <= ns-int64(span) {
 		drop++
@@ -80,7 +82,7 @@ func (t *trend) trim(ns int64, span time.Duration) {
 
 // value is the estimate at ns, interpolated between marks; false before
 // the first.
-func (t *trend) value(ns int64) (float64, bool) {
+func (t *Trend) value(ns int64) (float64, bool) {
 	if len(t.at) == 0 || ns < t.at[0] {
 		return 0, false
 	}
@@ -97,12 +99,12 @@ func (t *trend) value(ns int64) (float64, bool) {
 	return t.rate[len(t.rate)-1], true
 }
 
-// rise is what the sizing adds to the estimate rate at now (see above), 0
+// Rise is what the sizing adds to the estimate rate at now (see above), 0
 // when the estimate has not climbed as a ramp through the last 2τ, and the
 // slope, in msg/s per second. noise is the estimate's variance as measured
-// on a level that does not move (rateNoise.still), (msg/s)², 0 when not
-// known: a climb that noise explains is no climb either.
-func (t *trend) rise(now time.Time, rate float64, tau, startDelay time.Duration, noise float64) (rise, slope float64) {
+// on a level that does not move, (msg/s)², 0 when not known: a climb that
+// noise explains is no climb either.
+func (t *Trend) Rise(now time.Time, rate float64, tau, startDelay time.Duration, noise float64) (rise, slope float64) {
 	if tau <= 0 || rate <= 0 {
 		return 0, 0
 	}

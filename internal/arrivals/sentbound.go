@@ -1,10 +1,10 @@
-package policy
+package arrivals
 
 import "math"
 
 // The arrivals CloudWatch says were sent bound the estimate. Little's law
 // over the in-flight count counts every busy slot as completing messages at
-// the per-slot rate; messages received and never deleted (see held.go) keep
+// the per-slot rate; messages received and never deleted (the policy's held watch) keep
 // slots "busy" without completing anything, so that count grows with the
 // fleet, and an arrival estimate built on it buys more workers, which make
 // more assumed completions. NumberOfMessagesSent is a direct count of the
@@ -15,7 +15,7 @@ import "math"
 // A rise that came after the counted minute is not lost where the queue
 // shows it: the bound is never below the queue's growth over the interval,
 // which arrived whatever was completed, and a saturated surge (see
-// arrivalEstimator) is measured apart from the smoothed estimate. (The last
+// Estimator) is measured apart from the smoothed estimate. (The last
 // deleted count is no help here: from before an outage, it would allow
 // completions that no longer happen.) While
 // messages are known to be held (the held watch), the bound is the sent
