@@ -101,8 +101,10 @@ func (t *Trend) value(ns int64) (float64, bool) {
 
 // Rise is what the sizing adds to the estimate rate at now (see above), 0
 // when the estimate has not climbed as a ramp through the last 2τ, and the
-// slope, in msg/s per second.
-func (t *Trend) Rise(now time.Time, rate float64, tau, startDelay time.Duration) (rise, slope float64) {
+// slope, in msg/s per second. noise is the estimate's variance as measured
+// on a level that does not move, (msg/s)², 0 when not known: a climb that
+// noise explains is no climb either.
+func (t *Trend) Rise(now time.Time, rate float64, tau, startDelay time.Duration, noise float64) (rise, slope float64) {
 	if tau <= 0 || rate <= 0 {
 		return 0, 0
 	}
@@ -114,8 +116,9 @@ func (t *Trend) Rise(now time.Time, rate float64, tau, startDelay time.Duration)
 	mid, _ := t.value(ns - int64(tau))
 	// The noise of an EWMA of Poisson counts is √(λ ÷ 2τ); the
 	// observations count the arrivals and the completions, twice the
-	// variance; two estimates τ apart are correlated by e^-1.
-	sigma := math.Sqrt(2*rate/(2*tau.Seconds())) * math.Sqrt(2*(1-math.Exp(-1)))
+	// variance; the measured noise when larger; two estimates τ apart are
+	// correlated by e^-1.
+	sigma := math.Sqrt(math.Max(2*rate/(2*tau.Seconds()), noise)) * math.Sqrt(2*(1-math.Exp(-1)))
 	need := math.Max(trendSigmas*sigma, trendMinShare*rate)
 	late, _ := t.value(ns - int64(tau)/2)
 	sa, sb, sc := (mid-first)/tau.Seconds(), 2*(late-mid)/tau.Seconds(), 2*(rate-late)/tau.Seconds()

@@ -30,7 +30,7 @@ func TestTrendSizesARampForTheRateWhenNewWorkersServe(t *testing.T) {
 	checked := 0
 	ewmaRun(tau, 5*time.Second, 15*time.Minute, ramp, func(at time.Time, ts, est float64) {
 		tr.Observe(at, est, 2*tau)
-		rise, slope := tr.Rise(at, est, tau, start)
+		rise, slope := tr.Rise(at, est, tau, start, 0)
 		if ts < 5*tau.Seconds() {
 			return // the estimate settles on the ramp within a few τ
 		}
@@ -75,7 +75,7 @@ func TestTrendAddsNothingButForAClimb(t *testing.T) {
 		var tr Trend
 		ewmaRun(tau, 5*time.Second, 30*time.Minute, f, func(at time.Time, ts, est float64) {
 			tr.Observe(at, est, 2*tau)
-			if rise, _ := tr.Rise(at, est, tau, time.Minute); rise != 0 {
+			if rise, _ := tr.Rise(at, est, tau, time.Minute, 0); rise != 0 {
 				t.Fatalf("%s, at %.0f s (estimate %.1f): rise %.2f, want 0", name, ts, est, rise)
 			}
 		})
@@ -95,7 +95,7 @@ func TestTrendIgnoresCountingNoise(t *testing.T) {
 	}, func(at time.Time, _ float64, est float64) {
 		tr.Observe(at, est, 2*tau)
 		samples++
-		if rise, _ := tr.Rise(at, est, tau, time.Minute); rise > 0 {
+		if rise, _ := tr.Rise(at, est, tau, time.Minute, 0); rise > 0 {
 			rises++
 		}
 	})
@@ -122,5 +122,34 @@ func TestTrendKeepsTheLastTwoTau(t *testing.T) {
 	tr.Observe(t0, 1, 2*tau)
 	if len(tr.at) != 1 {
 		t.Fatalf("%d marks after a sample back in time, want 1", len(tr.at))
+	}
+}
+
+// A climb the measured noise explains is no climb: on the same ramp, once
+// settled at 60 msg/s (a climb of 12 msg/s over τ, 3σ of Poisson counting
+// being 3 × √(2 · 60 ÷ 120) × √(2(1 − e⁻¹)) ≈ 3.4), a measured variance of
+// 20 (msg/s)² (3σ ≈ 15 msg/s) holds the rise at 0, one of 5 (3σ ≈ 7.5)
+// does not.
+func TestTrendIgnoresAClimbTheNoiseExplains(t *testing.T) {
+	t.Parallel()
+	const tau = time.Minute
+	ramp := func(t float64) float64 { return 2 + 0.2*t }
+	var tr Trend
+	checked := 0
+	ewmaRun(tau, 5*time.Second, 15*time.Minute, ramp, func(at time.Time, ts, est float64) {
+		tr.Observe(at, est, 2*tau)
+		if ts < 5*tau.Seconds() || est < 55 || est > 65 {
+			return
+		}
+		checked++
+		if rise, _ := tr.Rise(at, est, tau, time.Minute, 20); rise != 0 {
+			t.Errorf("at %.0f msg/s: rise %.2f with a measured variance of 20, want 0", est, rise)
+		}
+		if rise, _ := tr.Rise(at, est, tau, time.Minute, 5); rise <= 0 {
+			t.Errorf("at %.0f msg/s: no rise with a measured variance of 5, want one", est)
+		}
+	})
+	if checked == 0 {
+		t.Fatal("the ramp never reached 55-65 msg/s settled")
 	}
 }

@@ -276,10 +276,13 @@ func quantile(sorted []float64, q float64) float64 {
 // seconds, given f.quiet seconds of quiet since the last: the share of the
 // recent gaps longer than the quiet so far that end within h more, counting
 // one more such gap that does (so that few gaps never rule a burst out). With
-// fewer than burstMinGaps gaps known, or a quiet longer than every gap but
-// not yet twice the longest (the bursts may not have stopped), 1; past
-// twice the longest, 0: the bursts have stopped.
-func (f *burstFacts) chance(h float64) float64 {
+// fewer than burstMinGaps gaps known, or a quiet longer than every gap, 1
+// (the bursts may not have stopped), until the bursts have stopped (0): the
+// quiet has lasted so long that, were they going on as before, a gap that
+// long would come less often than the share miss of them (gaps taken as
+// exponential with the recent gaps' mean, past mean × ln(1 ÷ miss)), and at
+// least twice the longest recent gap.
+func (f *burstFacts) chance(h, miss float64) float64 {
 	if f.on {
 		return 1
 	}
@@ -287,8 +290,7 @@ func (f *burstFacts) chance(h float64) float64 {
 	if f.gaps < burstMinGaps {
 		return 1
 	}
-	longest := g[f.gaps-1]
-	if f.quiet > 2*longest {
+	if f.quiet > f.stopped(miss) {
 		return 0
 	}
 	longer, within := 0, 0
@@ -308,22 +310,43 @@ func (f *burstFacts) chance(h float64) float64 {
 	return float64(within+1) / float64(longer+1)
 }
 
+// stopped is the quiet, in seconds, after which the bursts have stopped
+// (see chance).
+func (f *burstFacts) stopped(miss float64) float64 {
+	g := f.sortedGaps[:f.gaps]
+	if len(g) == 0 {
+		return math.Inf(1)
+	}
+	mean := 0.0
+	for _, x := range g {
+		mean += x / float64(len(g))
+	}
+	after := 2 * g[len(g)-1]
+	if miss > 0 && miss < 1 {
+		after = math.Max(after, mean*math.Log(1/miss))
+	}
+	return after
+}
+
 // remaining is how much longer the burst on is expected to last: the mean,
 // over the recent bursts that lasted longer than it has so far, of what they
-// lasted beyond that; ok is false when none did (it is longer than every
-// recent burst: no length is known for it).
-func (f *burstFacts) remaining() (float64, bool) {
-	sum, k := 0.0, 0
+// lasted beyond that (mean), and the same with each at most h (within: how
+// much of the next h seconds it is expected to last; a burst that lasts
+// beyond h adds h, not its whole length); ok is false when none did (it is
+// longer than every recent burst: no length is known for it).
+func (f *burstFacts) remaining(h float64) (mean, within float64, ok bool) {
+	k := 0
 	for _, l := range f.lengths[:f.n] {
 		if l > f.age {
-			sum += l - f.age
+			mean += l - f.age
+			within += math.Min(l-f.age, h)
 			k++
 		}
 	}
 	if k == 0 {
-		return 0, false
+		return 0, 0, false
 	}
-	return sum / float64(k), true
+	return mean / float64(k), within / float64(k), true
 }
 
 // late is the messages the recent bursts not announced (within the memory at now) would

@@ -42,18 +42,30 @@ func TestBurstLearnerLearnsBursts(t *testing.T) {
 	// Regular gaps: within the next 10 s right after a burst no burst is
 	// likely but for the one unseen gap; 150 s on, one is due.
 	f.quiet = 0
-	if got := f.chance(10); got > 0.2 {
+	if got := f.chance(10, 0.01); got > 0.2 {
 		t.Errorf("chance right after a burst %v, want at most 1/(gaps+1)", got)
 	}
 	f.quiet = 145
-	if got := f.chance(10); got < 0.9 {
+	if got := f.chance(10, 0.01); got < 0.9 {
 		t.Errorf("chance when the next burst is due %v, want about 1", got)
 	}
-	// The bursts stop: past twice the longest gap, none is expected, and
-	// after the memory they are forgotten.
-	f.quiet = 301
-	if got := f.chance(10); got != 0 {
-		t.Errorf("chance after twice the longest gap %v, want 0", got)
+	// The bursts stop: past the mean gap × ln(1 ÷ 0.01) = 150 × 4.61 =
+	// 691 s (more than twice the longest, 300 s) none is expected, and after
+	// the memory they are forgotten. Before, a quiet longer than every gap
+	// may still end in a burst.
+	f.quiet = 600
+	if got := f.chance(10, 0.01); got != 1 {
+		t.Errorf("chance after 600 s of quiet, gaps of 150 s: %v, want 1", got)
+	}
+	f.quiet = 692
+	if got := f.chance(10, 0.01); got != 0 {
+		t.Errorf("chance after 692 s of quiet, gaps of 150 s: %v, want 0", got)
+	}
+	if got := f.stopped(0.01); math.Abs(got-150*math.Log(100)) > 1e-6 {
+		t.Errorf("stopped after %v s, want 150 × ln 100 = %v", got, 150*math.Log(100))
+	}
+	if got := f.stopped(0.5); got != 300 {
+		t.Errorf("stopped after %v s with a miss of a half, want twice the longest gap, 300", got)
 	}
 	if g := bl.facts(at.Add(burstMemory + time.Minute)); g.n != 0 {
 		t.Errorf("%d bursts remembered after the memory, want 0", g.n)

@@ -339,7 +339,7 @@ func (c *call) observe() {
 			st.climb.Observe(c.at, rate, 2*s.ArrivalSmoothing)
 		}
 		if s.Policy == PolicyModel && !c.surging && c.lambda > 0 {
-			c.rise, c.slope = st.climb.Rise(c.at, rate, s.ArrivalSmoothing, s.StartDelay)
+			c.rise, c.slope = st.climb.Rise(c.at, rate, s.ArrivalSmoothing, s.StartDelay, st.noise.still(s.ArrivalSmoothing.Seconds()))
 			if c.rise > 0 {
 				c.lambdaEff = effectiveArrival(c.lambda+c.rise, s.BurstReserve)
 				c.peakEff = c.lambdaEff

@@ -75,6 +75,19 @@ func (rn *rateNoise) sigma(lam, tau float64) (float64, bool) {
 	return math.Sqrt(math.Max(rn.v, math.Max(lam, 0)/(2*tau))), true
 }
 
+// still is the estimate's measured variance while the level does not move
+// (its slow mean drifted by no more than its own noise over the last
+// window), (msg/s)²; 0 while unknown or while the level moves, when the
+// spread measures the move as much as the noise. tau is the estimate's time
+// constant, seconds.
+func (rn *rateNoise) still(tau float64) float64 {
+	sigma, ok := rn.sigma(rn.m, tau)
+	if !ok || !(math.Abs(rn.drift) <= noiseSigmas*sigma/math.Sqrt(noiseSlow)) {
+		return 0
+	}
+	return rn.v
+}
+
 // learnNoise feeds the estimate to the noise measurement.
 func (c *call) learnNoise() {
 	st := c.st

@@ -20,7 +20,10 @@ type burstPlan struct {
 	// for the arrivals after it (startLam, the base rate), not the burst's.
 	short     bool
 	remaining float64
-	startLam  float64
+	// within: how much of the next start delay the burst on is expected
+	// to last (each recent burst's rest at most a start delay).
+	within   float64
+	startLam float64
 	// warm is the fleet kept warm for the next burst (0: none); need the
 	// fleet the recent bursts needed.
 	warm, need int
@@ -54,11 +57,13 @@ func (c *call) learnBursts() {
 // planBursts reads what the learner knows of the bursts and plans for them
 // (the model policy only; see docs/deciding.md, "Bursts"):
 //
-//   - A launch pays its start delay before it serves. While a burst is on
-//     that the recent bursts' lengths (their burstQuantile) say ends before
-//     workers launched now could start, the floors size for the work left
-//     when they start: the backlog with the burst's arrivals until its
-//     expected end and the base rate after, kept pace with at the base rate.
+//   - A launch pays its start delay before it serves. While a burst is on,
+//     the backlog floors project its rate for as much of the start delay as
+//     the recent bursts longer than it lasted beyond its age (each at most a
+//     start delay), the base rate after (projected); when those bursts ended,
+//     on average, before workers launched now could start, the rate floors
+//     size for the base rate and the workers serving the burst stay until it
+//     ends.
 //   - Warm capacity for the bursts it cannot react to: the fleet that,
 //     never moving, would have served burstQuantile of the recent bursts
 //     within the promise (burstLearner's need) is kept while relaunching it
@@ -81,21 +86,23 @@ func (c *call) planBursts() {
 	d := s.StartDelay.Seconds()
 	baseEff := effectiveArrival(f.base, s.BurstReserve)
 	bp.startLam = baseEff
-	if rem, ok := f.remaining(); f.on && ok {
-		bp.remaining = rem
-		bp.short = rem < d && baseEff < c.lambdaEff
+	if rem, within, ok := f.remaining(d); f.on && ok && baseEff < c.lambdaEff {
+		bp.remaining, bp.within = rem, within
+		bp.short = rem < d
 	}
 	bp.need = capacity.CeilWorkers(effectiveArrival(f.need, s.BurstReserve) / c.muEff)
 	bp.timed = f.announced == f.n
 }
 
 // projected is the mean arrival rate over the next start delay d that the
-// backlog floors project, lam while the burst lasts and the base rate after.
+// backlog floors project while a burst is on: lam for as much of d as it is
+// expected to last (each recent longer burst's rest counted at most d, so
+// that one long burst does not stretch the rest), the base rate after.
 func (bp *burstPlan) projected(lam, d float64) float64 {
-	if !bp.short || d <= 0 {
+	if !(bp.within > 0) || d <= 0 {
 		return lam
 	}
-	return (lam*bp.remaining + bp.startLam*(d-bp.remaining)) / d
+	return (lam*bp.within + bp.startLam*(d-bp.within)) / d
 }
 
 // warmPays decides whether the warm fleet is kept beyond rate workers (the
@@ -110,8 +117,8 @@ func (bp *burstPlan) projected(lam, d float64) float64 {
 // chance that the next burst begins before a worker launched now could
 // start (burstFacts.chance) is at least the share of messages the promise
 // may miss (1 − LatencyQuantile): a burst they miss breaks the promise for
-// most of its messages. Past twice the longest recent gap the bursts have
-// stopped, and the warm workers go. Load the forecast finds to recur on a
+// most of its messages. Once the bursts have stopped (burstFacts.stopped)
+// the warm workers go. Load the forecast finds to recur on a
 // rhythm is pre-started when it is due (see bet), not kept warm.
 func (c *call) warmPays(rate int) int {
 	bp, s := &c.bp, c.s
@@ -133,7 +140,7 @@ func (c *call) warmPays(rate int) int {
 	relaunch := float64(extra)*react + lateCost*late // worker-seconds a burst
 	holdHour := float64(extra)                       // worker-hours an hour
 	relaunchHour := f.perHour * relaunch / 3600
-	chance := f.chance(react)
+	chance := f.chance(react, 1-s.LatencyQuantile)
 	pays := extra > 0 && relaunchHour > holdHour && !bp.timed
 	warm := 0
 	if pays && chance >= 1-s.LatencyQuantile {
@@ -195,8 +202,8 @@ func (c *call) burstWarmReason(extra int, pays bool, chance float64) {
 		c.reason("keeping %d warm costs %s an hour less than relaunching them for each burst (%s against %s); the next burst may come before a worker launched now starts (chance %s)",
 			extra, c.cost(b.RelaunchWorkerHours-b.HoldWorkerHours), hold, relaunch, percent(chance))
 	default:
-		c.reason("the %d warm workers go: %s without a burst, more than twice the longest recent gap",
-			extra, span(f.quiet))
+		c.reason("the %d warm workers go: %s without a burst, longer than a gap would last once in %s were the bursts going on",
+			extra, span(f.quiet), number(1/(1-c.s.LatencyQuantile)))
 	}
 }
 
