@@ -284,8 +284,8 @@ type Bursts struct {
 	GapSeconds    float64 `json:"gap_seconds"`
 	// BaseRate is the arrival rate between bursts, msg/s.
 	BaseRate float64 `json:"base_rate"`
-	// NeedWorkers is the fleet that, never moving, would have served 90 % of
-	// the recent bursts within the promise.
+	// NeedWorkers is the fleet that, never moving, would have served the
+	// recent bursts within the promise.
 	NeedWorkers int `json:"need_workers"`
 	// WarmWorkers is the count kept warm for the next burst now (0: none).
 	WarmWorkers int `json:"warm_workers"`
@@ -297,6 +297,13 @@ type Bursts struct {
 	RelaunchWorkerHours float64  `json:"relaunch_worker_hours"`
 	HoldDollars         *float64 `json:"hold_dollars"`
 	RelaunchDollars     *float64 `json:"relaunch_dollars"`
+	// LateIfRelaunchedPerHour is how many messages an hour relaunching the
+	// workers for each burst would leave past the promise; ForThePromise:
+	// they are kept warm although holding costs more, because that is more
+	// than the share of all arrivals the promise may miss and the bursts are
+	// shorter than a start delay.
+	LateIfRelaunchedPerHour float64 `json:"late_if_relaunched_per_hour"`
+	ForThePromise           bool    `json:"for_the_promise"`
 	// Chance is how likely the next burst is to come before a worker
 	// launched now could start.
 	Chance float64 `json:"chance"`

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"github.com/queuechecker/queue-checker/internal/model"
 	"math"
 	"testing"
 	"time"
@@ -176,5 +177,59 @@ func TestBurstWorkedExample(t *testing.T) {
 	t.Logf("relaunching %.1f worker-hours an hour", b.RelaunchWorkerHours)
 	if perHour := b.RelaunchWorkerHours / perBurst; perHour < 19.5 || perHour > 21 {
 		t.Errorf("relaunching %v worker-hours an hour: %v bursts of %v, want about 20 (177 worker-hours)", b.RelaunchWorkerHours, perHour, perBurst)
+	}
+}
+
+// The promise comes first for bursts shorter than a start delay: at 3,000
+// messages over 30 s every 20 minutes on 5 msg/s, with late messages
+// priced low (forecast.late_cost 1), relaunching the 43 workers beyond the
+// base costs (43 × 70 + 2,887) ÷ 3,600 = 1.6 worker-hours a burst, about
+// 3 bursts an hour, less than holding them (43); but it leaves about 3 ×
+// 100 × (30 − 30 × 7 ÷ 93) = 8,322 messages an hour past the promise of
+// about 27,000 arriving, far more than 1 %: they are kept warm for the promise. Bursts of 90 s, longer
+// than the start delay, are a cost decision as before: not kept.
+func TestBurstsShorterThanAStartDelayAreKeptWarmForThePromise(t *testing.T) {
+	t.Parallel()
+	decide := func(length int) (*model.Bursts, int) {
+		s := base()
+		s.StartDelay = time.Minute
+		s.Policy = PolicyModel
+		s.Forecast.Off = true
+		s = s.WithDefaults()
+		s.Forecast.LateCost = 1
+		st := &State{lastDt: 5 * time.Second}
+		const dt = 5
+		at := t0
+		for sec := 0; sec < 2*3600; sec += dt {
+			at = t0.Add(time.Duration(sec+dt) * time.Second)
+			msgs := 5.0 * dt
+			if sec%1200 >= 600 && sec%1200 < 600+length {
+				msgs = 100 * dt
+			}
+			st.bursts.observe(at, dt, msgs, 90, 30)
+		}
+		c := call{s: s, st: st, now: at, at: at, b: new(box), usable: true, current: 7, currentKnown: true,
+			lambdaKnown: true, lambda: 5, lambdaEff: 5, peakEff: 5, mu: 1, muEff: 1, perServer: 1, hi: s.Max}
+		c.planBursts()
+		warm := c.warmPays(c.rateFloorAt(5))
+		c.finishReasons()
+		if c.d.Bursts == nil {
+			t.Fatalf("%d s bursts: nothing learned", length)
+		}
+		return c.d.Bursts, warm
+	}
+	b, warm := decide(30)
+	if warm != 50 || !b.ForThePromise || b.RelaunchWorkerHours >= b.HoldWorkerHours {
+		t.Errorf("30 s bursts: warm %d for the promise %v (relaunch %.1f, hold %.1f worker-hours an hour); want 50 kept for the promise though relaunching costs less",
+			warm, b.ForThePromise, b.RelaunchWorkerHours, b.HoldWorkerHours)
+	}
+	perBurst := 100 * (30 - 30*7.0/93)
+	// The three bursts of the last hour began 50 minutes ago: 3.6 an hour.
+	if want := 3 / (50.0 / 60) * perBurst; math.Abs(b.LateIfRelaunchedPerHour-want) > 1 {
+		t.Errorf("late if relaunched %v messages an hour, want 3.6 × %.0f = %.0f", b.LateIfRelaunchedPerHour, perBurst, want)
+	}
+	b, warm = decide(90)
+	if warm != 0 || b.ForThePromise {
+		t.Errorf("90 s bursts: warm %d, for the promise %v; want none (a cost decision: relaunch %.1f < hold %.1f)", warm, b.ForThePromise, b.RelaunchWorkerHours, b.HoldWorkerHours)
 	}
 }

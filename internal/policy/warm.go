@@ -108,6 +108,12 @@ func (bp *burstPlan) projected(lam, d float64) float64 {
 // warmPays decides whether the warm fleet is kept beyond rate workers (the
 // rate floors' count), and fills in the decision's Bursts.
 //
+// The promise comes first: where the bursts are shorter than a start delay
+// (they are over before a relaunch could serve them) and relaunching would
+// leave more messages past the promise an hour than the share of all
+// arrivals it may miss (1 − LatencyQuantile), the fleet is kept warm
+// whatever it costs. Otherwise it is a cost decision:
+//
 // Per burst, relaunching the extra workers costs their start delay (a
 // worker launched when a burst begins is paid from then), plus the messages
 // the base fleet leaves past the promise until they start (lateIfMissed,
@@ -141,7 +147,14 @@ func (c *call) warmPays(rate int) int {
 	holdHour := float64(extra)                       // worker-hours an hour
 	relaunchHour := f.perHour * relaunch / 3600
 	chance := f.chance(react, 1-s.LatencyQuantile)
-	pays := extra > 0 && relaunchHour > holdHour && !bp.timed
+	// Bursts shorter than a start delay are over before a relaunch could
+	// serve them: when relaunching would leave more messages past the
+	// (whole) promise an hour than the share of all arrivals the promise may
+	// miss, the promise decides, not the cost, and the fleet is kept warm.
+	lateHour := f.perHour * c.st.bursts.late(c.now, float64(base)*c.muEff, float64(max(c.hi, bp.need))*c.muEff, react, c.latency()) / float64(f.n)
+	arrivedHour := 3600*f.base + f.perHour*f.msgs
+	breaks := f.length < s.StartDelay.Seconds() && arrivedHour > 0 && lateHour > (1-s.LatencyQuantile)*arrivedHour
+	pays := extra > 0 && (relaunchHour > holdHour || breaks) && !bp.timed
 	warm := 0
 	if pays && chance >= 1-s.LatencyQuantile {
 		warm = bp.need
@@ -153,6 +166,7 @@ func (c *call) warmPays(rate int) int {
 		BaseRate: f.base, NeedWorkers: bp.need, WarmWorkers: warm,
 		HoldWorkerHours: holdHour, RelaunchWorkerHours: relaunchHour, Chance: chance,
 		InBurst: f.on, RemainingSeconds: bp.remaining,
+		LateIfRelaunchedPerHour: math.Round(lateHour), ForThePromise: warm > 0 && relaunchHour <= holdHour,
 	}
 	if p := s.WorkerCostPerHour; p > 0 {
 		c.b.holdUSD, c.b.relaunchUSD = holdHour*p, relaunchHour*p
@@ -198,6 +212,9 @@ func (c *call) burstWarmReason(extra int, pays bool, chance float64) {
 	case extra == 0:
 	case !pays:
 		c.reason("keeping %d warm beyond the rate floors would cost %s an hour, relaunching for each burst %s: not kept warm", extra, hold, relaunch)
+	case bp.warm > 0 && b.ForThePromise:
+		c.reason("keeping %d warm costs more than relaunching them for each burst (%s against %s), but bursts this short are over before a relaunch could serve them: relaunching would leave ~%s messages an hour past the promise, more than the %s it may miss; the next burst may come before a worker launched now starts (chance %s)",
+			extra, hold, relaunch, number(b.LateIfRelaunchedPerHour), percent(1-c.s.LatencyQuantile), percent(chance))
 	case bp.warm > 0:
 		c.reason("keeping %d warm costs %s an hour less than relaunching them for each burst (%s against %s); the next burst may come before a worker launched now starts (chance %s)",
 			extra, c.cost(b.RelaunchWorkerHours-b.HoldWorkerHours), hold, relaunch, percent(chance))

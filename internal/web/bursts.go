@@ -23,6 +23,9 @@ func burstNote(d *model.Decision) string {
 	s += fmt.Sprintf(", %s msg/s between them; %d workers serve them within the promise", formatNumber(b.BaseRate), b.NeedWorkers)
 	hold, relaunch := costPerHour(b.HoldWorkerHours, b.HoldDollars), costPerHour(b.RelaunchWorkerHours, b.RelaunchDollars)
 	switch {
+	case b.WarmWorkers > 0 && b.ForThePromise:
+		s += fmt.Sprintf("; %d kept warm for the promise: relaunching them for each burst would leave ~%s messages an hour past it (holding them costs %s, relaunching %s)",
+			b.WarmWorkers, formatNumber(b.LateIfRelaunchedPerHour), hold, relaunch)
 	case b.WarmWorkers > 0:
 		s += fmt.Sprintf("; %d kept warm: holding them costs %s, relaunching them for each burst %s", b.WarmWorkers, hold, relaunch)
 	case b.HoldWorkerHours > 0:

@@ -23,4 +23,9 @@ func TestBurstNote(t *testing.T) {
 	if got := burstNote(d); got != want {
 		t.Errorf("note\n%q\nwant\n%q", got, want)
 	}
+	d.Bursts.WarmWorkers, d.Bursts.ForThePromise, d.Bursts.LateIfRelaunchedPerHour = 190, true, 5400
+	want = "5 in the last hour, the median of 11,000 messages over 1m, 3m apart, 20 msg/s between them; 190 workers serve them within the promise; 190 kept warm for the promise: relaunching them for each burst would leave ~5,400 messages an hour past it (holding them costs 150 worker-hours an hour, relaunching 200 worker-hours an hour)."
+	if got := burstNote(d); got != want {
+		t.Errorf("note\n%q\nwant\n%q", got, want)
+	}
 }
