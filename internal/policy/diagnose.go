@@ -3,7 +3,6 @@ package policy
 import (
 	"math"
 
-	"github.com/queuechecker/queue-checker/internal/capacity"
 	"github.com/queuechecker/queue-checker/internal/model"
 )
 
@@ -169,18 +168,8 @@ func (c *call) currentNeed() int {
 	if !c.recKnown || c.s.Policy != PolicyModel || !(c.peakEff > c.lambdaEff) || c.muEff <= 0 {
 		return c.rec
 	}
-	s, lam := c.s, c.lambdaEff
-	need := c.b.drain
-	need = max(need, capacity.DrainFloor(lam, c.muEff, 0, 0))
-	need = max(need, capacity.UtilizationFloor(lam, c.muEff, s.Utilization))
-	if latency := c.latency(); latency > 0 && lam/c.perServer <= maxWaitServers {
-		if servers, ok := capacity.WaitQuantileFloor(lam, c.perServer, latency, 1-s.LatencyQuantile); ok {
-			need = max(need, (servers+s.Concurrency-1)/s.Concurrency)
-		}
-	}
-	if s.SafetyWorkers > 0 {
-		need += min(s.SafetyWorkers, maxRecommended)
-	}
+	safety := min(max(c.s.SafetyWorkers, 0), maxRecommended)
+	need := max(c.b.drain+safety, c.rateFloorAt(c.lambdaEff))
 	return min(need, c.rec, maxRecommended)
 }
 

@@ -392,3 +392,17 @@ func (r percent) Format(f fmt.State, _ rune) {
 	out = append(out, " %"...)
 	_, _ = f.Write(out)
 }
+
+// rateFloorAt is the rate floors' count (keeping pace, utilisation, wait,
+// safety workers) for arrivals lam: the fleet today's load needs without
+// a backlog (currentNeed) or that the bursts' base rate keeps (warmPays).
+func (c *call) rateFloorAt(lam float64) int {
+	s := c.s
+	n := max(capacity.DrainFloor(lam, c.muEff, 0, 0), capacity.UtilizationFloor(lam, c.muEff, s.Utilization))
+	if latency := c.latency(); latency > 0 && lam/c.perServer <= maxWaitServers {
+		if w, ok := capacity.WaitQuantileFloor(lam, c.perServer, latency, 1-s.LatencyQuantile); ok {
+			n = max(n, (w+s.Concurrency-1)/s.Concurrency)
+		}
+	}
+	return n + min(max(s.SafetyWorkers, 0), maxRecommended)
+}
