@@ -190,7 +190,7 @@ func BenchmarkDecideForecastAboveCap(b *testing.B) {
 	at := now.Add(-2 * time.Minute)
 	for range 24 {
 		at = at.Add(tick)
-		smp := q(1, 4) // every slot busy and a message waiting: the diagnosis weighs the need too
+		smp := q(0, 2) // 2 msg/s at 1 s, as TestCappedOnlyByCurrentLoad: today's load far below the cap
 		smp.At = at
 		Decide(s, smp, fleet, &st, at)
 	}
@@ -200,7 +200,7 @@ func BenchmarkDecideForecastAboveCap(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		t := at.Add(time.Duration(i%2) * time.Millisecond)
-		smp := q(1, 4)
+		smp := q(0, 2)
 		smp.At = t
 		d = Decide(s, smp, fleet, &st, t)
 	}
