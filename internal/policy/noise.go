@@ -25,8 +25,9 @@ import (
 //
 // A level that moves is no noise either: every noiseSlow × τ the slow mean
 // is compared with its value one such window before (drift), and while it
-// moved by more than its own noise (noiseSigmas × σ ÷ √noiseSlow) nothing
-// is held, so a ramp or a day's swing is followed as before.
+// moved by more than its own noise (noiseSigmas × σ ÷ √noiseSlow), over the
+// last whole window or already within the current one, nothing is held, so
+// a ramp or a day's swing is followed as before.
 type rateNoise struct {
 	m, v float64 // the slow mean, msg/s, and the spread around it, (msg/s)²
 	n    int     // estimates observed
@@ -82,10 +83,21 @@ func (rn *rateNoise) sigma(lam, tau float64) (float64, bool) {
 // constant, seconds.
 func (rn *rateNoise) still(tau float64) float64 {
 	sigma, ok := rn.sigma(rn.m, tau)
-	if !ok || !(math.Abs(rn.drift) <= noiseSigmas*sigma/math.Sqrt(noiseSlow)) {
+	if !ok || rn.moves(noiseSigmas*sigma/math.Sqrt(noiseSlow)) {
 		return 0
 	}
 	return rn.v
+}
+
+// moves reports whether the level moves: the slow mean drifted by more
+// than sm over its last whole window, or has already within the current one
+// (so that a decline is seen within the window it begins in), or no window
+// has passed yet.
+func (rn *rateNoise) moves(sm float64) bool {
+	if !(math.Abs(rn.drift) <= sm) {
+		return true
+	}
+	return math.Abs(rn.m-rn.anchor) > sm
 }
 
 // learnNoise feeds the estimate to the noise measurement.
@@ -135,7 +147,7 @@ func (c *call) noiseCheck(lam float64) {
 		return
 	}
 	sm := noiseSigmas * sigma / math.Sqrt(noiseSlow)
-	if !(math.Abs(rn.drift) <= sm) {
+	if rn.moves(sm) {
 		return // the level moves (or has not been watched a whole window)
 	}
 	lo := c.rateFloorAt(effectiveArrival(math.Max(rn.m-sm, 0), s.BurstReserve))
