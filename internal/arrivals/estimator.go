@@ -210,8 +210,8 @@ type mark struct {
 // sample in the slot of the last mark replaces it, so at most markSlots + 2
 // marks are kept (2 KB a group), the newest sample always among them. Coarser
 // slots cost accuracy: interpolating the minute's ends over two sampling
-// intervals adds noise that the peak window, a maximum, turns into workers
-// (3 % more on the simulator's bursty scenario at 48 slots).
+// intervals adds noise to the minute's measured arrivals, which the forecast
+// takes as its minutes.
 const markSlots = 84
 
 // deletedPeriod is the period of the NumberOfMessagesDeleted reading, the
