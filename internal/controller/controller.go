@@ -78,9 +78,12 @@ type Controller struct {
 type groupState struct {
 	// deciding serialises the uses of policy: a cycle's Decide and a warm
 	// start's Preload (see Preload).
-	deciding   sync.Mutex
-	policy     policy.State
-	lastLogged *model.Decision
+	deciding sync.Mutex
+	policy   policy.State
+	// lastLogged is the last decision logged (when haveLogged), a value so
+	// that recording one allocates nothing.
+	lastLogged model.Decision
+	haveLogged bool
 	// actionFailing is set while the group's last action failed.
 	actionFailing bool
 	// elsewhere is set while another checker holds the group's lease: the
@@ -342,7 +345,7 @@ func (c *Controller) leaveToPeer(group string) {
 	moved := st != nil && !st.elsewhere
 	if moved {
 		st.elsewhere = true
-		st.lastLogged, st.actionFailing = nil, false
+		st.haveLogged, st.actionFailing = false, false
 	}
 	c.mu.Unlock()
 	if !moved {
@@ -361,8 +364,8 @@ func (c *Controller) record(g policy.Settings, st *groupState, o model.Observati
 	interval := c.interval
 	prevActErr := st.actionFailing
 	st.actionFailing = actErr != nil
-	logged := st.lastLogged
-	st.lastLogged = &d
+	logged, hadLogged := st.lastLogged, st.haveLogged
+	st.lastLogged, st.haveLogged = d, true
 	c.mu.Unlock()
 	own := c.views.Record(readmodel.Record{Settings: g, Sample: o.Sample, Fleet: o.Fleet, Decision: d, Action: a,
 		ActionErr: actErr, FleetMinutes: minutes, Interval: interval})
@@ -372,7 +375,11 @@ func (c *Controller) record(g policy.Settings, st *groupState, o model.Observati
 		c.metrics.observe(g, d, a)
 		c.metrics.groupAWSCost.WithLabelValues(g.Group).Set(ownBill)
 	}
-	c.logDecision(g.Group, logged, d)
+	var prev *model.Decision
+	if hadLogged {
+		prev = &logged
+	}
+	c.logDecision(g.Group, prev, d)
 	switch {
 	case actErr != nil && !prevActErr:
 		c.log.Warn("action failed; the fleet keeps its count", zap.String("group", g.Group), zap.Error(actErr))

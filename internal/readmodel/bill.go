@@ -42,9 +42,12 @@ type billMinute struct {
 
 // meter is a group's bill over the last day.
 type meter struct {
-	minutes   []billMinute // oldest first, at most one a minute
-	last      *model.Decision
-	lastFleet model.Fleet // the fleet the last decision was made for
+	minutes []billMinute // oldest first, at most one a minute
+	// last is the last decision (when haveLast) and lastFleet the fleet it
+	// was made for; kept as values, so that billing allocates nothing.
+	last      model.Decision
+	haveLast  bool
+	lastFleet model.Fleet
 }
 
 // clampTo is n within the bounds the policy sets for the fleet f: the
@@ -59,9 +62,9 @@ func clampTo(s policy.Settings, f model.Fleet, n int) int {
 // decision's counts, within the bounds of the fleet it was made for, and
 // keeps d and its fleet f for the next.
 func (m *meter) add(s policy.Settings, f model.Fleet, d model.Decision) {
-	prev, prevFleet := m.last, m.lastFleet
-	m.last, m.lastFleet = &d, f
-	if prev == nil {
+	prev, prevFleet, had := m.last, m.lastFleet, m.haveLast
+	m.last, m.lastFleet, m.haveLast = d, f, true
+	if !had {
 		return
 	}
 	dt := min(d.At.Sub(prev.At), billMaxGap).Seconds()
