@@ -114,6 +114,11 @@ type Estimator struct {
 
 	lastObs   float64 // the last observation, before any dump was held back
 	lastObsOK bool
+	// slotArrivals is the last interval's arrivals with its completions by
+	// Little's law over slots known, msg/s (see Served); slotArrivalsOK
+	// when the slots and the per-slot rate were known.
+	slotArrivals   float64
+	slotArrivalsOK bool
 	dumped    float64   // messages held back as dumps at dumpAt
 	dumpAt    time.Time // the sample of the last dump
 	unbounded float64   // the estimate at dumpAt had nothing been held back
@@ -149,6 +154,16 @@ func (e *Estimator) Updated(at time.Time) bool { return e.updatedAt.Equal(at) }
 // any dump was held back; false when that sample gave none.
 func (e *Estimator) Observation(at time.Time) (float64, bool) {
 	return e.lastObs, e.lastObsOK && e.updatedAt.Equal(at)
+}
+
+// Served is the messages that arrived over the interval ending at the
+// sample at at, its completions counted by Little's law over the slots in
+// service (at most one message each) whatever the observation took: the
+// deleted count lags a minute and would make a short burst's tail look hot.
+// False when the sample measured none, or the slots or the per-slot rate
+// were not known.
+func (e *Estimator) Served(at time.Time) (float64, bool) {
+	return e.slotArrivals, e.slotArrivalsOK && e.lastObsOK && e.updatedAt.Equal(at)
 }
 
 // Surge is the surge measured at the sample at at, msg/s; false when there
@@ -261,6 +276,11 @@ func (e *Estimator) Update(c Counts, key uint64, f Flow) (Counts, bool) {
 	// uncertain bounds the error of Little's law over the interval: the
 	// in-flight count is known at its ends only.
 	var completions, uncertain float64
+	e.slotArrivalsOK = false
+	if f.PerServer > 0 && f.Servers >= 0 {
+		served := (math.Min(prev.InFlight, f.Servers) + math.Min(c.InFlight, f.Servers)) / 2 * f.PerServer
+		e.slotArrivals, e.slotArrivalsOK = c.Total()-prev.Total()+served*dt, true
+	}
 	switch {
 	case f.DeletedOK && !deletedEnd(f.DeletedAt, c.At).Before(prev.At):
 		completions = f.Deleted

@@ -83,3 +83,36 @@ func TestEstimatorHoldsADumpBack(t *testing.T) {
 func ewma(prev, obs, dt, tau float64) float64 {
 	return prev + (1-math.Exp(-dt/tau))*(obs-prev)
 }
+
+// Served counts an interval's completions by Little's law over the slots
+// in service, whatever the observation took: with a fresh deleted count of
+// 10 msg/s, 4 slots at 2 msg/s each and 6 then 3 messages in flight (at
+// most 4 in service: 4 then 3), the total growing by 40 over 5 s, the
+// observation is 40/5 + 10 = 18 msg/s and Served (40 + (4 + 3)/2 × 2 × 5)
+// = 75 messages. Without the slots it measures nothing.
+func TestEstimatorServedCountsCompletionsBySlots(t *testing.T) {
+	t.Parallel()
+	var e Estimator
+	f := Flow{Deleted: 10, DeletedOK: true, PerServer: 2, Servers: 4, Keep: 7 * time.Minute, Tau: time.Minute}
+	f.DeletedAt = t0
+	e.Update(Counts{At: t0, Visible: 100, InFlight: 6}, 1, f)
+	at := t0.Add(5 * time.Second)
+	f.DeletedAt = at
+	e.Update(Counts{At: at, Visible: 143, InFlight: 3}, 1, f)
+	if obs, ok := e.Observation(at); !ok || math.Abs(obs-18) > 1e-9 {
+		t.Fatalf("observation %v (%v), want 18 (the deleted count)", obs, ok)
+	}
+	if got, ok := e.Served(at); !ok || math.Abs(got-75) > 1e-9 {
+		t.Fatalf("served %v (%v), want 75", got, ok)
+	}
+	if _, ok := e.Served(at.Add(time.Second)); ok {
+		t.Error("served for a sample that measured nothing")
+	}
+	f.Servers = -1
+	next := at.Add(5 * time.Second)
+	f.DeletedAt = next
+	e.Update(Counts{At: next, Visible: 143, InFlight: 3}, 1, f)
+	if _, ok := e.Served(next); ok {
+		t.Error("served without the slots")
+	}
+}

@@ -40,16 +40,12 @@ func (c *call) learnBursts() {
 		return
 	}
 	dt := c.at.Sub(c.prev.at).Seconds()
-	// The interval's arrivals, with its completions by Little's law over
-	// the in-flight messages when the fleet is known: the deleted count lags
-	// a minute and would make a burst's tail look hot.
+	// The interval's arrivals, with its completions by Little's law when
+	// the fleet is known (Estimator.Served).
 	st.bursts.measuredWith(c.mu / float64(s.Concurrency))
 	msgs := obs * dt
-	if c.fleet.Known && c.mu > 0 {
-		slots := float64(c.inService) * float64(s.Concurrency)
-		a, b := math.Min(c.prev.inFlight, slots), math.Min(float64(c.sample.InFlight), slots)
-		now := c.visible + float64(c.sample.InFlight) + float64(c.sample.Delayed)
-		msgs = now - c.prev.total() + (a+b)/2*c.mu/float64(s.Concurrency)*dt
+	if served, ok := st.est.Served(c.at); ok {
+		msgs = served
 	}
 	st.bursts.observe(c.at, dt, msgs, (s.StartDelay + s.Latency).Seconds(), c.latency())
 }
