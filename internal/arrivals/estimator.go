@@ -119,9 +119,9 @@ type Estimator struct {
 	// when the slots and the per-slot rate were known.
 	slotArrivals   float64
 	slotArrivalsOK bool
-	dumped    float64   // messages held back as dumps at dumpAt
-	dumpAt    time.Time // the sample of the last dump
-	unbounded float64   // the estimate at dumpAt had nothing been held back
+	dumped         float64   // messages held back as dumps at dumpAt
+	dumpAt         time.Time // the sample of the last dump
+	unbounded      float64   // the estimate at dumpAt had nothing been held back
 
 	dumpedAll float64 // every message held back as a dump so far
 
