@@ -13,17 +13,7 @@ import (
 func TestBurstLearnerLearnsBursts(t *testing.T) {
 	t.Parallel()
 	var bl burstLearner
-	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	const dt, window, latency = 5.0, 90.0, 30.0
-	at := t0
-	for s := 0; s < 30*60; s += dt {
-		at = t0.Add(time.Duration(s+dt) * time.Second)
-		msgs := 5 * dt
-		if s%180 >= 120 && s%180 < 150 {
-			msgs = 100 * dt
-		}
-		bl.observe(at, dt, msgs, window, latency)
-	}
+	at := feedBursts(&bl, 30*60, 180, 120, 30, 5, 100)
 	f := bl.facts(at)
 	if f.n < 8 || f.n > 10 {
 		t.Fatalf("%d bursts learned in 30 minutes, want 9 or 10 ends seen", f.n)
@@ -95,26 +85,13 @@ func TestBurstLearnerSteadyHasNoBursts(t *testing.T) {
 // forgotten; a measurement that moves the rate by less keeps them.
 func TestBurstLearnerForgetsBurstsMeasuredWithAWrongRate(t *testing.T) {
 	t.Parallel()
-	learn := func(bl *burstLearner, t0 time.Time) time.Time {
-		at := t0
-		for s := 0; s < 20*60; s += 5 {
-			at = t0.Add(time.Duration(s+5) * time.Second)
-			msgs := 25.0
-			if s%180 >= 120 && s%180 < 150 {
-				msgs = 500
-			}
-			bl.observe(at, 5, msgs, 90, 30)
-		}
-		return at
-	}
-	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, tt := range []struct {
 		after float64
 		kept  bool
 	}{{10, true}, {8.5, true}, {12, true}, {5, false}, {20, false}} {
 		var bl burstLearner
 		bl.measuredWith(10)
-		at := learn(&bl, t0)
+		at := feedBursts(&bl, 20*60, 180, 120, 30, 5, 100)
 		before := bl.facts(at).n
 		if before < 5 {
 			t.Fatalf("%d bursts learned, want at least 5", before)
@@ -135,24 +112,9 @@ func TestBurstLearnerForgetsBurstsMeasuredWithAWrongRate(t *testing.T) {
 // warm.
 func TestBurstWorkedExample(t *testing.T) {
 	t.Parallel()
-	s := base()
-	s.StartDelay = time.Minute
-	s.Policy = PolicyModel
-	s.Forecast.Off = true
-	s = s.WithDefaults()
 	st := &State{lastDt: 5 * time.Second}
-	const dt = 5.0
-	at := t0
-	for sec := 0; sec < 2*3600; sec += dt {
-		at = t0.Add(time.Duration(sec+dt) * time.Second)
-		msgs := 5 * dt
-		if sec%180 >= 120 && sec%180 < 150 {
-			msgs = 100 * dt
-		}
-		st.bursts.observe(at, dt, msgs, 90, 30)
-	}
-	c := call{s: s, st: st, now: at, at: at, b: new(box), usable: true, current: 50, currentKnown: true,
-		lambdaKnown: true, lambda: 5, lambdaEff: 5, peakEff: 5, mu: 1, muEff: 1, perServer: 1, hi: s.Max}
+	at := feedBursts(&st.bursts, 2*3600, 180, 120, 30, 5, 100)
+	c := burstCall(st, at, 50, DefaultLateCost)
 	c.planBursts()
 	if base := c.rateFloorAt(5); base != 7 {
 		t.Fatalf("rate floors at 5 msg/s: %d workers, want ⌈5 ÷ 0.8⌉ = 7", base)
@@ -191,25 +153,9 @@ func TestBurstWorkedExample(t *testing.T) {
 func TestBurstsShorterThanAStartDelayAreKeptWarmForThePromise(t *testing.T) {
 	t.Parallel()
 	decide := func(length int) (*model.Bursts, int) {
-		s := base()
-		s.StartDelay = time.Minute
-		s.Policy = PolicyModel
-		s.Forecast.Off = true
-		s = s.WithDefaults()
-		s.Forecast.LateCost = 1
 		st := &State{lastDt: 5 * time.Second}
-		const dt = 5
-		at := t0
-		for sec := 0; sec < 2*3600; sec += dt {
-			at = t0.Add(time.Duration(sec+dt) * time.Second)
-			msgs := 5.0 * dt
-			if sec%1200 >= 600 && sec%1200 < 600+length {
-				msgs = 100 * dt
-			}
-			st.bursts.observe(at, dt, msgs, 90, 30)
-		}
-		c := call{s: s, st: st, now: at, at: at, b: new(box), usable: true, current: 7, currentKnown: true,
-			lambdaKnown: true, lambda: 5, lambdaEff: 5, peakEff: 5, mu: 1, muEff: 1, perServer: 1, hi: s.Max}
+		at := feedBursts(&st.bursts, 2*3600, 1200, 600, length, 5, 100)
+		c := burstCall(st, at, 7, 1)
 		c.planBursts()
 		warm := c.warmPays(c.rateFloorAt(5))
 		c.finishReasons()
@@ -232,4 +178,35 @@ func TestBurstsShorterThanAStartDelayAreKeptWarmForThePromise(t *testing.T) {
 	if warm != 0 || b.ForThePromise {
 		t.Errorf("90 s bursts: warm %d, for the promise %v; want none (a cost decision: relaunch %.1f < hold %.1f)", warm, b.ForThePromise, b.RelaunchWorkerHours, b.HoldWorkerHours)
 	}
+}
+
+// feedBursts feeds bl a sample every 5 s for secs seconds from t0: base
+// msg/s, and peak msg/s for length seconds from offset within every period
+// (D + L = 90 s, L = 30 s). It returns the last sample's time.
+func feedBursts(bl *burstLearner, secs, period, offset, length int, base, peak float64) time.Time {
+	const dt = 5
+	at := t0
+	for s := 0; s < secs; s += dt {
+		at = t0.Add(time.Duration(s+dt) * time.Second)
+		msgs := base * dt
+		if s%period >= offset && s%period < offset+length {
+			msgs = peak * dt
+		}
+		bl.observe(at, dt, msgs, 90, 30)
+	}
+	return at
+}
+
+// burstCall is a model-policy decision at at on the bursts st learned,
+// with 1 s a message (1 msg/s per worker), a 30 s promise, a 60 s start
+// delay, the forecast off, 5 msg/s of arrivals and current workers.
+func burstCall(st *State, at time.Time, current int, lateCost float64) call {
+	s := base()
+	s.StartDelay = time.Minute
+	s.Policy = PolicyModel
+	s.Forecast.Off = true
+	s = s.WithDefaults()
+	s.Forecast.LateCost = lateCost
+	return call{s: s, st: st, now: at, at: at, b: new(box), usable: true, current: current, currentKnown: true,
+		lambdaKnown: true, lambda: 5, lambdaEff: 5, peakEff: 5, mu: 1, muEff: 1, perServer: 1, hi: s.Max}
 }
