@@ -296,6 +296,40 @@ type checker struct {
 	proc   *process
 }
 
+// leaseFleet makes leaseCheckers checkers, each calling moto at url through
+// its own fault proxy that w records. start (re)starts one as a new run of
+// bin, from the configuration config renders for it.
+func leaseFleet(t *testing.T, w *wire, url, bin string, config func(c *checker) string) ([]*checker, func(c *checker)) {
+	t.Helper()
+	dir := t.TempDir()
+	checkers := make([]*checker, leaseCheckers)
+	for i := range checkers {
+		c := &checker{slot: i}
+		c.faults = awstest.NewProxy(t, w.recorder(t, i, url))
+		checkers[i] = c
+	}
+	start := func(c *checker) {
+		c.runs++
+		c.id = fmt.Sprintf("c%d-run%d", c.slot, c.runs)
+		path := filepath.Join(dir, c.id+".yaml")
+		writeFile(t, path, config(c))
+		w.mu.Lock()
+		w.current[c.slot] = c.id
+		w.mu.Unlock()
+		c.proc = startProcess(t, bin, path)
+	}
+	return checkers, start
+}
+
+// startAll starts every checker at once.
+func startAll(checkers []*checker, start func(c *checker)) {
+	var wg sync.WaitGroup
+	for _, c := range checkers {
+		wg.Go(func() { start(c) })
+	}
+	wg.Wait()
+}
+
 // leaseConfig renders a checker's configuration.
 func leaseConfig(endpoint, table, id string, interval time.Duration, groups []e2eGroup) string {
 	c := e2eConfig{endpoint: endpoint, interval: interval, maxAttempts: 1, groups: groups}
@@ -348,29 +382,11 @@ func TestE2ESeveralCheckers(t *testing.T) {
 	}
 
 	w := &wire{current: map[int]string{}, ops: map[int]map[string]int{}, seq: map[int][]string{}}
-	dir := t.TempDir()
-	checkers := make([]*checker, leaseCheckers)
-	for i := range checkers {
-		c := &checker{slot: i}
-		c.faults = awstest.NewProxy(t, w.recorder(t, i, moto.URL))
-		checkers[i] = c
-	}
-	start := func(c *checker) {
-		c.runs++
-		c.id = fmt.Sprintf("c%d-run%d", c.slot, c.runs)
-		path := filepath.Join(dir, c.id+".yaml")
-		writeFile(t, path, leaseConfig(c.faults.URL, table, c.id, leaseInterval, groups))
-		w.mu.Lock()
-		w.current[c.slot] = c.id
-		w.mu.Unlock()
-		c.proc = startProcess(t, bin, path)
-	}
-	var wg sync.WaitGroup
+	checkers, start := leaseFleet(t, w, moto.URL, bin, func(c *checker) string {
+		return leaseConfig(c.faults.URL, table, c.id, leaseInterval, groups)
+	})
 	began := time.Now()
-	for _, c := range checkers {
-		wg.Go(func() { start(c) })
-	}
-	wg.Wait()
+	startAll(checkers, start)
 
 	// Spread: 10/10/10 within one of each, within 3 lease durations.
 	spreadBy := began.Add(3 * leaseDuration)

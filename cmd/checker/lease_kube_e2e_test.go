@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -103,32 +102,12 @@ func TestE2EKubernetesLeases(t *testing.T) {
 	})
 	defer func() { wt.Stop(); watched.Wait() }()
 
-	dir := t.TempDir()
-	checkers := make([]*checker, leaseCheckers)
-	for i := range checkers {
-		c := &checker{slot: i}
-		c.faults = awstest.NewProxy(t, w.recorder(t, i, moto.URL))
-		checkers[i] = c
-	}
-	start := func(c *checker) {
-		c.runs++
-		c.id = fmt.Sprintf("c%d-run%d", c.slot, c.runs)
-		path := filepath.Join(dir, c.id+".yaml")
+	checkers, start := leaseFleet(t, w, moto.URL, bin, func(c *checker) string {
 		cfg := e2eConfig{endpoint: c.faults.URL, interval: interval, maxAttempts: 1, groups: groups}
-		y := cfg.yaml()
-		y = strings.Replace(y, "groups:\n", fmt.Sprintf("coordination:\n  kubernetes: {namespace: %s}\n  lease_duration: %s\n  identity: %s\ngroups:\n",
+		return strings.Replace(cfg.yaml(), "groups:\n", fmt.Sprintf("coordination:\n  kubernetes: {namespace: %s}\n  lease_duration: %s\n  identity: %s\ngroups:\n",
 			ns, duration, c.id), 1)
-		writeFile(t, path, y)
-		w.mu.Lock()
-		w.current[c.slot] = c.id
-		w.mu.Unlock()
-		c.proc = startProcess(t, bin, path)
-	}
-	var wg sync.WaitGroup
-	for _, c := range checkers {
-		wg.Go(func() { start(c) })
-	}
-	wg.Wait()
+	})
+	startAll(checkers, start)
 
 	eventually(t, 3*duration+10*time.Second, "the six leases spread two by two", func() bool {
 		writes, _ := w.snapshot()
