@@ -16,12 +16,16 @@ import (
 // standard deviations of it and the fleet keeps up (see keepsUp).
 //
 // The standard deviation is measured, as the estimate's spread around its
-// own slow mean: m, an EWMA of the estimate with time constant noiseSlow ×
-// τ (τ = ArrivalSmoothing), and σ², an EWMA of (estimate − m)² with the
-// same; never less than Poisson counting alone gives an EWMA of time
-// constant τ, λ ÷ 2τ. A level that moves slowly within noiseSlow × τ adds
-// little; a step adds to σ for a while, which holds nothing while the fleet
-// cannot keep up.
+// near mean f, an EWMA of it with time constant T = noiseNear × τ (τ =
+// ArrivalSmoothing): σ² is an EWMA, time constant noiseSlow × τ, of
+// (estimate − f)² × (T + τ) ÷ T, since noise correlated over τ shows only
+// T ÷ (T + τ) of its variance around an EWMA over T. It is never less than
+// Poisson counting alone gives an EWMA of time constant τ, λ ÷ 2τ. A level
+// that moves at s msg/s a second keeps the estimate s × T from f, so a day's
+// swing adds (s × T)² to σ², not the (s × noiseSlow × τ)² it would add
+// around the slow mean m (an EWMA over noiseSlow × τ), which would read the
+// swing as noise and hold a falling fleet; a step adds to σ for a while,
+// which holds nothing while the fleet cannot keep up.
 //
 // A level that moves is no noise either: every noiseSlow × τ the slow mean
 // is compared with its value one such window before (drift), and while it
@@ -29,7 +33,8 @@ import (
 // last whole window or already within the current one, nothing is held, so
 // a ramp or a day's swing is followed as before.
 type rateNoise struct {
-	m, v float64 // the slow mean, msg/s, and the spread around it, (msg/s)²
+	m, v float64 // the slow mean, msg/s, and the estimate's variance, (msg/s)²
+	f    float64 // the near mean, msg/s (see observe)
 	n    int     // estimates observed
 	// anchor is the slow mean at the start of the current window, elapsed
 	// the seconds since, and drift the slow mean's change over the last
@@ -41,6 +46,9 @@ type rateNoise struct {
 const (
 	noiseSigmas = 3
 	noiseSlow   = 10
+	// noiseNear: the spread is measured around the estimate's EWMA over
+	// noiseNear × τ, near enough that a moving level adds little to it.
+	noiseNear = 2
 	// noiseMinObs is how many estimates must be observed before the spread
 	// holds anything.
 	noiseMinObs = 24
@@ -53,13 +61,14 @@ func (rn *rateNoise) observe(est, dt, tau float64) {
 		return
 	}
 	if rn.n == 0 {
-		rn.m, rn.v = est, 0
+		rn.m, rn.v, rn.f = est, 0, est
 		rn.anchor, rn.elapsed, rn.drift = est, 0, math.NaN()
 	} else {
 		a := 1 - math.Exp(-dt/(noiseSlow*tau))
-		d := est - rn.m
-		rn.m += a * d
-		rn.v += a * (d*d - rn.v)
+		rn.m += a * (est - rn.m)
+		rn.f += (1 - math.Exp(-dt/(noiseNear*tau))) * (est - rn.f)
+		d := est - rn.f
+		rn.v += a * (d*d*(noiseNear+1)/noiseNear - rn.v)
 		if rn.elapsed += dt; rn.elapsed >= noiseSlow*tau {
 			rn.drift, rn.anchor, rn.elapsed = rn.m-rn.anchor, rn.m, 0
 		}
