@@ -69,7 +69,8 @@ func TestRateNoiseSpreadLeavesOutAMovingLevel(t *testing.T) {
 		v += rn.v / float64(len(xs))
 	}
 	sigma := math.Sqrt(v)
-	want := a * math.Sqrt(1+float64(noiseNear+1)/noiseNear*math.Pow(slope*noiseNear*tau/a, 2))
+	lag := slope * noiseNear * tau / a // the lag behind the near mean, in noise deviations
+	want := a * math.Sqrt(1+float64(noiseNear+1)/noiseNear*lag*lag)
 	if math.Abs(sigma-want) > 0.05*want {
 		t.Fatalf("σ %v on a climb of %v msg/s a second with noise %v, want %v", sigma, slope, a, want)
 	}
