@@ -59,6 +59,9 @@ type burstLearner struct {
 	// window (D + L) of it was announced: the forecast pre-starts its
 	// workers (see bet), and the warm capacity leaves it out.
 	recurAt int64
+	// serving is what the workers the rate floors (with the forecast's
+	// pre-start) last asked for serve, msg/s (see sizeModel).
+	serving float64
 	// perServer is the per-slot completion rate the arrivals were measured
 	// with (see learnBursts).
 	perServer float64
@@ -78,9 +81,26 @@ type burst struct {
 	need       float64 // msg/s (see burstLearner)
 	gap        float64 // seconds of quiet before it; 0 for the first
 	announced  bool    // the forecast expected it (see recurAt)
+	// ready is what the workers the rate floors asked for as it began
+	// served, msg/s: without the warm capacity, it would have been met by
+	// them.
+	ready float64
 }
 
 func (b burst) length() float64 { return float64(b.end-b.start) / 1e9 }
+
+// uniform is the burst at an even rate with its messages and its need
+// (for a promise of latency seconds): its rate, msg/s, and length, seconds.
+// An even burst of length l ≤ D + L needs rate × l ÷ (l + L), so the length
+// is messages ÷ need − L, at most the burst's own: a burst whose messages
+// crowd into part of it is as short and steep as that part.
+func (b burst) uniform(latency float64) (rate, length float64) {
+	length = b.length()
+	if b.need > 0 {
+		length = math.Min(length, math.Max(b.msgs/b.need-latency, burstMinUniform))
+	}
+	return b.msgs / length, length
+}
 
 // Tuning of the burst learner (see burstLearner).
 const (
@@ -105,6 +125,9 @@ const (
 	// burstRateChange is the change of the per-slot rate from which the
 	// bursts measured with the old one are forgotten.
 	burstRateChange = 0.25
+	// burstMinUniform is the shortest length, seconds, a burst is taken
+	// to arrive over (see burst.uniform).
+	burstMinUniform = 1.0
 )
 
 // observe records the arrivals of the interval ending at at, secs long.
@@ -130,7 +153,7 @@ func (bl *burstLearner) observe(at time.Time, secs, msgs, window, latency float6
 	switch {
 	case hot && !bl.on:
 		bl.on = true
-		bl.cur = burst{start: ns - int64(secs*1e9)}
+		bl.cur = burst{start: ns - int64(secs*1e9), ready: bl.serving}
 		bl.cur.announced = bl.recurAt > 0 && float64(bl.cur.start-bl.recurAt) <= window*1e9
 		if bl.lastEnd > 0 {
 			bl.cur.gap = float64(bl.cur.start-bl.lastEnd) / 1e9
@@ -141,9 +164,10 @@ func (bl *burstLearner) observe(at time.Time, secs, msgs, window, latency float6
 		bl.cur.msgs += msgs
 		bl.cur.need = math.Max(bl.cur.need, bl.windowNeed(window, latency))
 		if float64(ns-bl.cur.start) > float64(burstMaxLength) {
-			// A new level, not a burst.
+			// A new level, not a burst: the rate most of its intervals
+			// show, not its last one, which may be a burst on the level.
 			bl.on = false
-			bl.base = r
+			bl.base = bl.levelRate(ns - int64(burstMaxLength))
 		}
 	default:
 		bl.base += (1 - math.Exp(-secs/burstBaseSmoothing.Seconds())) * (r - bl.base)
@@ -156,6 +180,21 @@ func (bl *burstLearner) observe(at time.Time, secs, msgs, window, latency float6
 			bl.np = min(bl.np+1, burstKeep)
 		}
 	}
+}
+
+// levelRate is the median arrival rate of the intervals the ring holds
+// that end after since, msg/s.
+func (bl *burstLearner) levelRate(since int64) float64 {
+	var rates [burstIntervals]float64
+	k := 0
+	for i := range bl.n {
+		if iv := bl.ring[i]; iv.end > since && iv.secs > 0 {
+			rates[k] = iv.msgs / iv.secs
+			k++
+		}
+	}
+	slices.Sort(rates[:k])
+	return rates[k/2]
 }
 
 // measuredWith tells the learner the per-slot completion rate the arrivals
@@ -361,7 +400,8 @@ func (bl *burstLearner) late(now time.Time, cur, most, react, latency float64) f
 		if b.end < cut || b.end > ns || !(b.length() > 0) || b.announced {
 			continue
 		}
-		sum += lateIfMissed(b.msgs/b.length(), cur, most, b.length(), react, latency)
+		rate, length := b.uniform(latency)
+		sum += lateIfMissed(rate, math.Max(cur, b.ready), most, length, react, latency)
 	}
 	return sum
 }

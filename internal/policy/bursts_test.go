@@ -80,6 +80,57 @@ func TestBurstLearnerSteadyHasNoBursts(t *testing.T) {
 	}
 }
 
+// A run of hot intervals longer than burstMaxLength is a new level, not a
+// burst: the base becomes the rate most of its last five minutes showed
+// (20 msg/s), not the interval that ended it, here a spike of 400 msg/s.
+func TestBurstLearnerNewLevelIsItsMedianRate(t *testing.T) {
+	t.Parallel()
+	var bl burstLearner
+	at := t0
+	for i := range 120 { // 10 minutes at 5 msg/s
+		at = t0.Add(time.Duration(5*(i+1)) * time.Second)
+		bl.observe(at, 5, 25, 90, 30)
+	}
+	start := at
+	for i := 0; !at.After(start.Add(burstMaxLength)); i++ {
+		at = at.Add(5 * time.Second)
+		msgs := 100.0 // 20 msg/s
+		if at.After(start.Add(burstMaxLength)) {
+			msgs = 2000 // the interval that ends the run
+		}
+		bl.observe(at, 5, msgs, 90, 30)
+	}
+	if bl.on || bl.base != 20 {
+		t.Errorf("after a level of 20 msg/s for 5 minutes: on %v, base %v msg/s; want off, 20", bl.on, bl.base)
+	}
+	if f := bl.facts(at); f.n != 0 {
+		t.Errorf("%d bursts recorded for a new level, want 0", f.n)
+	}
+}
+
+// An even burst is its own even form; one whose messages crowd into part
+// of it is as short and steep as that part: 3,000 messages needing 75
+// msg/s within a 30 s promise arrive as over 3,000 ÷ 75 − 30 = 10 s, at
+// 300 msg/s. Its length is never below burstMinUniform.
+func TestBurstUniform(t *testing.T) {
+	t.Parallel()
+	const s = int64(time.Second)
+	for _, tt := range []struct {
+		b            burst
+		rate, length float64
+	}{
+		{burst{start: 0, end: 90 * s, msgs: 9000, need: 9000 / 120.0}, 100, 90},
+		{burst{start: 0, end: 90 * s, msgs: 3000, need: 75}, 300, 10},
+		{burst{start: 0, end: 90 * s, msgs: 3000, need: 100}, 3000, burstMinUniform},
+		{burst{start: 0, end: 90 * s, msgs: 900}, 10, 90},
+	} {
+		rate, length := tt.b.uniform(30)
+		if math.Abs(rate-tt.rate) > 1e-9 || math.Abs(length-tt.length) > 1e-9 {
+			t.Errorf("%+v: %v msg/s over %v s, want %v over %v", tt.b, rate, length, tt.rate, tt.length)
+		}
+	}
+}
+
 // Bursts measured with a per-slot rate since found wrong by more than a
 // quarter (here the service time measured at twice the configured one) are
 // forgotten; a measurement that moves the rate by less keeps them.
@@ -142,41 +193,72 @@ func TestBurstWorkedExample(t *testing.T) {
 	}
 }
 
-// The promise comes first for bursts shorter than a start delay: at 3,000
+// The promise comes first for bursts a relaunch cannot serve: at 3,000
 // messages over 30 s every 20 minutes on 5 msg/s, with late messages
 // priced low (forecast.late_cost 1), relaunching the 43 workers beyond the
 // base costs (43 × 70 + 2,887) ÷ 3,600 = 1.6 worker-hours a burst, about
 // 3 bursts an hour, less than holding them (43); but it leaves about 3 ×
 // 100 × (30 − 30 × 7 ÷ 93) = 8,322 messages an hour past the promise of
-// about 27,000 arriving, far more than 1 %: they are kept warm for the promise. Bursts of 90 s, longer
-// than the start delay, are a cost decision as before: not kept.
-func TestBurstsShorterThanAStartDelayAreKeptWarmForThePromise(t *testing.T) {
+// about 27,000 arriving, far more than 1 %: they are kept warm for the
+// promise. A burst longer than the start delay is no different while its
+// first start delay alone breaks the promise: 90 s at 100 msg/s needs 75
+// workers, and relaunched ones (70 s after it begins, the most 500) clear
+// its backlog of 93 × 70 messages 6,510 ÷ 400 s later, so 100 × (86.3 −
+// 30 × 7 ÷ 93) = 8,402 of its 9,000 messages wait past the promise. Where
+// relaunching leaves few late, it is a cost decision: 90 s at 10.5 msg/s
+// (8 workers) on a promise for 90 % of messages leaves 10.5 × (70 + 245 ÷
+// 489.5 − 30 × 7 ÷ 3.5) = 110 late a burst, within the 10 %, and one
+// relaunch (70 + 110 worker-seconds, 3.6 times an hour) costs less than
+// holding it: not kept.
+func TestBurstsARelaunchCannotServeAreKeptWarmForThePromise(t *testing.T) {
 	t.Parallel()
-	decide := func(length int) (*model.Bursts, int) {
+	decide := func(length int, peak, quantile float64) (*model.Bursts, int) {
 		st := &State{lastDt: 5 * time.Second}
-		at := feedBursts(&st.bursts, 2*3600, 1200, 600, length, 5, 100)
+		at := feedBursts(&st.bursts, 2*3600, 1200, 600, length, 5, peak)
 		c := burstCall(st, at, 7, 1)
+		c.s.LatencyQuantile = quantile
 		c.planBursts()
+		if base := c.rateFloorAt(5); base != 7 {
+			t.Fatalf("rate floors at 5 msg/s: %d workers, want 7", base)
+		}
 		warm := c.warmPays(c.rateFloorAt(5))
 		c.finishReasons()
 		if c.d.Bursts == nil {
-			t.Fatalf("%d s bursts: nothing learned", length)
+			t.Fatalf("%d s bursts at %v msg/s: nothing learned", length, peak)
 		}
 		return c.d.Bursts, warm
 	}
-	b, warm := decide(30)
+	// The three bursts of the last hour began 50 minutes ago: 3.6 an hour.
+	const perHour = 3 / (50.0 / 60)
+	b, warm := decide(30, 100, 0.99)
 	if warm != 50 || !b.ForThePromise || b.RelaunchWorkerHours >= b.HoldWorkerHours {
 		t.Errorf("30 s bursts: warm %d for the promise %v (relaunch %.1f, hold %.1f worker-hours an hour); want 50 kept for the promise though relaunching costs less",
 			warm, b.ForThePromise, b.RelaunchWorkerHours, b.HoldWorkerHours)
 	}
-	perBurst := 100 * (30 - 30*7.0/93)
-	// The three bursts of the last hour began 50 minutes ago: 3.6 an hour.
-	if want := 3 / (50.0 / 60) * perBurst; math.Abs(b.LateIfRelaunchedPerHour-want) > 1 {
-		t.Errorf("late if relaunched %v messages an hour, want 3.6 × %.0f = %.0f", b.LateIfRelaunchedPerHour, perBurst, want)
+	if want := perHour * 100 * (30 - 30*7.0/93); math.Abs(b.LateIfRelaunchedPerHour-want) > 1 {
+		t.Errorf("late if relaunched %v messages an hour, want 3.6 × %.0f = %.0f", b.LateIfRelaunchedPerHour, want/perHour, want)
 	}
-	b, warm = decide(90)
-	if warm != 0 || b.ForThePromise {
-		t.Errorf("90 s bursts: warm %d, for the promise %v; want none (a cost decision: relaunch %.1f < hold %.1f)", warm, b.ForThePromise, b.RelaunchWorkerHours, b.HoldWorkerHours)
+	b, warm = decide(90, 100, 0.99)
+	if want := perHour * 100 * (70 + 93*70/400.0 - 30*7.0/93); warm != 75 || !b.ForThePromise || math.Abs(b.LateIfRelaunchedPerHour-want) > 1 {
+		t.Errorf("90 s bursts: warm %d, for the promise %v, late if relaunched %v an hour; want 75 kept for the promise, 3.6 × %.0f = %.0f late",
+			warm, b.ForThePromise, b.LateIfRelaunchedPerHour, want/perHour, want)
+	}
+	// Bursts the workers the rate floors asked for already met (a forecast
+	// that pre-starts them) leave none late: relaunching costs 43 × 70
+	// worker-seconds 3.6 times an hour, less than holding 43: none kept.
+	st := &State{lastDt: 5 * time.Second}
+	st.bursts.serving = 100
+	at := feedBursts(&st.bursts, 2*3600, 1200, 600, 30, 5, 100)
+	c := burstCall(st, at, 7, 1)
+	c.planBursts()
+	if warm := c.warmPays(c.rateFloorAt(5)); warm != 0 || c.d.Bursts.LateIfRelaunchedPerHour != 0 || math.Abs(c.d.Bursts.RelaunchWorkerHours-perHour*43*70/3600) > 0.01 {
+		t.Errorf("bursts met by the rate floors' workers: warm %d, late if relaunched %v an hour, relaunching %v worker-hours an hour; want none kept, 0 late, 3.6 × 43 × 70 s = %.2f",
+			warm, c.d.Bursts.LateIfRelaunchedPerHour, c.d.Bursts.RelaunchWorkerHours, perHour*43*70/3600)
+	}
+	b, warm = decide(90, 10.5, 0.9)
+	if want := perHour * 10.5 * (70 + 245/489.5 - 30*7/3.5); warm != 0 || b.ForThePromise || b.NeedWorkers != 8 || math.Abs(b.LateIfRelaunchedPerHour-want) > 1 {
+		t.Errorf("gentle 90 s bursts: need %d, warm %d, for the promise %v, late if relaunched %v an hour; want 8, none kept (relaunch %.2f < hold %.0f), 3.6 × %.0f = %.0f late",
+			b.NeedWorkers, warm, b.ForThePromise, b.LateIfRelaunchedPerHour, b.RelaunchWorkerHours, b.HoldWorkerHours, want/perHour, want)
 	}
 }
 

@@ -225,6 +225,7 @@ func (c *call) sizeModel() {
 	}
 	if c.lambdaKnown {
 		c.warmPays(rate)
+		c.st.bursts.serving = float64(rate) * c.muEff
 	}
 	c.rec, c.recKnown = min(rec, maxRecommended), true
 	c.rateRec = min(rate, maxRecommended)

@@ -149,7 +149,7 @@ func (c *call) warmPays(rate int) int {
 	// miss, the promise decides, not the cost, and the fleet is kept warm.
 	lateHour := f.perHour * c.st.bursts.late(c.now, float64(base)*c.muEff, float64(max(c.hi, bp.need))*c.muEff, react, c.latency()) / float64(f.n)
 	arrivedHour := 3600*f.base + f.perHour*f.msgs
-	breaks := f.length < s.StartDelay.Seconds() && arrivedHour > 0 && lateHour > (1-s.LatencyQuantile)*arrivedHour
+	breaks := arrivedHour > 0 && lateHour > (1-s.LatencyQuantile)*arrivedHour
 	pays := extra > 0 && (relaunchHour > holdHour || breaks) && !bp.timed
 	warm := 0
 	if pays && chance >= 1-s.LatencyQuantile {
