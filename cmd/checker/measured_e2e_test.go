@@ -16,7 +16,6 @@ import (
 
 	"github.com/queuechecker/queue-checker/internal/awstest"
 	"github.com/queuechecker/queue-checker/internal/model"
-	"github.com/queuechecker/queue-checker/internal/policy"
 )
 
 // TestE2EMeasuredServiceTime measures a fleet against moto, through the
@@ -241,11 +240,11 @@ func TestE2EMeasuredServiceTime(t *testing.T) {
 	// per-worker rate (the arrival estimate is completions by Little's law
 	// at the same rate), so all three groups settle at the 80 % utilisation
 	// floor of 12 in flight: ceil(12 ÷ 0.8) = 15.
-	want := int(math.Ceil(inFlight / policy.DefaultUtilization))
+	want := int(math.Ceil(inFlight / model.DefaultUtilization))
 	for _, d := range []model.Decision{slow, right, off} {
 		if d.RecommendedWorkers != want {
 			t.Errorf("%s: recommended %d workers, want ceil(%d in flight ÷ %v) = %d; reasons %q",
-				d.Group, d.RecommendedWorkers, inFlight, policy.DefaultUtilization, want, d.Reasons)
+				d.Group, d.RecommendedWorkers, inFlight, model.DefaultUtilization, want, d.Reasons)
 		}
 	}
 	t.Logf("slow-prior around the switch (at, recommended, desired, arrival msg/s): %s", strings.Join(trace, "; "))

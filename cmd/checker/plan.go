@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/queuechecker/queue-checker/internal/capacity"
+	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/planreport"
-	"github.com/queuechecker/queue-checker/internal/policy"
 )
 
 // planFlagOf names the flag that sets each capacity.PlanInput field, so a
@@ -57,8 +57,8 @@ func cmdPlan(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&f.serviceTime, "service-time", 0, "time one message takes from pick-up to delete, e.g. 200ms (or --per-worker)")
 	fs.IntVar(&f.in.Concurrency, "concurrency", 1, "messages one worker handles at once, with --service-time")
 	fs.Float64Var(&f.in.Backlog, "backlog", 0, "messages waiting now")
-	fs.DurationVar(&f.drainTarget, "drain-target", policy.DefaultDrainTime, "the backlog must clear within this")
-	fs.Float64Var(&f.in.Utilization, "utilization", policy.DefaultUtilization, "utilisation ceiling, a ratio in (0, 1]")
+	fs.DurationVar(&f.drainTarget, "drain-target", model.DefaultDrainTime, "the backlog must clear within this")
+	fs.Float64Var(&f.in.Utilization, "utilization", model.DefaultUtilization, "utilisation ceiling, a ratio in (0, 1]")
 	fs.Float64Var(&f.in.BurstPercent, "burst", 0, "arrival burst reserve, percent added to arrivals")
 	fs.Float64Var(&f.in.OverheadPercent, "overhead", 0, "retry or overhead reserve, percent taken off per-worker throughput")
 	fs.DurationVar(&f.startDelay, "start-delay", 0, "launch until an added worker takes its first message")

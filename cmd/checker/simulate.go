@@ -20,6 +20,7 @@ import (
 	"github.com/queuechecker/queue-checker/internal/awsclient"
 	"github.com/queuechecker/queue-checker/internal/capacity"
 	"github.com/queuechecker/queue-checker/internal/config"
+	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
 	"github.com/queuechecker/queue-checker/internal/poller"
 	"github.com/queuechecker/queue-checker/internal/sim"
@@ -445,7 +446,7 @@ func (f simFlags) runConfig(ctx context.Context) (sim.RunConfig, []string, error
 		}
 		// The world's service time: every policy starts from the fleet the
 		// world needs, whatever the settings assume.
-		workers = capacity.SteadyFleet(base, f.serviceTime.Seconds(), f.concurrency, policy.DefaultUtilization, f.latencyTarget.Seconds())
+		workers = capacity.SteadyFleet(base, f.serviceTime.Seconds(), f.concurrency, model.DefaultUtilization, f.latencyTarget.Seconds())
 		workers = min(max(workers, f.min), f.max)
 	}
 	rc.World.Scenario, rc.World.Workers, rc.Duration = sc, workers, f.duration

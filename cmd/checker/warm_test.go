@@ -107,7 +107,7 @@ func TestWarmStart(t *testing.T) {
 		{"the longest history of the forecasting groups, the fleets of the measuring ones", []policy.Settings{model36h, report, off, bpw},
 			both, false, 36 * time.Hour, []string{"a", "r", "off", "b"}, true, true, 0},
 		{"the default history, 8 days", []policy.Settings{report, defaulted},
-			both, false, policy.DefaultForecastHistory, []string{"r", "d"}, true, true, 0},
+			both, false, model.DefaultForecastHistory, []string{"r", "d"}, true, true, 0},
 		{"no group forecasts or measures: nothing read", []policy.Settings{quiet(off), quiet(bpw)},
 			func(context.Context) (poller.History, error) { t.Error("read"); return poller.History{}, nil }, true, 0, nil, false, false, 0},
 		{"no group forecasts: the fleets alone", []policy.Settings{off, quiet(bpw)},

@@ -157,11 +157,11 @@ func TestSpikeEndScalesInOnceItsBacklogIsServed(t *testing.T) {
 	last := h.log[len(h.log)-1]
 	high := 0
 	for _, d := range h.log {
-		if !d.At.Before(h.now.Add(-DefaultScaleInStabilization)) {
+		if !d.At.Before(h.now.Add(-model.DefaultScaleInStabilization)) {
 			high = max(high, d.RecommendedWorkers)
 		}
 	}
-	if last.DesiredWorkers < high || float64(last.DesiredWorkers-high) > DefaultDeadband*float64(last.DesiredWorkers) || high >= 20 {
+	if last.DesiredWorkers < high || float64(last.DesiredWorkers-high) > model.DefaultDeadband*float64(last.DesiredWorkers) || high >= 20 {
 		t.Fatalf("final desired %d, want the window's highest recommendation %d (< 20) or within 10 %% above it", last.DesiredWorkers, high)
 	}
 	if last.Diagnosis != model.DiagHealthy {
@@ -502,7 +502,7 @@ func TestBacklogPerWorkerPolicy(t *testing.T) {
 	for i := 1; i <= 61; i++ {
 		d = h.step(tick, q(0, 0))
 		want := 15
-		if i*int(tick) > int(DefaultScaleInStabilization) {
+		if i*int(tick) > int(model.DefaultScaleInStabilization) {
 			want = 1
 		}
 		if d.DesiredWorkers != want {

@@ -3,6 +3,8 @@ package policy
 import (
 	"testing"
 	"time"
+
+	"github.com/queuechecker/queue-checker/internal/model"
 )
 
 // A negative deadband or stabilisation window turns the guard off; zero
@@ -52,13 +54,13 @@ func TestGuardsTurnedOff(t *testing.T) {
 	t.Run("zero means the default", func(t *testing.T) {
 		t.Parallel()
 		s := base().WithDefaults()
-		if s.Deadband != DefaultDeadband || s.ScaleInStabilization != DefaultForecastStabilization {
+		if s.Deadband != model.DefaultDeadband || s.ScaleInStabilization != model.DefaultForecastStabilization {
 			t.Fatalf("defaults with the forecast: deadband %v, window %v", s.Deadband, s.ScaleInStabilization)
 		}
 		reactive := base()
 		reactive.Forecast.Off = true
-		if w := reactive.WithDefaults().ScaleInStabilization; w != DefaultScaleInStabilization {
-			t.Fatalf("default window without the forecast: %v, want %v", w, DefaultScaleInStabilization)
+		if w := reactive.WithDefaults().ScaleInStabilization; w != model.DefaultScaleInStabilization {
+			t.Fatalf("default window without the forecast: %v, want %v", w, model.DefaultScaleInStabilization)
 		}
 		off := base()
 		off.Deadband, off.ScaleInStabilization = -1, -1

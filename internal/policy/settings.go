@@ -132,25 +132,6 @@ func (s Settings) forecasting() bool {
 	return !s.Forecast.Off && !s.Forecast.ReportOnly && (s.Policy == "" || s.Policy == PolicyModel)
 }
 
-// Defaults of the settings that have one; WithDefaults fills them in. The
-// configuration fills the same values into the file's groups.
-const (
-	DefaultDrainTime            = model.DefaultDrainTime
-	DefaultUtilization          = model.DefaultUtilization
-	DefaultScaleInStabilization = model.DefaultScaleInStabilization
-	DefaultDeadband             = model.DefaultDeadband
-	DefaultArrivalSmoothing     = model.DefaultArrivalSmoothing
-	DefaultConcurrency          = model.DefaultConcurrency
-	DefaultLatencyQuantile      = model.DefaultLatencyQuantile
-	DefaultMetricStaleAfter     = model.DefaultMetricStaleAfter
-	DefaultForecastHistory      = model.DefaultForecastHistory
-	// DefaultForecastStabilization is the scale-in stabilisation window of
-	// the model policy when its forecast is on: the forecast keeps the
-	// capacity that load expected within the start delay needs, so the
-	// window only rides out the noise of single samples.
-	DefaultForecastStabilization = model.DefaultForecastStabilization
-)
-
 // WithDefaults returns s with every zero setting that has a default filled in.
 // StaleAfter has none here: it depends on the sampling interval. Values that
 // cannot be meant are made harmless as well: a NaN setting counts as unset,
@@ -166,40 +147,40 @@ func (s Settings) WithDefaults() Settings {
 		}
 	}
 	if s.Concurrency <= 0 {
-		s.Concurrency = DefaultConcurrency
+		s.Concurrency = model.DefaultConcurrency
 	}
 	if s.DrainTime <= 0 {
-		s.DrainTime = DefaultDrainTime
+		s.DrainTime = model.DefaultDrainTime
 	}
 	if !(s.Utilization > 0) {
-		s.Utilization = DefaultUtilization
+		s.Utilization = model.DefaultUtilization
 	}
 	if s.Utilization > 1 {
 		s.Utilization = 1
 	}
 	if s.ScaleInStabilization == 0 {
-		s.ScaleInStabilization = DefaultScaleInStabilization
+		s.ScaleInStabilization = model.DefaultScaleInStabilization
 		if s.forecasting() {
-			s.ScaleInStabilization = DefaultForecastStabilization
+			s.ScaleInStabilization = model.DefaultForecastStabilization
 		}
 	}
 	if s.Deadband == 0 || math.IsNaN(s.Deadband) || math.IsInf(s.Deadband, 0) {
-		s.Deadband = DefaultDeadband
+		s.Deadband = model.DefaultDeadband
 	}
 	if s.ArrivalSmoothing <= 0 {
-		s.ArrivalSmoothing = DefaultArrivalSmoothing
+		s.ArrivalSmoothing = model.DefaultArrivalSmoothing
 	}
 	if !(s.LatencyQuantile > 0 && s.LatencyQuantile < 1) {
-		s.LatencyQuantile = DefaultLatencyQuantile
+		s.LatencyQuantile = model.DefaultLatencyQuantile
 	}
 	if s.Forecast.History <= 0 || s.Forecast.History > MaxForecastHistory {
-		s.Forecast.History = DefaultForecastHistory
+		s.Forecast.History = model.DefaultForecastHistory
 	}
 	if !(s.Forecast.LateCost > 0) || math.IsInf(s.Forecast.LateCost, 0) {
 		s.Forecast.LateCost = DefaultLateCost
 	}
 	if s.MetricStaleAfter <= 0 {
-		s.MetricStaleAfter = DefaultMetricStaleAfter
+		s.MetricStaleAfter = model.DefaultMetricStaleAfter
 	}
 	if !(s.BurstReserve > 0) || math.IsInf(s.BurstReserve, 0) {
 		s.BurstReserve = 0
@@ -233,7 +214,7 @@ func (s Settings) PerWorker() float64 {
 		return s.Throughput
 	}
 	if s.ServiceTime > 0 {
-		return float64(max(s.Concurrency, DefaultConcurrency)) / s.ServiceTime.Seconds()
+		return float64(max(s.Concurrency, model.DefaultConcurrency)) / s.ServiceTime.Seconds()
 	}
 	return 0
 }
@@ -260,7 +241,7 @@ func (s Settings) ServiceSeconds() float64 {
 	if mu <= 0 {
 		return 0
 	}
-	return float64(max(s.Concurrency, DefaultConcurrency)) / mu
+	return float64(max(s.Concurrency, model.DefaultConcurrency)) / mu
 }
 
 // TargetBacklogPerWorker is the backlog one worker clears within the latency
@@ -276,7 +257,7 @@ func (s Settings) TargetBacklogPerWorker() float64 {
 	if s.Throughput > 0 {
 		t = l * s.PerWorker()
 	} else {
-		t = capacity.TargetBacklogPerWorker(l, s.ServiceTime.Seconds(), max(s.Concurrency, DefaultConcurrency))
+		t = capacity.TargetBacklogPerWorker(l, s.ServiceTime.Seconds(), max(s.Concurrency, model.DefaultConcurrency))
 	}
 	if !(t > 0) || math.IsInf(t, 0) {
 		return 0

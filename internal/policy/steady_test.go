@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/queuechecker/queue-checker/internal/capacity"
+	"github.com/queuechecker/queue-checker/internal/model"
 )
 
 // erlangCByHand is the Erlang C example's formula as written:
@@ -80,7 +81,7 @@ func TestSteadyStreamAgreesWithErlangC(t *testing.T) {
 			}
 			wait := (servers + tc.concurrency - 1) / tc.concurrency
 			util := int(math.Ceil(tc.lambda/(perWorker*tc.utilization) - 1e-9))
-			drain := int(math.Ceil((tc.lambda + float64(inFlight)/DefaultDrainTime.Seconds()) / perWorker))
+			drain := int(math.Ceil((tc.lambda + float64(inFlight)/model.DefaultDrainTime.Seconds()) / perWorker))
 			want := max(wait, util, drain) + tc.safety
 			t.Logf("floors by hand: wait %d (%d slots), utilisation %d, drain %d; want %d", wait, servers, util, drain, want)
 			if tc.waitGoverns && want != wait+tc.safety {

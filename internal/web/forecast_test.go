@@ -168,7 +168,7 @@ func TestForecastMode(t *testing.T) {
 		{policy.Settings{Policy: policy.PolicyBacklogPerWorker}, "off"},
 	} {
 		d := settingsOf(tt.s)
-		if d.Forecast != tt.want || d.ForecastHistorySeconds != policy.DefaultForecastHistory.Seconds() {
+		if d.Forecast != tt.want || d.ForecastHistorySeconds != model.DefaultForecastHistory.Seconds() {
 			t.Errorf("settings %+v: forecast %q over %v s, want %q over 8 days", tt.s.Forecast, d.Forecast, d.ForecastHistorySeconds, tt.want)
 		}
 	}
