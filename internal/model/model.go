@@ -300,8 +300,7 @@ type Bursts struct {
 	// LateIfRelaunchedPerHour is how many messages an hour relaunching the
 	// workers for each burst would leave past the promise; ForThePromise:
 	// they are kept warm although holding costs more, because that is more
-	// than the share of all arrivals the promise may miss and the bursts are
-	// shorter than a start delay.
+	// than the share of all arrivals the promise may miss.
 	LateIfRelaunchedPerHour float64 `json:"late_if_relaunched_per_hour"`
 	ForThePromise           bool    `json:"for_the_promise"`
 	// Chance is how likely the next burst is to come before a worker

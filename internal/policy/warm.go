@@ -104,11 +104,12 @@ func (bp *burstPlan) projected(lam, d float64) float64 {
 // warmPays decides whether the warm fleet is kept beyond rate workers (the
 // rate floors' count), and fills in the decision's Bursts.
 //
-// The promise comes first: where the bursts are shorter than a start delay
-// (they are over before a relaunch could serve them) and relaunching would
-// leave more messages past the promise an hour than the share of all
-// arrivals it may miss (1 − LatencyQuantile), the fleet is kept warm
-// whatever it costs. Otherwise it is a cost decision:
+// The promise comes first: where relaunching would leave more messages past
+// the promise an hour than the share of all arrivals it may miss
+// (1 − LatencyQuantile), the fleet is kept warm whatever it costs; a burst
+// shorter than a start delay is over before a relaunch could serve it, and
+// a longer one breaks the promise as well when its first start delay does.
+// Otherwise it is a cost decision:
 //
 // Per burst, relaunching the extra workers costs their start delay (a
 // worker launched when a burst begins is paid from then), plus the messages
@@ -143,10 +144,9 @@ func (c *call) warmPays(rate int) int {
 	holdHour := float64(extra)                       // worker-hours an hour
 	relaunchHour := f.perHour * relaunch / 3600
 	chance := f.chance(react, 1-s.LatencyQuantile)
-	// Bursts shorter than a start delay are over before a relaunch could
-	// serve them: when relaunching would leave more messages past the
-	// (whole) promise an hour than the share of all arrivals the promise may
-	// miss, the promise decides, not the cost, and the fleet is kept warm.
+	// When relaunching would leave more messages past the (whole) promise
+	// an hour than the share of all arrivals the promise may miss, the
+	// promise decides, not the cost, and the fleet is kept warm.
 	lateHour := f.perHour * c.st.bursts.late(c.now, float64(base)*c.muEff, float64(max(c.hi, bp.need))*c.muEff, react, c.latency()) / float64(f.n)
 	arrivedHour := 3600*f.base + f.perHour*f.msgs
 	breaks := arrivedHour > 0 && lateHour > (1-s.LatencyQuantile)*arrivedHour
@@ -209,7 +209,7 @@ func (c *call) burstWarmReason(extra int, pays bool, chance float64) {
 	case !pays:
 		c.reason("keeping %d warm beyond the rate floors would cost %s an hour, relaunching for each burst %s: not kept warm", extra, hold, relaunch)
 	case bp.warm > 0 && b.ForThePromise:
-		c.reason("keeping %d warm costs more than relaunching them for each burst (%s against %s), but bursts this short are over before a relaunch could serve them: relaunching would leave ~%s messages an hour past the promise, more than the %s it may miss; the next burst may come before a worker launched now starts (chance %s)",
+		c.reason("keeping %d warm costs more than relaunching them for each burst (%s against %s), but a relaunch comes too late for these bursts: relaunching would leave ~%s messages an hour past the promise, more than the %s it may miss; the next burst may come before a worker launched now starts (chance %s)",
 			extra, hold, relaunch, number(b.LateIfRelaunchedPerHour), percent(1-c.s.LatencyQuantile), percent(chance))
 	case bp.warm > 0:
 		c.reason("keeping %d warm costs %s an hour less than relaunching them for each burst (%s against %s); the next burst may come before a worker launched now starts (chance %s)",
