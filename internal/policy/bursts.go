@@ -57,7 +57,9 @@ type burstLearner struct {
 	// recurAt is the last time the forecast expected an occurrence of a
 	// recurring pattern, Unix ns; 0 never. A burst that begins within a
 	// window (D + L) of it was announced: the forecast pre-starts its
-	// workers (see bet), and the warm capacity leaves it out.
+	// workers (see bet), and the warm capacity leaves it out, unless the
+	// workers the floors had asked for as it began fell short of its need
+	// (a bet on part of them): then it counts like any other.
 	recurAt int64
 	// serving is what the workers the rate floors (with the forecast's
 	// pre-start) last asked for serve, msg/s (see sizeModel).
@@ -174,6 +176,10 @@ func (bl *burstLearner) observe(at time.Time, secs, msgs, window, latency float6
 		if bl.on && float64(ns-bl.lastHot) >= math.Max(float64(burstEndQuiet), math.Max(latency, (window-latency)/2)*1e9) {
 			bl.on = false
 			bl.cur.end = bl.lastHot
+			// Announced, but the workers the floors had asked for (the
+			// forecast's pre-start among them) fell short of its need: the
+			// forecast did not serve it.
+			bl.cur.announced = bl.cur.announced && bl.cur.ready >= bl.cur.need
 			bl.lastEnd = bl.lastHot
 			bl.past[bl.nextP] = bl.cur
 			bl.nextP = (bl.nextP + 1) % burstKeep

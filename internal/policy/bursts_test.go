@@ -80,6 +80,45 @@ func TestBurstLearnerSteadyHasNoBursts(t *testing.T) {
 	}
 }
 
+// A burst the forecast announced is left to it, out of the warm need, only
+// when the workers the floors had asked for as it began (its pre-start
+// among them) served its need: 30 s at 100 msg/s on 5 msg/s needs 50 msg/s
+// within a 30 s promise. Met by 60 msg/s of workers, the bursts are
+// announced and no need is left; met by 20 (a bet on part of them), they
+// count towards the warm need like any other.
+func TestBurstAnnouncedOnlyWhenThePreStartMetIt(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		serving   float64
+		announced bool
+	}{{60, true}, {20, false}} {
+		var bl burstLearner
+		bl.serving = tt.serving
+		at := t0
+		for s := 0; s < 3600; s += 5 {
+			at = t0.Add(time.Duration(s+5) * time.Second)
+			if s%180 == 100 { // the forecast expects the burst due at 120 s
+				bl.recurAt = at.UnixNano()
+			}
+			msgs := 25.0
+			if s%180 >= 120 && s%180 < 150 {
+				msgs = 500
+			}
+			bl.observe(at, 5, msgs, 90, 30)
+		}
+		f := bl.facts(at)
+		if f.n < 10 {
+			t.Fatalf("serving %v msg/s: %d bursts learned, want at least 10", tt.serving, f.n)
+		}
+		if tt.announced && (f.announced != f.n || f.need != 0) {
+			t.Errorf("met by %v msg/s: %d of %d announced, need %v; want all announced, none left", tt.serving, f.announced, f.n, f.need)
+		}
+		if !tt.announced && (f.announced != 0 || math.Abs(f.need-50) > 1e-9) {
+			t.Errorf("met by %v msg/s: %d of %d announced, need %v; want none announced, need 50", tt.serving, f.announced, f.n, f.need)
+		}
+	}
+}
+
 // A run of hot intervals longer than burstMaxLength is a new level, not a
 // burst: the base becomes the rate most of its last five minutes showed
 // (20 msg/s), not the interval that ended it, here a spike of 400 msg/s.
