@@ -40,8 +40,12 @@ const surgeSigmas = 3
 //
 // Observations are clamped at 0 and non-finite ones skipped, then smoothed
 // by an EWMA with time constant τ = Flow.Tau, α = 1 − exp(−Δt/τ), so
-// irregular sampling weighs each observation by the time it covers. The
-// first observation sets the estimate. Samples over different sets of
+// irregular sampling weighs each observation by the time it covers. Until
+// the observations cover τ, the estimate is their mean weighted by the time
+// each covers (α = Δt ÷ the time covered so far, when that is larger): an
+// EWMA started at its first observation would hold that one interval's
+// noise, or a partial first interval, with weight e^(−t/τ) for minutes,
+// while a mean gives each observation its share. Samples over different sets of
 // queues (a partial sample, then a complete one) are never subtracted: the
 // baseline restarts and the estimate is kept.
 //
@@ -110,6 +114,7 @@ type Estimator struct {
 
 	rate      float64
 	known     bool
+	covered   float64   // seconds of observations in the estimate, up to τ
 	updatedAt time.Time // the sample that last changed rate
 
 	lastObs   float64 // the last observation, before any dump was held back
@@ -264,7 +269,8 @@ func (e *Estimator) Update(c Counts, key uint64, f Flow) (Counts, bool) {
 		e.marks = e.marks[:0]
 		e.addMark(c, f.Keep)
 		if f.SentOK && !e.known {
-			e.rate, e.known, e.updatedAt = f.Sent, true, c.At
+			// A minute's count.
+			e.rate, e.known, e.updatedAt, e.covered = f.Sent, true, c.At, 60
 		}
 		return prev, false
 	case !c.At.After(prev.At):
@@ -317,7 +323,7 @@ func (e *Estimator) Update(c Counts, key uint64, f Flow) (Counts, bool) {
 	e.updatedAt = c.At
 	before := e.rate
 	if !e.known {
-		e.rate, e.known = obs, true
+		e.rate, e.known, e.covered = obs, true, dt
 	} else {
 		use := obs
 		ref := e.rate
@@ -334,7 +340,8 @@ func (e *Estimator) Update(c Counts, key uint64, f Flow) (Counts, bool) {
 			// in the queue, a deleted count lagging completions is not.
 			e.dumpedAll += math.Min(e.dumped, math.Max(c.Total()-prev.Total(), 0))
 		}
-		alpha := 1 - math.Exp(-dt/f.Tau.Seconds())
+		alpha := math.Max(1-math.Exp(-dt/f.Tau.Seconds()), dt/(e.covered+dt))
+		e.covered = math.Min(e.covered+dt, f.Tau.Seconds())
 		e.rate += alpha * (use - e.rate)
 		e.unbounded = e.rate + alpha*(obs-use)
 	}

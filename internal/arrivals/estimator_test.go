@@ -7,7 +7,7 @@ import (
 )
 
 // A queue steady at 10 msg/s in and out (the deleted count, stamped at each
-// sample), then 500 messages in one 5 s interval: the interval observes
+// sample) for a minute, then 500 messages in one 5 s interval: the interval observes
 // 500/5 + 10 = 110 msg/s, which enters the EWMA at the dump bound 10 +
 // 3·√((10 + 10)/5) = 16; the other (110 − 16) × 5 = 470 messages are held
 // back, and the estimate without the bound is the EWMA step to 110. The next
@@ -28,7 +28,9 @@ func TestEstimatorHoldsADumpBack(t *testing.T) {
 	if _, known := e.Rate(); known {
 		t.Fatal("an estimate from a single sample without a sent count")
 	}
-	for k := 1; k <= 2; k++ {
+	// A minute of steady samples: the observations cover τ, and the
+	// estimate is an EWMA from then on.
+	for k := 1; k <= 12; k++ {
 		at := step(k)
 		if r, ok := e.Rate(); !ok || math.Abs(r-10) > 1e-9 || !e.Updated(at) {
 			t.Fatalf("sample %d: rate %v (%v, updated %v), want 10", k, r, ok, e.Updated(at))
@@ -38,7 +40,7 @@ func TestEstimatorHoldsADumpBack(t *testing.T) {
 		}
 	}
 	total += 500
-	at := step(3)
+	at := step(13)
 	if obs, ok := e.Observation(at); !ok || math.Abs(obs-110) > 1e-9 {
 		t.Fatalf("observation %v (%v), want 110", obs, ok)
 	}
@@ -57,7 +59,7 @@ func TestEstimatorHoldsADumpBack(t *testing.T) {
 	if _, ok := e.Surge(at); ok {
 		t.Fatal("a surge without the fleet's slots")
 	}
-	at = step(4)
+	at = step(14)
 	if _, _, ok := e.Dump(at); ok {
 		t.Fatal("the steady interval after the dump held messages back")
 	}
@@ -114,5 +116,43 @@ func TestEstimatorServedCountsCompletionsBySlots(t *testing.T) {
 	e.Update(Counts{At: next, Visible: 143, InFlight: 3}, 1, f)
 	if _, ok := e.Served(next); ok {
 		t.Error("served without the slots")
+	}
+}
+
+// Until the observations cover τ the estimate is their mean, each weighed
+// by the time it covers; from then on an EWMA. A queue with no completions
+// known whose total grows by 50 in 5 s (10 msg/s), then by 120 in 10 s (12
+// msg/s, within the dump bound of 10 + 3·√(10 ÷ 10)): the mean is (10·5 +
+// 12·10) ÷ 15 = 11.33, where an EWMA started at 10 would give 10 + (1 −
+// e^(−10/60))·2 = 10.31. Then 45 s more at 12 msg/s cover the minute: (10·5
+// + 12·55) ÷ 60 = 11.83. The next 5 s at 12 enter with α = 1 − e^(−5/60).
+func TestEstimatorStartsAsAMean(t *testing.T) {
+	t.Parallel()
+	var e Estimator
+	total, at := 0.0, t0
+	step := func(secs, grow float64) float64 {
+		at = at.Add(time.Duration(secs * float64(time.Second)))
+		total += grow
+		e.Update(Counts{At: at, Visible: total}, 1, Flow{Servers: -1, Tau: time.Minute, Keep: 7 * time.Minute})
+		r, _ := e.Rate()
+		return r
+	}
+	step(0, 0)
+	if r := step(5, 50); math.Abs(r-10) > 1e-9 {
+		t.Fatalf("first estimate %v, want 10", r)
+	}
+	if r, want := step(10, 120), (10*5+12*10)/15.0; math.Abs(r-want) > 1e-9 {
+		t.Fatalf("estimate after 15 s %v, want the mean %v", r, want)
+	}
+	var r float64
+	for range 9 {
+		r = step(5, 60)
+	}
+	mean := (10*5 + 12*55) / 60.0
+	if math.Abs(r-mean) > 1e-9 {
+		t.Fatalf("estimate after a minute %v, want the mean %v", r, mean)
+	}
+	if r, want := step(5, 60), ewma(mean, 12, 5, 60); math.Abs(r-want) > 1e-9 {
+		t.Fatalf("estimate past the minute %v, want the EWMA step %v", r, want)
 	}
 }

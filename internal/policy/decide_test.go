@@ -10,14 +10,18 @@ import (
 
 const tick = 5 * time.Second
 
-// steadyThenSpike runs two quiet samples (10 msg/s, 10 in flight at 1 s per
+// steadyThenSpike runs a minute of quiet samples (10 msg/s, 10 in flight at 1 s per
 // message, on 15 workers) and then a spike of 3,000 visible messages with
 // all 15 workers busy. It returns the spike decision and the arrival rate
 // the estimator's documented formula gives for it.
 func steadyThenSpike(h *harness) (model.Decision, float64) {
 	h.step(0, q(0, 10))
-	d := h.step(tick, q(0, 10))
-	// Δtotal 0, completions (10+10)/2 × 1/s: the first observation sets λ.
+	// The fleet stays at 15 while the estimate settles.
+	follow := h.follow
+	h.follow = false
+	d := h.settle(q(0, 10))
+	h.follow = follow
+	// Δtotal 0, completions (10+10)/2 × 1/s each interval: λ = 10.
 	if d.ArrivalRate == nil || *d.ArrivalRate != 10 {
 		h.t.Fatalf("steady arrival rate %v, want 10", d.ArrivalRate)
 	}
@@ -35,7 +39,7 @@ func TestSpikeScalesOutInOneDecision(t *testing.T) {
 	h := newHarness(t, base(), asg(15, 15, 0))
 	d, lambda := steadyThenSpike(h)
 	if d.ArrivalRate == nil || math.Abs(*d.ArrivalRate-lambda) > 1e-9 {
-		t.Fatalf("arrival rate %v, want %v", d.ArrivalRate, lambda)
+		t.Fatalf("arrival rate %v, want %v; reasons %q", ptrValue(d.ArrivalRate), lambda, d.Reasons)
 	}
 	// The latency floor: λ plus 3,000 visible messages started within 30 s,
 	// at 1 msg/s per worker.
@@ -385,9 +389,11 @@ func TestStartingWorkersAreNotDoubled(t *testing.T) {
 	h := newHarness(t, s, asg(15, 15, 0))
 	h.follow = false
 	h.step(0, q(0, 10))
-	d := h.step(tick, q(0, 10)) // λ = 10
-	if d.DesiredWorkers != 15 {
-		t.Fatalf("steady desired %d", d.DesiredWorkers)
+	d := h.settle(q(0, 10)) // λ = 10
+	// The utilisation floor, ⌈10 ÷ 0.8⌉, once the scale-in stabilisation
+	// is over.
+	if d.DesiredWorkers != 13 {
+		t.Fatalf("steady desired %d, want 13; reasons %q", d.DesiredWorkers, d.Reasons)
 	}
 	spike := h.step(tick, q(3000, 15))
 	// 613.5 msg/s observed, a dump: it enters the EWMA at 10 + 3σ.

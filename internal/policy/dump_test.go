@@ -28,7 +28,7 @@ func TestDumpIsABacklogNotARate(t *testing.T) {
 			h := newHarness(t, base(), asg(15, 15, 0))
 			h.follow = false
 			h.step(0, q(0, 10))
-			h.step(tick, q(0, 10)) // λ = 10
+			h.settle(q(0, 10)) // λ = 10
 			jump := h.step(tick, q(500, 15))
 			obs1 := (515.0-10)/5 + 12.5 // 113.5 msg/s
 			bound := dumpBound(10, 12.5, 5, 2.5)

@@ -165,3 +165,19 @@ func intp(p *int) any {
 	}
 	return *p
 }
+
+// settle steps smp every tick until the arrival estimate's observations
+// cover the arrival smoothing time. From then on the estimate is the EWMA
+// the tests' ewma computes; until then it is the observations' mean.
+func (h *harness) settle(smp model.GroupSample) model.Decision {
+	h.t.Helper()
+	tau := h.s.ArrivalSmoothing
+	if tau <= 0 {
+		tau = model.DefaultArrivalSmoothing
+	}
+	var d model.Decision
+	for covered := time.Duration(0); covered < tau; covered += tick {
+		d = h.step(tick, smp)
+	}
+	return d
+}

@@ -17,7 +17,7 @@ func TestBacklogHold(t *testing.T) {
 	h := newHarness(t, s, asg(10, 10, 0))
 	h.follow = false
 	h.step(0, q(0, 8))
-	d := h.step(tick, q(0, 8)) // λ = 8
+	d := h.settle(q(0, 8)) // λ = 8
 	if d.DesiredWorkers != 10 {
 		t.Fatalf("steady desired %d, want 10; reasons %q", d.DesiredWorkers, d.Reasons)
 	}

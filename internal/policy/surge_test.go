@@ -36,7 +36,7 @@ func TestSurgeOverSaturatedIntervals(t *testing.T) {
 			h := newHarness(t, base(), asg(15, 15, 0))
 			h.follow = false
 			h.step(0, q(0, 10))
-			h.step(tick, q(0, 10)) // λ = 10: Δtotal 0, (10+10)/2 in flight at 1 msg/s
+			h.settle(q(0, 10)) // λ = 10: Δtotal 0, (10+10)/2 in flight at 1 msg/s
 			// The smoothed estimate, by Little's law without a deleted count
 			// (busy slots are the mean in-flight, at most 15), each
 			// observation held to the dump bound over the larger of the last
@@ -105,7 +105,7 @@ func TestSurgeNeedsThreeSigmas(t *testing.T) {
 		h := newHarness(t, base(), asg(15, 15, 0))
 		h.follow = false
 		h.step(0, q(100, 15))
-		h.step(tick, q(100, 15)) // λ = 15; 100 visible ≥ the 75 the slots complete in 5 s
+		h.settle(q(100, 15)) // λ = 15; 100 visible ≥ the 75 the slots complete in 5 s
 		grow := int64(math.Round((tc.m - 15) * 5))
 		h.step(tick, q(100+grow, 15)) // the previous interval's m is 15: no surge yet
 		d := h.step(tick, q(100+2*grow, 15))
