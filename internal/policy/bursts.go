@@ -48,6 +48,9 @@ type burstLearner struct {
 	on       bool  // a burst is on
 	cur      burst // the burst on
 	lastHot  int64 // end of its last hot interval, Unix ns
+	// runStart is the start of the run of hot intervals that ends at
+	// lastHot, Unix ns: a burst's lulls shorter than its end part runs.
+	runStart int64
 	lastEnd  int64 // end of the last burst recorded, Unix ns; 0 none
 	lastSeen int64 // end of the last interval observed
 
@@ -162,6 +165,9 @@ func (bl *burstLearner) observe(at time.Time, secs, msgs, window, latency float6
 		}
 		fallthrough
 	case hot:
+		if bl.lastHot < ns-int64(secs*1e9) {
+			bl.runStart = ns - int64(secs*1e9)
+		}
 		bl.lastHot = ns
 		bl.cur.msgs += msgs
 		bl.cur.need = math.Max(bl.cur.need, bl.windowNeed(window, latency))
@@ -244,6 +250,7 @@ type burstFacts struct {
 	base       float64 // the rate between bursts, msg/s
 	on         bool    // a burst is on
 	age        float64 // seconds since the burst on began
+	runAge     float64 // seconds since its latest run of hot intervals began
 	quiet      float64 // seconds since the last burst ended (when none is on)
 	gaps       int     // gaps known
 	sortedGaps [burstKeep]float64
@@ -281,6 +288,7 @@ func (bl *burstLearner) facts(now time.Time) burstFacts {
 	}
 	if bl.on {
 		f.on, f.age = true, float64(ns-bl.cur.start)/1e9
+		f.runAge = float64(ns-max(bl.runStart, bl.cur.start)) / 1e9
 	} else if bl.lastEnd > 0 {
 		f.quiet = float64(ns-bl.lastEnd) / 1e9
 	}
@@ -373,18 +381,18 @@ func (f *burstFacts) stopped(miss float64) float64 {
 	return after
 }
 
-// remaining is how much longer the burst on is expected to last: the mean,
-// over the recent bursts that lasted longer than it has so far, of what they
-// lasted beyond that (mean), and the same with each at most h (within: how
-// much of the next h seconds it is expected to last; a burst that lasts
-// beyond h adds h, not its whole length); ok is false when none did (it is
-// longer than every recent burst: no length is known for it).
-func (f *burstFacts) remaining(h float64) (mean, within float64, ok bool) {
+// remaining is how much longer the burst on, age seconds old, is expected
+// to last: the mean, over the recent bursts that lasted longer than age, of
+// what they lasted beyond that (mean), and the same with each at most h
+// (within: how much of the next h seconds it is expected to last; a burst
+// that lasts beyond h adds h, not its whole length); ok is false when none
+// did (it is longer than every recent burst: no length is known for it).
+func (f *burstFacts) remaining(age, h float64) (mean, within float64, ok bool) {
 	k := 0
 	for _, l := range f.lengths[:f.n] {
-		if l > f.age {
-			mean += l - f.age
-			within += math.Min(l-f.age, h)
+		if l > age {
+			mean += l - age
+			within += math.Min(l-age, h)
 			k++
 		}
 	}

@@ -331,3 +331,81 @@ func burstCall(st *State, at time.Time, current int, lateCost float64) call {
 	return call{s: s, st: st, now: at, at: at, b: new(box), usable: true, current: current, currentKnown: true,
 		lambdaKnown: true, lambda: 5, lambdaEff: 5, peakEff: 5, mu: 1, muEff: 1, perServer: 1, hi: s.Max}
 }
+
+// A learned burst that outlasts the start delay is sized for what is left of
+// it when new workers start, not for its rate held for good. Bursts of 120 s
+// at 100 msg/s every 10 minutes on 5 msg/s; 20 s into one, each recent burst
+// lasts 100 s more: 60 s within the start delay, 40 s after it. With 90
+// workers in service (1 msg/s each) and 600 visible, the backlog when new
+// workers start is 600 + (100 − 90) × 60 = 1,200; the 95 msg/s above the
+// base over the next 40 s add 3,800, and the last of those 5,000 must start
+// within the promise (30 s) of its arrival: ⌈5 + 5,000 ÷ 70⌉ = 77 workers,
+// more than the ⌈5 + 1,200 ÷ 30⌉ = 45 that clear the start's backlog alone.
+// The rate floors size for the base rate. The workers serving the burst
+// stay until it ends. Held at 100 msg/s for good, the latency floor would
+// ask for 100 + 1,200 ÷ 30 = 140.
+func TestBurstLongerThanAStartDelayIsSizedForWhatIsLeftOfIt(t *testing.T) {
+	t.Parallel()
+	st := &State{lastDt: 5 * time.Second}
+	at := feedBursts(&st.bursts, 11*600+320, 600, 300, 120, 5, 100)
+	c := burstCall(st, at, 90, DefaultLateCost)
+	c.lambda, c.lambdaEff, c.peakEff = 100, 100, 100
+	c.inService, c.visible, c.backlog = 90, 600, 600
+	c.sizeModel()
+	if c.bp.short || math.Abs(c.bp.remaining-100) > 1e-9 || math.Abs(c.bp.after-40) > 1e-9 {
+		t.Fatalf("short %v, remaining %v s, after the start delay %v s; want not short, 100 and 40", c.bp.short, c.bp.remaining, c.bp.after)
+	}
+	if c.b.drain != 77 {
+		t.Errorf("latency floor %d, want 77; reasons %q", c.b.drain, c.d.Reasons)
+	}
+	if c.rateRec != c.rateFloorAt(5) || c.rateRec >= 77 {
+		t.Errorf("rate floors %d, want those of the 5 msg/s base, %d", c.rateRec, c.rateFloorAt(5))
+	}
+	if c.rec != 77 {
+		t.Errorf("recommendation %d, want 77", c.rec)
+	}
+	if got := c.keepWarm(c.rec); got != 90 {
+		t.Errorf("target %d while the burst is on, want the 90 serving it", got)
+	}
+}
+
+// Bursts 20 an hour at random begin within a 2-minute window with chance
+// 1 − e^(−20 × 2 ÷ 60) = 0.487: an occurrence the forecast gives half a
+// chance there is no rhythm. Three an hour (a job every 20 minutes): 0.095.
+func TestBurstWithin(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		perHour float64
+		w       time.Duration
+		want    float64
+	}{{20, 2 * time.Minute, 0.4866}, {3, 2 * time.Minute, 0.0952}, {0, time.Minute, 0}} {
+		if got := burstWithin(tc.perHour, tc.w); math.Abs(got-tc.want) > 1e-4 {
+			t.Errorf("%v an hour within %v: %v, want %v", tc.perHour, tc.w, got, tc.want)
+		}
+	}
+}
+
+// A burst whose lull is shorter than the end of a burst is one burst, lulls
+// and all; once it is older than every recent burst, its latest run of hot
+// intervals is measured against them. Bursts of 30 s at 100 msg/s every 10
+// minutes on 5 msg/s; then one of 30 s, a 20 s lull, and 10 s of a second
+// run: 60 s old, longer than every 30 s burst, but its run is 10 s old, so
+// it is expected to last 20 s more, within the start delay: short.
+func TestBurstLongerThanEveryRecentOneIsMeasuredByItsLatestRun(t *testing.T) {
+	t.Parallel()
+	st := &State{lastDt: 5 * time.Second}
+	at := feedBursts(&st.bursts, 11*600+300, 600, 300, 30, 5, 100)
+	for _, r := range []float64{100, 100, 100, 100, 100, 100, 5, 5, 5, 5, 100, 100} {
+		at = at.Add(5 * time.Second)
+		st.bursts.observe(at, 5, r*5, 90, 30)
+	}
+	c := burstCall(st, at, 50, DefaultLateCost)
+	c.lambda, c.lambdaEff, c.peakEff = 100, 100, 100
+	c.planBursts()
+	if f := c.bp.f; !f.on || f.age != 60 || f.runAge != 10 {
+		t.Fatalf("on %v, age %v s, latest run %v s; want on, 60 and 10", f.on, f.age, f.runAge)
+	}
+	if !c.bp.short || c.bp.remaining != 20 || c.bp.after != 0 {
+		t.Errorf("short %v, remaining %v s, after the start delay %v s; want short, 20 and 0", c.bp.short, c.bp.remaining, c.bp.after)
+	}
+}

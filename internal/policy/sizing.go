@@ -125,17 +125,18 @@ func (c *call) sizeModel() {
 			number(c.slope*60), number(c.lambda+c.rise), c.st.texts.of(s.ArrivalSmoothing, 0), c.st.texts.of(s.StartDelay, 0))
 	}
 
-	if c.bp.short {
-		// A burst that ends before new workers start: they serve what it
-		// leaves and the arrivals after it (warm.go).
+	if c.bp.short || c.bp.after > 0 {
+		// A burst that ends before new workers start, or soon after: they
+		// serve what it leaves and the arrivals after it (warm.go).
 		lam = c.bp.startLam
 		if c.peakEff <= c.lambdaEff {
 			c.peakEff = lam
 		}
 	}
-	if c.bp.known && c.d.Forecast != nil && c.fc.Occurrence == nil {
-		// The bursts the forecast's memory would keep workers for are the
-		// learned bursts the warm capacity serves (warm.go).
+	if c.bp.known && c.d.Forecast != nil && (c.fc.Occurrence == nil || c.bp.byChance) {
+		// The bursts the forecast's memory would keep workers for, or an
+		// occurrence no likelier than any of them, are the learned bursts
+		// the warm capacity serves (warm.go).
 		c.peakEff, c.d.Forecast = lam, nil
 	}
 	if c.lambdaKnown {
@@ -154,6 +155,17 @@ func (c *call) sizeModel() {
 		if n := capacity.DrainFloor(lam, c.muEff, vStart, latency); n > drain {
 			drain = n
 			c.reason("latency floor %d: %s visible messages started within the %s promise", n, number(vStart), c.st.texts.of(s.Latency, 1))
+		}
+		if a := c.bp.after; a > 0 {
+			// The burst's arrivals above the base rate until it ends, a
+			// seconds after new workers start, join the backlog they meet:
+			// the last of them must start within the promise too.
+			v := vStart + math.Max(c.lambdaEff-lam, 0)*a
+			if n := capacity.DrainFloor(lam, c.muEff, v, latency+a); n > drain {
+				drain = n
+				c.reason("latency floor %d: a burst is on and expected to last %s after new workers start; %s messages by then, the last started within the %s promise",
+					n, span(a), number(v), c.st.texts.of(s.Latency, 1))
+			}
 		}
 		if c.ageOK && c.age > latency {
 			n := capacity.DrainFloor(lam, c.muEff, qStart, latency)

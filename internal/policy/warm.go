@@ -22,7 +22,12 @@ type burstPlan struct {
 	remaining float64
 	// within: how much of the next start delay the burst on is expected
 	// to last (each recent burst's rest at most a start delay).
-	within   float64
+	within float64
+	// after: how long the burst on is expected to last once workers
+	// launched now start (each recent longer burst's rest beyond the start
+	// delay, on average); 0 when short. The floors size for the base rate
+	// and count its arrivals until then as a backlog (see sizeModel).
+	after    float64
 	startLam float64
 	// warm is the fleet kept warm for the next burst (0: none); need the
 	// fleet the recent bursts needed.
@@ -30,6 +35,9 @@ type burstPlan struct {
 	// timed: every recent burst was announced by the forecast, which
 	// pre-starts its workers when it is due (see bet): nothing is kept warm.
 	timed bool
+	// byChance: the occurrence the forecast expects is no likelier than
+	// a learned burst in its window; the warm capacity serves it.
+	byChance bool
 }
 
 // learnBursts feeds the interval's arrivals to the burst learner.
@@ -69,25 +77,47 @@ func (c *call) planBursts() {
 	if s.Policy != PolicyModel || !c.lambdaKnown || c.muEff <= 0 {
 		return
 	}
-	if o := c.fc.Occurrence; s.forecasting() && o != nil && o.Confidence() >= burstAnnounced {
-		st.bursts.recurAt = c.now.UnixNano()
-	}
 	bp := &c.bp
 	bp.f = st.bursts.facts(c.now)
 	f := &bp.f
 	bp.known = f.n >= burstMinKnown
+	o := c.fc.Occurrence
+	if o != nil && bp.known {
+		// An occurrence that comes no more often than one of the learned
+		// bursts begins within its window anyway is no rhythm: onsets a
+		// few minutes apart fit some period by chance.
+		bp.byChance = o.Chance() <= burstWithin(f.perHour, o.Early()+o.Overdue())
+	}
+	if s.forecasting() && o != nil && !bp.byChance && o.Confidence() >= burstAnnounced {
+		st.bursts.recurAt = c.now.UnixNano()
+	}
 	if !bp.known {
 		return
 	}
 	d := s.StartDelay.Seconds()
 	baseEff := effectiveArrival(f.base, s.BurstReserve)
 	bp.startLam = baseEff
-	if rem, within, ok := f.remaining(d); f.on && ok && baseEff < c.lambdaEff {
+	rem, within, ok := f.remaining(f.age, d)
+	if !ok && f.on {
+		// Longer than every recent burst, lulls and all: its latest run
+		// of hot intervals is measured against them instead.
+		rem, within, ok = f.remaining(f.runAge, d)
+	}
+	if f.on && ok && baseEff < c.lambdaEff {
 		bp.remaining, bp.within = rem, within
 		bp.short = rem < d
+		if !bp.short {
+			bp.after = rem - within
+		}
 	}
 	bp.need = capacity.CeilWorkers(effectiveArrival(f.need, s.BurstReserve) / c.muEff)
 	bp.timed = f.announced == f.n
+}
+
+// burstWithin is the chance that one of bursts coming perHour an hour at
+// random begins within a window w long: 1 − e^(−perHour × w).
+func burstWithin(perHour float64, w time.Duration) float64 {
+	return 1 - math.Exp(-perHour*w.Hours())
 }
 
 // projected is the mean arrival rate over the next start delay d that the
@@ -195,6 +225,10 @@ func (c *call) burstReason(extra int, pays bool, chance float64) {
 		c.reason("a burst is on (%s so far): bursts this long lately lasted %s more on average, so it is expected to end, before workers launched now start; sizing for the %s msg/s after it",
 			span(f.age), span(bp.remaining), number(bp.startLam))
 	}
+	if bp.after > 0 {
+		c.reason("a burst is on (%s so far): bursts this long lately lasted %s more on average, %s of it after workers launched now start; sizing for the %s msg/s after it, with its arrivals until it ends as a backlog",
+			span(f.age), span(bp.remaining), span(bp.after), number(bp.startLam))
+	}
 }
 
 // burstWarmReason says what the bursts need and whether it is kept warm.
@@ -252,9 +286,9 @@ func (c costText) Format(f fmt.State, _ rune) {
 // scale-in stabilisation, which does not hold it: warm workers go as soon
 // as they do not pay.
 func (c *call) keepWarm(target int) int {
-	if c.bp.short && target < c.current {
-		// The floors size for the arrivals after a short burst; the workers
-		// already serving it stay until it ends.
+	if (c.bp.short || c.bp.after > 0) && target < c.current {
+		// The floors size for the arrivals after the burst, counting on the
+		// workers already serving it: they stay until it ends.
 		c.reason("a burst is on: the %d workers serving it stay until it ends", c.current)
 		return c.current
 	}
