@@ -45,9 +45,9 @@ type burstLearner struct {
 	base   float64 // msg/s between bursts
 	baseOK bool
 
-	on       bool  // a burst is on
-	cur      burst // the burst on
-	lastHot  int64 // end of its last hot interval, Unix ns
+	on      bool  // a burst is on
+	cur     burst // the burst on
+	lastHot int64 // end of its last hot interval, Unix ns
 	// runStart is the start of the run of hot intervals that ends at
 	// lastHot, Unix ns: a burst's lulls shorter than its end part runs.
 	runStart int64
