@@ -111,6 +111,10 @@ type Forecaster struct {
 
 	onsets  [maxOnsets]int64 // the recent onsets, newest first
 	nOnsets int
+	// rhythm is, for each recent onset, the recurring pattern (every
+	// period, daily) with the best chance among those that explain it
+	// (see Rhythm).
+	rhythm [maxOnsets]rhythm
 
 	// The group's own record of recurrence, recomputed when a minute
 	// closes (see firstChance): of the onsets old enough to have recurred a
@@ -269,6 +273,36 @@ func (f *Forecaster) Forecast(now time.Time, horizon time.Duration, current floa
 		}
 	}
 	return r
+}
+
+// Rhythm is the recurring pattern (every period, daily) with the best
+// chance among those the forecast found, as of the last minute closed, that
+// explain an onset within a minute of at; its Chance is 0 when none does.
+func (f *Forecaster) Rhythm(at time.Time) Rhythm {
+	m := minuteOf(at)
+	var r rhythm
+	for i := range f.nOnsets {
+		if g := f.onsets[i]; abs64(g-m) <= 1 && f.rhythm[i].chance > r.chance {
+			r = f.rhythm[i]
+		}
+	}
+	return Rhythm{Chance: r.chance, Window: time.Duration(r.window) * time.Minute, Period: time.Duration(r.period) * time.Minute, Phase: time.Duration(r.phase) * time.Minute}
+}
+
+// Rhythm is a recurring pattern that explains an onset: the chance its
+// next occurrence comes, the window it expects its occurrences in, and its
+// period and phase (the minutes past a multiple of the period, counted from
+// the Unix epoch, its occurrences are expected at), which tell one pattern
+// from another.
+type Rhythm struct {
+	Chance                float64
+	Window, Period, Phase time.Duration
+}
+
+// rhythm is a Rhythm in minutes.
+type rhythm struct {
+	chance                float64
+	window, period, phase int64
 }
 
 // Release records that the workers sized for the ended occurrence o were

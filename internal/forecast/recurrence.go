@@ -1,8 +1,10 @@
 package forecast
 
 import (
+	"cmp"
 	"math"
 	"math/bits"
+	"slices"
 	"time"
 )
 
@@ -41,6 +43,7 @@ func (f *Forecaster) recurrence() {
 		return n < maxOnsets
 	})
 	f.nOnsets = n
+	clear(f.rhythm[:])
 	f.pairTried, f.pairCame = 0, 0
 	f.eachPair(func(later, p int64) {
 		t, j := later+p, periodJitter(p)
@@ -247,9 +250,20 @@ func (f *Forecaster) consider(t, p, j int64, kind Kind, keep bool) {
 		for h := g; h < g+maxRun && f.isHot(h); h++ {
 			setBit(f.explained, f.idx(h), true)
 		}
+		f.noteRhythm(g, rhythm{chance: o.chance, window: 2*o.jitter + 1, period: o.period, phase: (o.at%o.period + o.period) % o.period})
 	}
 	if keep {
 		f.keep(o)
+	}
+}
+
+// noteRhythm records that the pattern r explains the onset g, when it has
+// the best chance of those that do (see Rhythm).
+func (f *Forecaster) noteRhythm(g int64, r rhythm) {
+	on := f.onsets[:f.nOnsets] // newest first
+	i, found := slices.BinarySearchFunc(on, g, func(a, b int64) int { return cmp.Compare(b, a) })
+	if found && r.chance > f.rhythm[i].chance {
+		f.rhythm[i] = r
 	}
 }
 

@@ -189,3 +189,35 @@ func TestRecurrenceRecordWithinTheRing(t *testing.T) {
 		t.Fatalf("record %d of %d tried came, want %d of %d (the ring holds %d minutes)", f.dayCame, f.dayTried, came, tried, f.size)
 	}
 }
+
+// Rhythm names the pattern that explains an onset: after an hour of a job
+// at :07 every 20 minutes, its onsets at 00:07, 00:27 and 00:47 are
+// explained by "every 20m0s" with the phase 7 minutes, matched within a
+// minute either side (a window of 3). Its chance: three hits, the three
+// onsets of the hour landing on its 3-minute windows of 20 by chance with
+// probability 0.15³, so (1 − 0.15³) × (2 − 1 + 3 × ⅓) ÷ (2 + 0 + 2) (see
+// occurrenceChance). A minute with no onset is explained by nothing.
+func TestRhythmExplainsTheOnsetsOfAJob(t *testing.T) {
+	t.Parallel()
+	counts := forecasttest.Minutes(3, 60, func(i int) float64 {
+		if i%20 == 7 || i%20 == 8 {
+			return 500
+		}
+		return 50
+	})
+	f := newForecaster()
+	feed(f, fcStart, counts, nil)
+	want := (1 - 0.15*0.15*0.15) * 2 / 4
+	for _, m := range []int{7, 27, 47} {
+		got := f.Rhythm(fcStart.Add(time.Duration(m) * time.Minute))
+		if got.Period != 20*time.Minute || got.Phase != 7*time.Minute || got.Window != 3*time.Minute || !(got.Chance > 0) {
+			t.Errorf("onset 00:%02d: %+v, want every 20m0s at phase 7m0s within 3m0s", m, got)
+		}
+		if math.Abs(got.Chance-want) > 1e-12 {
+			t.Errorf("onset 00:%02d: chance %v, want the next occurrence's %v", m, got.Chance, want)
+		}
+	}
+	if got := f.Rhythm(fcStart.Add(17 * time.Minute)); got.Chance != 0 {
+		t.Errorf("00:17, no onset: %+v, want none", got)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/queuechecker/queue-checker/internal/forecast"
 )
 
 // The burst learner: what a group's bursts have been like lately (their
@@ -207,6 +209,27 @@ func (bl *burstLearner) levelRate(since int64) float64 {
 	}
 	slices.Sort(rates[:k])
 	return rates[k/2]
+}
+
+// onRhythm reports whether one recurring pattern explains every burst
+// within the memory at now: rhythm gives, for a burst's start, the pattern
+// that explains it and whether it does.
+func (bl *burstLearner) onRhythm(now time.Time, rhythm func(start time.Time) (forecast.Rhythm, bool)) bool {
+	ns := now.UnixNano()
+	cut := ns - int64(burstMemory)
+	n := 0
+	var first forecast.Rhythm
+	for i := range bl.np {
+		if b := &bl.past[i]; b.end >= cut && b.end <= ns {
+			r, ok := rhythm(time.Unix(0, b.start))
+			if !ok || n > 0 && (r.Period != first.Period || r.Phase != first.Phase) {
+				return false
+			}
+			first = r
+			n++
+		}
+	}
+	return n > 0
 }
 
 // measuredWith tells the learner the per-slot completion rate the arrivals

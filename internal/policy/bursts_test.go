@@ -1,10 +1,12 @@
 package policy
 
 import (
-	"github.com/queuechecker/queue-checker/internal/model"
 	"math"
 	"testing"
 	"time"
+
+	"github.com/queuechecker/queue-checker/internal/forecast"
+	"github.com/queuechecker/queue-checker/internal/model"
 )
 
 // A burst of 3,000 messages over 30 s (100 msg/s) every 3 minutes on 5 msg/s:
@@ -407,5 +409,62 @@ func TestBurstLongerThanEveryRecentOneIsMeasuredByItsLatestRun(t *testing.T) {
 	}
 	if !c.bp.short || c.bp.remaining != 20 || c.bp.after != 0 {
 		t.Errorf("short %v, remaining %v s, after the start delay %v s; want short, 20 and 0", c.bp.short, c.bp.remaining, c.bp.after)
+	}
+}
+
+// A rhythm times bursts when it expects its occurrences within at most half
+// its period and its next one at least twice as likely as one of the bursts
+// begins in its window at random. A job every 20 minutes, matched within 3,
+// with chance 0.5, among 3.6 bursts an hour (1 − e^(−3.6 × 3 ÷ 60) = 0.165
+// at random): it times them. The same chance among 15 an hour (0.528 at
+// random) does not, nor does a 5-minute period matched within 3 (more than
+// half of it), whatever its chance.
+func TestRhythmTimesBursts(t *testing.T) {
+	t.Parallel()
+	job := forecast.Rhythm{Chance: 0.5, Window: 3 * time.Minute, Period: 20 * time.Minute}
+	if !times(job, 3.6) {
+		t.Errorf("a job every 20m at chance 0.5 among 3.6 bursts an hour: not timed")
+	}
+	if times(job, 15) {
+		t.Errorf("chance 0.5 among 15 bursts an hour (0.528 at random): timed")
+	}
+	if times(forecast.Rhythm{Chance: 0.99, Window: 3 * time.Minute, Period: 5 * time.Minute}, 1) {
+		t.Errorf("a 5-minute period matched within 3: timed")
+	}
+	if times(forecast.Rhythm{}, 1) {
+		t.Errorf("no rhythm: timed")
+	}
+}
+
+// Bursts are on a rhythm when one pattern (the same period and phase)
+// explains every one within the memory: three bursts of the last hour, all
+// explained by "every 20m0s" at phase 7m0s, are; one explained by another
+// phase, or by none, breaks it.
+func TestBurstsOnOneRhythm(t *testing.T) {
+	t.Parallel()
+	st := &State{lastDt: 5 * time.Second}
+	at := feedBursts(&st.bursts, 3600, 1200, 420, 90, 5, 100)
+	job := forecast.Rhythm{Chance: 0.5, Window: 3 * time.Minute, Period: 20 * time.Minute, Phase: 7 * time.Minute}
+	seen := 0
+	if !st.bursts.onRhythm(at, func(time.Time) (forecast.Rhythm, bool) { seen++; return job, true }) || seen != 3 {
+		t.Fatalf("three bursts on one rhythm: not on it (%d seen, want 3)", seen)
+	}
+	k := 0
+	other := func(time.Time) (forecast.Rhythm, bool) {
+		k++
+		if k == 2 {
+			r := job
+			r.Phase = 8 * time.Minute
+			return r, true
+		}
+		return job, true
+	}
+	if st.bursts.onRhythm(at, other) {
+		t.Errorf("one burst explained by another phase: on one rhythm")
+	}
+	k = 0
+	none := func(time.Time) (forecast.Rhythm, bool) { k++; return job, k != 3 }
+	if st.bursts.onRhythm(at, none) {
+		t.Errorf("one burst explained by none: on one rhythm")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/queuechecker/queue-checker/internal/capacity"
+	"github.com/queuechecker/queue-checker/internal/forecast"
 	"github.com/queuechecker/queue-checker/internal/model"
 )
 
@@ -111,7 +112,20 @@ func (c *call) planBursts() {
 		}
 	}
 	bp.need = capacity.CeilWorkers(effectiveArrival(f.need, s.BurstReserve) / c.muEff)
-	bp.timed = f.announced == f.n
+	bp.timed = f.announced == f.n || s.forecasting() && st.bursts.onRhythm(c.now, func(start time.Time) (forecast.Rhythm, bool) {
+		r := st.fc.Rhythm(start)
+		return r, times(r, f.perHour)
+	})
+}
+
+// times reports whether the recurring pattern r times bursts that come
+// perHour an hour well enough that the forecast, which pre-starts them when
+// they are due, replaces the warm capacity: it expects its occurrences
+// within at most half its period (a wider window says little about when),
+// and its next one at least twice as likely as that one of the bursts
+// begins in that window at random.
+func times(r forecast.Rhythm, perHour float64) bool {
+	return r.Period > 0 && 2*r.Window <= r.Period && r.Chance >= 2*burstWithin(perHour, r.Window)
 }
 
 // burstWithin is the chance that one of bursts coming perHour an hour at
