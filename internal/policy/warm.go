@@ -33,8 +33,9 @@ type burstPlan struct {
 	// warm is the fleet kept warm for the next burst (0: none); need the
 	// fleet the recent bursts needed.
 	warm, need int
-	// timed: every recent burst was announced by the forecast, which
-	// pre-starts its workers when it is due (see bet): nothing is kept warm.
+	// timed: every recent burst was announced by the forecast, or one
+	// rhythm it found times them all (see times); it pre-starts their
+	// workers when they are due (see bet): nothing is kept warm.
 	timed bool
 	// byChance: the occurrence the forecast expects is no likelier than
 	// a learned burst in its window; the warm capacity serves it.
