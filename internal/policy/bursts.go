@@ -96,6 +96,12 @@ type burst struct {
 
 func (b burst) length() float64 { return float64(b.end-b.start) / 1e9 }
 
+// remembered reports whether the burst is within the memory at ns (Unix ns):
+// it ended no more than burstMemory before, and not after.
+func (b burst) remembered(ns int64) bool {
+	return b.end >= ns-int64(burstMemory) && b.end <= ns
+}
+
 // uniform is the burst at an even rate with its messages and its need
 // (for a promise of latency seconds): its rate, msg/s, and length, seconds.
 // An even burst of length l ≤ D + L needs rate × l ÷ (l + L), so the length
@@ -216,11 +222,10 @@ func (bl *burstLearner) levelRate(since int64) float64 {
 // that explains it and whether it does.
 func (bl *burstLearner) onRhythm(now time.Time, rhythm func(start time.Time) (forecast.Rhythm, bool)) bool {
 	ns := now.UnixNano()
-	cut := ns - int64(burstMemory)
 	n := 0
 	var first forecast.Rhythm
 	for i := range bl.np {
-		if b := &bl.past[i]; b.end >= cut && b.end <= ns {
+		if b := &bl.past[i]; b.remembered(ns) {
 			r, ok := rhythm(time.Unix(0, b.start))
 			if !ok || n > 0 && (r.Period != first.Period || r.Phase != first.Phase) {
 				return false
@@ -285,14 +290,13 @@ func (bl *burstLearner) facts(now time.Time) burstFacts {
 	var f burstFacts
 	f.base = bl.base
 	ns := now.UnixNano()
-	cut := ns - int64(burstMemory)
 	var sizes, needs [burstKeep]float64
 	nn := 0
 	lengths := &f.lengths
 	oldest := ns
 	for i := range bl.np {
 		b := bl.past[i]
-		if b.end < cut || b.end > ns {
+		if !b.remembered(ns) {
 			continue
 		}
 		sizes[f.n], lengths[f.n] = b.msgs, b.length()
@@ -430,11 +434,10 @@ func (f *burstFacts) remaining(age, h float64) (mean, within float64, ok bool) {
 // that grows to most msg/s react seconds after each began (lateIfMissed).
 func (bl *burstLearner) late(now time.Time, cur, most, react, latency float64) float64 {
 	ns := now.UnixNano()
-	cut := ns - int64(burstMemory)
 	sum := 0.0
 	for i := range bl.np {
 		b := bl.past[i]
-		if b.end < cut || b.end > ns || !(b.length() > 0) || b.announced {
+		if !b.remembered(ns) || !(b.length() > 0) || b.announced {
 			continue
 		}
 		rate, length := b.uniform(latency)
