@@ -125,7 +125,7 @@ func (c *call) sizeModel() {
 			number(c.slope*60), number(c.lambda+c.rise), c.st.texts.of(s.ArrivalSmoothing, 0), c.st.texts.of(s.StartDelay, 0))
 	}
 
-	if c.bp.short || c.bp.after > 0 {
+	if c.bp.ending() {
 		// A burst that ends before new workers start, or soon after: they
 		// serve what it leaves and the arrivals after it (warm.go).
 		lam = c.bp.startLam

@@ -42,6 +42,12 @@ type burstPlan struct {
 	byChance bool
 }
 
+// ending reports whether a burst is on that is expected to end, before
+// workers launched now start (short) or after (after > 0): the floors then
+// size for the arrivals after it, and the workers serving it stay until it
+// ends.
+func (bp *burstPlan) ending() bool { return bp.short || bp.after > 0 }
+
 // learnBursts feeds the interval's arrivals to the burst learner.
 func (c *call) learnBursts() {
 	st, s := c.st, c.s
@@ -301,7 +307,7 @@ func (c costText) Format(f fmt.State, _ rune) {
 // scale-in stabilisation, which does not hold it: warm workers go as soon
 // as they do not pay.
 func (c *call) keepWarm(target int) int {
-	if (c.bp.short || c.bp.after > 0) && target < c.current {
+	if c.bp.ending() && target < c.current {
 		// The floors size for the arrivals after the burst, counting on the
 		// workers already serving it: they stay until it ends.
 		c.reason("a burst is on: the %d workers serving it stay until it ends", c.current)
