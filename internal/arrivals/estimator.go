@@ -119,9 +119,9 @@ type Estimator struct {
 
 	lastObs   float64 // the last observation, before any dump was held back
 	lastObsOK bool
-	// slotArrivals is the last interval's arrivals with its completions by
-	// Little's law over slots known, msg/s (see Served); slotArrivalsOK
-	// when the slots and the per-slot rate were known.
+	// slotArrivals is the messages that arrived over the last interval,
+	// its completions by Little's law over the slots known (see Served);
+	// slotArrivalsOK when the slots and the per-slot rate were known.
 	slotArrivals   float64
 	slotArrivalsOK bool
 	dumped         float64   // messages held back as dumps at dumpAt
@@ -282,22 +282,21 @@ func (e *Estimator) Update(c Counts, key uint64, f Flow) (Counts, bool) {
 	// uncertain bounds the error of Little's law over the interval: the
 	// in-flight count is known at its ends only.
 	var completions, uncertain float64
-	e.slotArrivalsOK = false
-	if f.PerServer > 0 && f.Servers >= 0 {
-		served := (math.Min(prev.InFlight, f.Servers) + math.Min(c.InFlight, f.Servers)) / 2 * f.PerServer
-		e.slotArrivals, e.slotArrivalsOK = c.Total()-prev.Total()+served*dt, true
+	// Little's law: the mean number of messages in service over the
+	// interval (at most one per slot when the slots are known), each slot
+	// completing perServer messages per second.
+	a, b := prev.InFlight, c.InFlight
+	if f.Servers >= 0 {
+		a, b = math.Min(a, f.Servers), math.Min(b, f.Servers)
+	}
+	e.slotArrivalsOK = f.PerServer > 0 && f.Servers >= 0
+	if e.slotArrivalsOK {
+		e.slotArrivals = c.Total() - prev.Total() + (a+b)/2*f.PerServer*dt
 	}
 	switch {
 	case f.DeletedOK && !deletedEnd(f.DeletedAt, c.At).Before(prev.At):
 		completions = f.Deleted
 	case f.PerServer > 0:
-		// Little's law: the mean number of messages in service over the
-		// interval (at most one per slot when the slots are known), each
-		// slot completing perServer messages per second.
-		a, b := prev.InFlight, c.InFlight
-		if f.Servers >= 0 {
-			a, b = math.Min(a, f.Servers), math.Min(b, f.Servers)
-		}
 		completions = (a + b) / 2 * f.PerServer
 		uncertain = math.Abs(b-a) / 2 * f.PerServer
 		if e.perServer > 0 && f.PerServer != e.perServer && e.known && !f.Held {
