@@ -204,10 +204,11 @@ type Forecast struct {
 	// History is how much per-minute arrival history the forecast keeps and
 	// reads at start: 1h to 8d, default 8d.
 	History Duration `yaml:"history"`
-	// LateCost says how eagerly workers are pre-started for recurring load
-	// that may not come: what a message past the promise costs, in worker
-	// time, as a multiple of the worker time serving it takes. 0: the
-	// default (model.DefaultLateCost, 10).
+	// LateCost is what a message past the promise costs, in worker time, as
+	// a multiple of the worker time serving it takes: it says how eagerly
+	// workers are pre-started for recurring load that may not come, kept
+	// warm between bursts and launched while a burst is on. 0: the default
+	// (model.DefaultLateCost, 10).
 	LateCost float64 `yaml:"late_cost"`
 }
 

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -466,5 +467,91 @@ func TestBurstsOnOneRhythm(t *testing.T) {
 	none := func(time.Time) (forecast.Rhythm, bool) { k++; return job, k != 3 }
 	if st.bursts.onRhythm(at, none) {
 		t.Errorf("one burst explained by none: on one rhythm")
+	}
+}
+
+// The fluid FIFO picture of a burst, by hand. 150 msg/s for 30 s more, then
+// 10 msg/s; 50 msg/s served until the start delay (60 s) ends; a 30 s
+// promise. The message arriving at u is late when the arrivals up to it
+// exceed what is served by u + 30:
+//
+//   - serving 50 after too: 150u > 50u + 1,500 for u in (15, 30], 2,250
+//     messages, and 4,200 + 10u > 50u + 1,500 for u in (30, 67.5), 375: 2,625;
+//   - serving 150 after 60 s: the same 2,250, then 4,200 + 10u > 150u − 1,500
+//     for u in (30, 40.71), 107.1: 2,357.1. The queue is empty at 72.86 s,
+//     when 3,000 + 150(t − 60) = 4,200 + 10t.
+//
+// With 1,500 messages waiting, the newest 10 s of the burst (u in [−10, 0]),
+// the arrivals up to u are 1,500 + 150u: late for u in (0, 30], 4,500, then
+// (30, 105) at 50 (750) or (30, 51.43) at 150 (214.3); empty at 83.57 s.
+func TestBurstQueueLate(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		backlog, after, late, clear float64
+	}{
+		{0, 50, 2625, math.NaN()},
+		{0, 150, 2357.14, 72.857},
+		{1500, 50, 5250, math.NaN()},
+		{1500, 150, 4714.29, 83.571},
+	} {
+		q := burstQueue{backlog: tc.backlog, rate: 150, base: 10, rem: 30, d: 60, latency: 30, now: 50}
+		late, clear := q.late(tc.after)
+		if math.Abs(late-tc.late) > 0.01 {
+			t.Errorf("backlog %v, %v msg/s after the start delay: %v late, want %v", tc.backlog, tc.after, late, tc.late)
+		}
+		if !math.IsNaN(tc.clear) && math.Abs(clear-tc.clear) > 0.001 {
+			t.Errorf("backlog %v, %v msg/s after the start delay: empty at %v s, want %v", tc.backlog, tc.after, clear, tc.clear)
+		}
+	}
+	// A fleet that never keeps pace with the base rate is followed for the
+	// horizon only: finite.
+	q := burstQueue{rate: 150, base: 10, rem: 30, d: 60, latency: 30, now: 5}
+	if late, clear := q.late(5); math.IsInf(late, 0) || math.IsNaN(late) || clear != 60+burstHorizon {
+		t.Errorf("a fleet short of the base rate: %v late, empty at %v; want finite and %v", late, clear, 60+burstHorizon)
+	}
+}
+
+// A launch during a burst is a cost decision: the workers start after the
+// burst and serve only what is left. Bursts of 30 s at 100 msg/s every 10
+// minutes on 5 msg/s; 20 s into one at 300 msg/s, with 60 workers in service
+// and 4,000 visible (the newest 13.3 s of it): bursts this long lasted 10 s
+// more. The latency floor asks for 127 (5 + 3,650 ÷ 30: the 4,000, less
+// the 60 × 60 served, plus 300 × 10 + 5 × 50 arriving before new workers
+// start). In the fluid picture the 60 leave the arrivals in (−9.17, 93.6)
+// past the promise, 6,168.2 messages; 127 from 60 s on leave (−9.17,
+// 58.69), 5,993.4: 174.7 kept within it, worth 1,747 worker-seconds at 10
+// service times each. The 67 more cost 67 × 89.9 s until the queue is
+// empty, 6,025: not launched. At 100 service times a late message they are.
+func TestLaunchDuringABurstIsACostDecision(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		lateCost float64
+		want     int
+	}{{DefaultLateCost, 60}, {100, 127}} {
+		st := &State{lastDt: 5 * time.Second}
+		at := feedBursts(&st.bursts, 11*600+300, 600, 300, 30, 5, 100)
+		for range 4 {
+			at = at.Add(5 * time.Second)
+			st.bursts.observe(at, 5, 300*5, 90, 30)
+		}
+		c := burstCall(st, at, 60, tc.lateCost)
+		c.lambda, c.lambdaEff, c.peakEff = 300, 300, 300
+		c.inService, c.visible, c.backlog = 60, 4000, 4000
+		c.sizeModel()
+		if !c.bp.short || math.Abs(c.bp.remaining-10) > 1e-9 {
+			t.Fatalf("short %v, remaining %v s; want a burst expected to end in 10 s", c.bp.short, c.bp.remaining)
+		}
+		if c.rec != 127 || c.bp.warm > 60 {
+			t.Fatalf("recommendation %d, warm %d; want 127 and at most 60", c.rec, c.bp.warm)
+		}
+		got := c.keepWarm(c.rec)
+		c.finishReasons()
+		if got != tc.want {
+			t.Errorf("late cost %v: target %d, want %d; reasons %q", tc.lateCost, got, tc.want, c.d.Reasons)
+		}
+		said := "a burst is on: launching 67 more would keep ~175 more messages within the promise, worth 1747 worker-seconds at the late cost, for 6025 worker-seconds until they have served the queue: not launched"
+		if refused := slices.Contains(c.d.Reasons, said); refused != (tc.want == 60) {
+			t.Errorf("late cost %v: reasons %q; want %q among them: %v", tc.lateCost, c.d.Reasons, said, tc.want == 60)
+		}
 	}
 }

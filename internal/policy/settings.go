@@ -117,10 +117,11 @@ type ForecastSettings struct {
 	// History is how much per-minute arrival history the forecast keeps;
 	// default and most: 8 days.
 	History time.Duration
-	// LateCost is how eagerly workers are pre-started for a recurring
-	// occurrence that may not come: the worker time a message past the
-	// promise costs, in multiples of the worker time serving it takes;
-	// default DefaultLateCost (see bet).
+	// LateCost is the worker time a message past the promise costs, in
+	// multiples of the worker time serving it takes; default
+	// DefaultLateCost. It says how eagerly workers are pre-started for a
+	// recurring occurrence that may not come (see bet), kept warm between
+	// bursts (warmPays) and launched while one is on (launchPays).
 	LateCost float64
 }
 

@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -307,6 +308,7 @@ func (c costText) Format(f fmt.State, _ rune) {
 // scale-in stabilisation, which does not hold it: warm workers go as soon
 // as they do not pay.
 func (c *call) keepWarm(target int) int {
+	target = c.launchPays(target)
 	if c.bp.ending() && target < c.current {
 		// The floors size for the arrivals after the burst, counting on the
 		// workers already serving it: they stay until it ends.
@@ -320,4 +322,137 @@ func (c *call) keepWarm(target int) int {
 		target = w
 	}
 	return target
+}
+
+// launchPays decides whether a scale-out to target while a burst is on pays
+// for itself, and returns target if so, else the fleet that stays without
+// it: the workers there, the warm fleet and what the base rate needs.
+//
+// A worker launched now serves only what still waits when it starts, a
+// start delay D from now. The value of the launch is the messages it keeps
+// within the promise (late, with and without it), at Forecast.LateCost
+// worker times each; its cost is the extra workers from now until the queue
+// is empty. A burst whose length is not known (longer than every recent one)
+// is expected to last as long again as its latest run.
+func (c *call) launchPays(target int) int {
+	bp, s := &c.bp, c.s
+	f := &bp.f
+	if !bp.known || bp.timed || !f.on || !c.lambdaKnown || c.rise > 0 {
+		return target
+	}
+	alt := max(c.current, bp.warm, c.rateFloorAt(bp.startLam))
+	if target <= alt {
+		return target
+	}
+	rem := bp.remaining
+	if !(rem > 0) {
+		rem = f.runAge
+	}
+	q := burstQueue{
+		backlog: float64(c.visible), rate: c.lambda, base: f.base, rem: rem,
+		d: s.StartDelay.Seconds(), latency: c.latency(), now: c.startNetDrain(s.StartDelay.Seconds()),
+	}
+	lateWith, clear := q.late(float64(target) * c.muEff)
+	lateWithout, _ := q.late(float64(alt) * c.muEff)
+	value := (lateWithout - lateWith) * s.Forecast.LateCost / c.muEff
+	cost := float64(target-alt) * clear
+	if value >= cost {
+		return target
+	}
+	c.reason("a burst is on: launching %d more would keep ~%s more messages within the promise, worth %s worker-seconds at the late cost, for %s worker-seconds until they have served the queue: not launched",
+		target-alt, number(math.Round(lateWithout-lateWith)), number(math.Round(value)), number(math.Round(cost)))
+	return alt
+}
+
+// burstQueue is the fluid FIFO picture of a burst on: backlog messages
+// waiting now, which arrived at rate (they are the newest), arrivals at
+// rate for rem seconds more and at base after; the fleet serves now msg/s
+// until d seconds from now. Times are seconds from now.
+type burstQueue struct {
+	backlog, rate, base, rem, d, latency, now float64
+}
+
+// burstHorizon bounds, seconds, how long late follows a fleet that does
+// not keep pace with the base rate.
+const burstHorizon = 900.0
+
+// spread is how long the messages waiting took to arrive, seconds.
+func (q *burstQueue) spread() float64 {
+	if q.rate > 0 {
+		return q.backlog / q.rate
+	}
+	return 0
+}
+
+// arrived is the messages, counted from the oldest waiting now, that have
+// arrived by u.
+func (q *burstQueue) arrived(u float64) float64 {
+	if u < 0 {
+		if spread := q.spread(); spread > 0 {
+			return q.backlog * math.Max(u+spread, 0) / spread
+		}
+		return 0
+	}
+	return q.backlog + q.rate*math.Min(u, q.rem) + q.base*math.Max(u-q.rem, 0)
+}
+
+// served is the messages served from now by t when the fleet serves after
+// msg/s from d on.
+func (q *burstQueue) served(t, after float64) float64 {
+	return q.now*math.Min(math.Max(t, 0), q.d) + after*math.Max(t-q.d, 0)
+}
+
+// late is how many of the messages waiting now or arriving from now on
+// start past the promise when the fleet serves after msg/s from d on, and
+// when the queue is first empty from d on (clear). The message that arrives
+// at u is late when the messages up to it are more than those served by
+// u + latency. Both counts are linear between the breakpoints (the backlog's
+// start, now, the burst's end, and the promise before now and before d), so
+// the late arrivals are found exactly, piece by piece.
+func (q *burstQueue) late(after float64) (late, clear float64) {
+	gap := func(u float64) float64 { return q.arrived(u) - q.served(u+q.latency, after) }
+	rem := math.Max(q.rem, 0)
+	last := math.Max(rem, q.d-q.latency)
+	end := last + burstHorizon
+	if g := gap(last); after > q.base && g > 0 {
+		// After last the gap shrinks at after − base msg/s.
+		end = last + math.Min(g/(after-q.base), burstHorizon)
+	}
+	cuts := [...]float64{-q.spread(), -q.latency, 0, rem, q.d - q.latency, last, end}
+	slices.Sort(cuts[:])
+	for i := 1; i < len(cuts); i++ {
+		a, b := math.Max(cuts[i-1], cuts[0]), math.Min(cuts[i], end)
+		if !(b > a) {
+			continue
+		}
+		ga, gb := gap(a), gap(b)
+		switch {
+		case ga > 0 && gb > 0:
+			late += q.arrived(b) - q.arrived(a)
+		case ga > 0:
+			late += q.arrived(a+(b-a)*ga/(ga-gb)) - q.arrived(a)
+		case gb > 0:
+			late += q.arrived(b) - q.arrived(b-(b-a)*gb/(gb-ga))
+		}
+	}
+	return late, q.clear(after)
+}
+
+// clear is when, from d on, the fleet serving after msg/s from d has served
+// every message that arrived (the queue is empty); d + burstHorizon when it
+// does not within that.
+func (q *burstQueue) clear(after float64) float64 {
+	left := func(t float64) float64 { return q.arrived(t) - q.served(t, after) }
+	t := q.d
+	for _, until := range [...]float64{math.Max(q.rem, q.d), q.d + burstHorizon} {
+		l0, l1 := left(t), left(until)
+		if l0 <= 0 {
+			return t
+		}
+		if l1 <= 0 {
+			return t + (until-t)*l0/(l0-l1)
+		}
+		t = until
+	}
+	return q.d + burstHorizon
 }
