@@ -310,6 +310,13 @@ type Bursts struct {
 	// expected to last, from the lengths of the recent ones.
 	InBurst          bool    `json:"in_burst"`
 	RemainingSeconds float64 `json:"remaining_seconds"`
+	// NotLaunchedWorkers is how many more workers the floors asked for
+	// while a burst is on that are not launched: they would start a start
+	// delay from now, and the messages they would keep within the promise
+	// then (LaunchKeepsMessages) are worth less, at forecast.late_cost, than
+	// they would cost until the queue is empty. 0: none held back.
+	NotLaunchedWorkers  int     `json:"not_launched_workers"`
+	LaunchKeepsMessages float64 `json:"launch_keeps_messages"`
 }
 
 // Kinds of HeldMessages.

@@ -553,5 +553,8 @@ func TestLaunchDuringABurstIsACostDecision(t *testing.T) {
 		if refused := slices.Contains(c.d.Reasons, said); refused != (tc.want == 60) {
 			t.Errorf("late cost %v: reasons %q; want %q among them: %v", tc.lateCost, c.d.Reasons, said, tc.want == 60)
 		}
+		if b := c.d.Bursts; b == nil || tc.want == 60 && (b.NotLaunchedWorkers != 67 || b.LaunchKeepsMessages != 175) || tc.want == 127 && b.NotLaunchedWorkers != 0 {
+			t.Errorf("late cost %v: the decision's bursts %+v; want 67 workers not launched, keeping 175 messages, when refused", tc.lateCost, b)
+		}
 	}
 }

@@ -359,8 +359,12 @@ func (c *call) launchPays(target int) int {
 	if value >= cost {
 		return target
 	}
+	kept := math.Round(lateWithout - lateWith)
+	if b := c.d.Bursts; b != nil {
+		b.NotLaunchedWorkers, b.LaunchKeepsMessages = target-alt, kept
+	}
 	c.reason("a burst is on: launching %d more would keep ~%s more messages within the promise, worth %s worker-seconds at the late cost, for %s worker-seconds until they have served the queue: not launched",
-		target-alt, number(math.Round(lateWithout-lateWith)), number(math.Round(value)), number(math.Round(cost)))
+		target-alt, number(kept), number(math.Round(value)), number(math.Round(cost)))
 	return alt
 }
 

@@ -31,6 +31,10 @@ func burstNote(d *model.Decision) string {
 	case b.HoldWorkerHours > 0:
 		s += fmt.Sprintf("; none kept warm: holding them would cost %s, relaunching them for each burst %s", hold, relaunch)
 	}
+	if b.NotLaunchedWorkers > 0 {
+		s += fmt.Sprintf("; a burst is on: %d more workers would start after most of it and are not launched (they would keep ~%s more messages within the promise, worth less than they cost)",
+			b.NotLaunchedWorkers, formatNumber(b.LaunchKeepsMessages))
+	}
 	return s + "."
 }
 

@@ -28,4 +28,9 @@ func TestBurstNote(t *testing.T) {
 	if got := burstNote(d); got != want {
 		t.Errorf("note\n%q\nwant\n%q", got, want)
 	}
+	d.Bursts.InBurst, d.Bursts.NotLaunchedWorkers, d.Bursts.LaunchKeepsMessages = true, 67, 175
+	want = want[:len(want)-1] + "; a burst is on: 67 more workers would start after most of it and are not launched (they would keep ~175 more messages within the promise, worth less than they cost)."
+	if got := burstNote(d); got != want {
+		t.Errorf("note\n%q\nwant\n%q", got, want)
+	}
 }
