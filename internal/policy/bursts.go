@@ -14,8 +14,7 @@ import (
 //
 // An interval is hot when its arrival rate r stands above the base rate b
 // (the rate between bursts, an EWMA of the intervals that are not hot, time
-// constant burstBaseSmoothing, and their time-weighted mean until they
-// cover it) by
+// constant burstBaseSmoothing) by
 // both a share (r ≥ burstRatio × b) and counting noise ((r − b)·Δt ≥
 // burstSigmas·√(b·Δt), and at least burstMessages). A burst is a run of hot
 // intervals; it ends after burstEndQuiet, the promise or half a start delay,
@@ -47,7 +46,6 @@ type burstLearner struct {
 
 	base   float64 // msg/s between bursts
 	baseOK bool
-	quiet  float64 // seconds of the intervals base was learned from
 
 	on      bool  // a burst is on
 	cur     burst // the burst on
@@ -160,7 +158,7 @@ func (bl *burstLearner) observe(at time.Time, secs, msgs, window, latency float6
 
 	r := msgs / secs
 	if !bl.baseOK {
-		bl.base, bl.baseOK, bl.quiet = r, true, secs
+		bl.base, bl.baseOK = r, true
 		return
 	}
 	excess := (r - bl.base) * secs
@@ -188,13 +186,7 @@ func (bl *burstLearner) observe(at time.Time, secs, msgs, window, latency float6
 			bl.base = bl.levelRate(ns - int64(burstMaxLength))
 		}
 	default:
-		// The base starts as the mean of the quiet intervals, each weighed
-		// by its length, until they cover burstBaseSmoothing (as the arrival
-		// estimate does): a first interval read low would otherwise set it
-		// for minutes, and quiet intervals read at twice it would count as
-		// hot and never correct it.
-		bl.quiet += secs
-		bl.base += math.Max(1-math.Exp(-secs/burstBaseSmoothing.Seconds()), secs/bl.quiet) * (r - bl.base)
+		bl.base += (1 - math.Exp(-secs/burstBaseSmoothing.Seconds())) * (r - bl.base)
 		if bl.on && float64(ns-bl.lastHot) >= math.Max(float64(burstEndQuiet), math.Max(latency, (window-latency)/2)*1e9) {
 			bl.on = false
 			bl.cur.end = bl.lastHot

@@ -83,30 +83,6 @@ func TestBurstLearnerSteadyHasNoBursts(t *testing.T) {
 	}
 }
 
-// The base rate starts as the time-weighted mean of the quiet intervals. A
-// first interval read at 5 msg/s on 10 msg/s traffic, then 59 of 5 s at
-// 9 and 11 msg/s alternating, 30 at 9 and 29 at 11 (11 is twice 5 and more
-// than 4σ above it, (11 − 5) × 5 = 30 ≥ 4 × √25 = 20: hot for an EWMA
-// started at 5): the mean is (25 + 30 × 45 + 29 × 55) ÷ 300 = 9.9, and no
-// burst is seen. An EWMA over 5 minutes started at 5 stays near 7.8 and
-// reads the intervals at 11 as bursts.
-func TestBurstBaseStartsAsAMean(t *testing.T) {
-	t.Parallel()
-	var bl burstLearner
-	at := t0.Add(5 * time.Second)
-	bl.observe(at, 5, 25, 90, 30)
-	for i := range 59 {
-		at = at.Add(5 * time.Second)
-		bl.observe(at, 5, float64(45+10*(i%2)), 90, 30)
-	}
-	if want := 2970.0 / 300; math.Abs(bl.base-want) > 1e-9 {
-		t.Errorf("base %v msg/s, want %v", bl.base, want)
-	}
-	if f := bl.facts(at); f.n != 0 || f.on {
-		t.Errorf("%d bursts (on: %v), want none", f.n, f.on)
-	}
-}
-
 // A burst the forecast announced is left to it, out of the warm need, only
 // when the workers the floors had asked for as it began (its pre-start
 // among them) served its need: 30 s at 100 msg/s on 5 msg/s needs 50 msg/s
