@@ -495,7 +495,7 @@ func TestBurstQueueLate(t *testing.T) {
 		{1500, 150, 4714.29, 83.571},
 	} {
 		q := burstQueue{backlog: tc.backlog, rate: 150, base: 10, rem: 30, d: 60, latency: 30, now: 50}
-		late, clear := q.late(tc.after)
+		late, clear := q.late(tc.after), q.clear(tc.after)
 		if math.Abs(late-tc.late) > 0.01 {
 			t.Errorf("backlog %v, %v msg/s after the start delay: %v late, want %v", tc.backlog, tc.after, late, tc.late)
 		}
@@ -506,7 +506,7 @@ func TestBurstQueueLate(t *testing.T) {
 	// A fleet that never keeps pace with the base rate is followed for the
 	// horizon only: finite.
 	q := burstQueue{rate: 150, base: 10, rem: 30, d: 60, latency: 30, now: 5}
-	if late, clear := q.late(5); math.IsInf(late, 0) || math.IsNaN(late) || clear != 60+burstHorizon {
+	if late, clear := q.late(5), q.clear(5); math.IsInf(late, 0) || math.IsNaN(late) || clear != 60+burstHorizon {
 		t.Errorf("a fleet short of the base rate: %v late, empty at %v; want finite and %v", late, clear, 60+burstHorizon)
 	}
 }

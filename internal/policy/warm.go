@@ -352,10 +352,10 @@ func (c *call) launchPays(target int) int {
 		backlog: float64(c.visible), rate: c.lambda, base: f.base, rem: rem,
 		d: s.StartDelay.Seconds(), latency: c.latency(), now: c.startNetDrain(s.StartDelay.Seconds()),
 	}
-	lateWith, clear := q.late(float64(target) * c.muEff)
-	lateWithout, _ := q.late(float64(alt) * c.muEff)
+	with := float64(target) * c.muEff
+	lateWith, lateWithout := q.late(with), q.late(float64(alt)*c.muEff)
 	value := (lateWithout - lateWith) * s.Forecast.LateCost / c.muEff
-	cost := float64(target-alt) * clear
+	cost := float64(target-alt) * q.clear(with)
 	if value >= cost {
 		return target
 	}
@@ -407,13 +407,13 @@ func (q *burstQueue) served(t, after float64) float64 {
 }
 
 // late is how many of the messages waiting now or arriving from now on
-// start past the promise when the fleet serves after msg/s from d on, and
-// when the queue is first empty from d on (clear). The message that arrives
-// at u is late when the messages up to it are more than those served by
-// u + latency. Both counts are linear between the breakpoints (the backlog's
-// start, now, the burst's end, and the promise before now and before d), so
-// the late arrivals are found exactly, piece by piece.
-func (q *burstQueue) late(after float64) (late, clear float64) {
+// start past the promise when the fleet serves after msg/s from d on. The
+// message that arrives at u is late when the messages up to it are more
+// than those served by u + latency. Both counts are linear between the
+// breakpoints (the backlog's start, now, the burst's end, and the promise
+// before now and before d), so the late arrivals are found exactly, piece
+// by piece.
+func (q *burstQueue) late(after float64) (late float64) {
 	gap := func(u float64) float64 { return q.arrived(u) - q.served(u+q.latency, after) }
 	rem := math.Max(q.rem, 0)
 	last := math.Max(rem, q.d-q.latency)
@@ -425,7 +425,7 @@ func (q *burstQueue) late(after float64) (late, clear float64) {
 	cuts := [...]float64{-q.spread(), -q.latency, 0, rem, q.d - q.latency, last, end}
 	slices.Sort(cuts[:])
 	for i := 1; i < len(cuts); i++ {
-		a, b := math.Max(cuts[i-1], cuts[0]), math.Min(cuts[i], end)
+		a, b := cuts[i-1], cuts[i]
 		if !(b > a) {
 			continue
 		}
@@ -439,7 +439,7 @@ func (q *burstQueue) late(after float64) (late, clear float64) {
 			late += q.arrived(b) - q.arrived(b-(b-a)*gb/(gb-ga))
 		}
 	}
-	return late, q.clear(after)
+	return late
 }
 
 // clear is when, from d on, the fleet serving after msg/s from d has served
