@@ -168,5 +168,5 @@ func (c *call) noiseCheck(lam float64) {
 // noiseReason says why the fleet is left as it is.
 func (c *call) noiseReason() {
 	c.reason("arrivals %s msg/s are within the estimate's noise of their %s average, %s msg/s, which the rate floors size with %d to %d workers, and the fleet keeps up: %d workers, no change",
-		number(c.lambda), c.st.texts.of(time.Duration(noiseSlow)*c.s.ArrivalSmoothing, 0), number(c.noiseMean), c.noiseLo, c.noiseHi, c.current)
+		number(c.lambda), c.st.texts.of(time.Duration(noiseSlow)*c.s.ArrivalSmoothing, slotWindow), number(c.noiseMean), c.noiseLo, c.noiseHi, c.current)
 }

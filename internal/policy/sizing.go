@@ -122,7 +122,7 @@ func (c *call) sizeModel() {
 	}
 	if c.rise > 0 {
 		c.reason("arrivals climbing %s msg/s a minute: sized for %s msg/s, what they reach when workers launched now are in service (the %s average's lag and the %s start delay)",
-			number(c.slope*60), number(c.lambda+c.rise), c.st.texts.of(s.ArrivalSmoothing, 0), c.st.texts.of(s.StartDelay, 0))
+			number(c.slope*60), number(c.lambda+c.rise), c.st.texts.of(s.ArrivalSmoothing, slotWindow), c.st.texts.of(s.StartDelay, slotStartDelay))
 	}
 
 	if c.bp.ending() {
@@ -150,11 +150,11 @@ func (c *call) sizeModel() {
 	}
 
 	drain := capacity.DrainFloor(lam, c.muEff, qStart, s.DrainTime.Seconds())
-	c.reason("drain floor %d: %s messages when new workers start, cleared within %s", drain, number(qStart), c.st.texts.of(s.DrainTime, 0))
+	c.reason("drain floor %d: %s messages when new workers start, cleared within %s", drain, number(qStart), c.st.texts.of(s.DrainTime, slotWindow))
 	if latency > 0 {
 		if n := capacity.DrainFloor(lam, c.muEff, vStart, latency); n > drain {
 			drain = n
-			c.reason("latency floor %d: %s visible messages started within the %s promise", n, number(vStart), c.st.texts.of(s.Latency, 1))
+			c.reason("latency floor %d: %s visible messages started within the %s promise", n, number(vStart), c.st.texts.of(s.Latency, slotLatency))
 		}
 		if a := c.bp.after; a > 0 {
 			// The burst's arrivals above the base rate until it ends, a
@@ -164,7 +164,7 @@ func (c *call) sizeModel() {
 			if n := capacity.DrainFloor(lam, c.muEff, v, latency+a); n > drain {
 				drain = n
 				c.reason("latency floor %d: a burst is on and expected to last %s after new workers start; %s messages by then, the last started within the %s promise",
-					n, span(a), number(v), c.st.texts.of(s.Latency, 1))
+					n, span(a), number(v), c.st.texts.of(s.Latency, slotLatency))
 			}
 		}
 		if c.ageOK && c.age > latency {
@@ -227,7 +227,7 @@ func (c *call) sizeModel() {
 			c.d.Floors.Wait = &c.b.wait
 			rec = max(rec, wait)
 			rate = max(rate, wait)
-			c.reason("wait floor %d: %s of messages start within %s (Erlang C)", wait, percent(s.LatencyQuantile), c.st.texts.of(s.Latency, 1))
+			c.reason("wait floor %d: %s of messages start within %s (Erlang C)", wait, percent(s.LatencyQuantile), c.st.texts.of(s.Latency, slotLatency))
 		}
 	}
 	if s.SafetyWorkers > 0 {
@@ -368,17 +368,36 @@ func (x number) Format(f fmt.State, _ rune) {
 
 // durationTexts keeps the text of the durations the reasons name on every
 // decision (the drain time, the latency), made once per value: a
-// time.Duration formats into a new string each time.
+// time.Duration formats into a new string each time. A reason that names
+// two durations takes them from two slots: the text is read when the reason
+// is formatted, after both are made.
 type durationTexts struct {
-	d [2]time.Duration
-	t [2]text
+	d [durationSlots]time.Duration
+	t [durationSlots]text
 }
 
+// The slots of durationTexts.
+const (
+	slotWindow = iota // the drain time, the smoothing and its noise windows
+	slotLatency
+	slotStartDelay
+	durationSlots
+)
+
 // of is the text of d in slot i, as a pointer, which formats without an
-// allocation.
+// allocation. It is rounded as people read it: to the second from 10 s,
+// to a tenth of a second from 1 s, else to the millisecond (a measured
+// start delay of 47.498897552 s reads 47s).
 func (dt *durationTexts) of(d time.Duration, i int) *text {
 	if dt.d[i] != d || dt.t[i] == "" {
-		dt.d[i], dt.t[i] = d, text(d.String())
+		r := d.Round(time.Millisecond)
+		switch {
+		case d >= 10*time.Second:
+			r = d.Round(time.Second)
+		case d >= time.Second:
+			r = d.Round(100 * time.Millisecond)
+		}
+		dt.d[i], dt.t[i] = d, text(r.String())
 	}
 	return &dt.t[i]
 }

@@ -39,3 +39,40 @@ func TestRampSizedForTheRateWhenNewWorkersServe(t *testing.T) {
 		t.Fatal("no decision checked")
 	}
 }
+
+// A reason that names two durations names each: the climb's names the
+// smoothing (1 minute) and the start delay, here a measured 47.498897552 s,
+// read as people read it.
+func TestClimbReasonNamesTheSmoothingAndTheStartDelay(t *testing.T) {
+	t.Parallel()
+	s := base()
+	s.StartDelay = 47498897552 * time.Nanosecond
+	s.Max = 1000
+	h := newHarness(t, s, asg(10, 10, 0))
+	for ts := 5.0; ts <= 560; ts += 5 {
+		d := h.step(5*time.Second, q(0, int64(math.Round((5+0.2*ts)*s.ServiceTime.Seconds()))))
+		if hasReason(d, "arrivals climbing") {
+			if !hasReason(d, "arrivals climbing", "(the 1m0s average's lag and the 47s start delay)") {
+				t.Fatalf("at %.0f s: %q", ts, d.Reasons)
+			}
+			return
+		}
+	}
+	t.Fatal("no reason names the climb")
+}
+
+func TestDurationTextsAreRounded(t *testing.T) {
+	t.Parallel()
+	var dt durationTexts
+	for _, tc := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{200 * time.Millisecond, "200ms"}, {1234567 * time.Microsecond, "1.2s"},
+		{47498897552 * time.Nanosecond, "47s"}, {time.Minute, "1m0s"}, {15 * time.Minute, "15m0s"},
+	} {
+		if got := string(*dt.of(tc.d, slotWindow)); got != tc.want {
+			t.Errorf("%v reads %q, want %q", tc.d, got, tc.want)
+		}
+	}
+}
