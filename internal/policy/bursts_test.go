@@ -544,7 +544,7 @@ func TestLaunchDuringABurstIsACostDecision(t *testing.T) {
 		if c.rec != 127 || c.bp.warm > 60 {
 			t.Fatalf("recommendation %d, warm %d; want 127 and at most 60", c.rec, c.bp.warm)
 		}
-		got := c.keepWarm(c.rec)
+		got := c.keepWarm(c.launchPays(c.rec))
 		c.finishReasons()
 		if got != tc.want {
 			t.Errorf("late cost %v: target %d, want %d; reasons %q", tc.lateCost, got, tc.want, c.d.Reasons)

@@ -507,7 +507,9 @@ func (c *call) guard() {
 			c.reason("scale-in stabilised: the highest rate recommendation over the last %s is %d", window, high)
 		}
 	}
-	target = c.keepWarm(target)
+	// A launch during a burst goes ahead only when it pays; the warm
+	// fleet stays whatever the stabilisation says.
+	target = c.keepWarm(c.launchPays(target))
 	if c.noiseHold && target != c.current && c.rec <= c.rateRec {
 		c.noiseReason()
 		target = c.current

@@ -308,7 +308,6 @@ func (c costText) Format(f fmt.State, _ rune) {
 // scale-in stabilisation, which does not hold it: warm workers go as soon
 // as they do not pay.
 func (c *call) keepWarm(target int) int {
-	target = c.launchPays(target)
 	if c.bp.ending() && target < c.current {
 		// The floors size for the arrivals after the burst, counting on the
 		// workers already serving it: they stay until it ends.
@@ -422,7 +421,7 @@ func (q *burstQueue) late(after float64) (late float64) {
 		// After last the gap shrinks at after − base msg/s.
 		end = last + math.Min(g/(after-q.base), burstHorizon)
 	}
-	cuts := [...]float64{-q.spread(), -q.latency, 0, rem, q.d - q.latency, last, end}
+	cuts := [...]float64{-q.spread(), -q.latency, 0, rem, q.d - q.latency, end}
 	slices.Sort(cuts[:])
 	for i := 1; i < len(cuts); i++ {
 		a, b := cuts[i-1], cuts[i]
