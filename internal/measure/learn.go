@@ -41,6 +41,7 @@ func (e *Estimator) cover(m int64, from, to float64) {
 	}
 	b.lastIn = e.prevIn
 	b.covered += d
+	b.samples++
 	b.inFlight += e.prevIn * d
 	b.workers += e.prevWork * d
 	if !(e.prevVis >= 1) {
@@ -80,6 +81,7 @@ func (e *Estimator) judge(b *bucket) {
 	r, v := e.assess(minuteFacts{
 		minute:   b.minute,
 		inFlight: b.inFlight / b.covered,
+		samples:  b.samples,
 		workers:  b.workers / b.covered,
 		deleted:  b.deleted,
 		received: b.received,
@@ -105,6 +107,7 @@ func (e *Estimator) judge(b *bucket) {
 type minuteFacts struct {
 	minute   int64
 	inFlight float64 // mean in flight
+	samples  int     // in-flight samples behind it (0: one reading of the minute's mean)
 	workers  float64 // mean workers in service; 0 when unknown
 	deleted  float64 // msg/s
 	received float64 // msg/s; NaN when not read
@@ -178,11 +181,27 @@ func (e *Estimator) assess(m minuteFacts) (record, verdict) {
 	}
 	if s := busy / d; s > 0 && finite(s) {
 		r.lnS = math.Log(math.Min(s, maxServiceSecs))
+		r.noise = countNoise(busy, d, s, m.samples, r.saturated)
 	}
 	if !finite(r.busy/r.deleted) || !finite(r.workers) {
 		return record{}, activeMinute
 	}
 	return r, goodMinute
+}
+
+// countNoise is the standard deviation of a minute's ln S that its counts
+// explain: busy messages in flight on average over n samples (a Poisson
+// count, correlated as exp(−Δ ÷ s) between samples Δ apart; none when
+// saturated: every slot was busy) and d msg/s deleted over the minute (see
+// the package documentation).
+func countNoise(busy, d, s float64, n int, saturated bool) float64 {
+	v := 1 / (minuteSecs * d)
+	if !saturated && busy > 0 {
+		n = max(n, 1)
+		rho := math.Exp(-minuteSecs / float64(n) / s)
+		v += math.Min(1, (1+rho)/((1-rho)*float64(n))) / busy
+	}
+	return math.Sqrt(v)
 }
 
 // capped is the busy slots: in flight, but no more than the slots when they
@@ -225,7 +244,8 @@ func (e *Estimator) tooFewDeletions(d, busy float64, cur summary) bool {
 // detectStep forgets the minutes before a step in the service time: when
 // this minute and the one before it both deviate, in the same direction, from
 // the estimate of the minutes before the first, by more than changeMinLog and
-// changeSigmas spreads, and agree with each other within √2 times that (the
+// changeSigmas spreads (and changeSigmas times the noise their own counts
+// explain, countNoise), and agree with each other within √2 times that (the
 // spread of a difference of two minutes), the estimate restarts from the
 // first.
 func (e *Estimator) detectStep(r record) {
@@ -244,7 +264,7 @@ func (e *Estimator) detectStep(r record) {
 		return
 	}
 	dev := r.lnS - math.Log(s)
-	margin := math.Max(changeMinLog, changeSigmas*ref.spread())
+	margin := math.Max(changeMinLog, changeSigmas*math.Max(ref.spread(), r.noise))
 	if math.Abs(dev) <= margin {
 		return
 	}

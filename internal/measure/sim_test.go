@@ -454,3 +454,67 @@ func TestSimDeploy(t *testing.T) {
 		})
 	}
 }
+
+// TestSimQuietMinutesAreNoStep: a quiet fleet (10 msg/s at 200 ms: 2 in
+// flight, sampled 12 times a minute, so each minute's service time is good
+// to about ±21 %) runs four hours at one service time. No two minutes in a
+// row are a step: the estimate never restarts from two minutes (its good
+// minutes never fall back from the full window).
+func TestSimQuietMinutesAreNoStep(t *testing.T) {
+	t.Parallel()
+	const minutes = 240
+	for _, seed := range seeds {
+		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
+			t.Parallel()
+			s := &fleetSim{rate: 10, workers: 20, service: exponential(0.2)}
+			s.start(seed, minutes, 0)
+			e := New(Config{ServiceTime: 200 * time.Millisecond})
+			most := 0
+			drive(s, e, seed, minutes, false, func(ts float64, est Estimate) {
+				if most >= docWindow-1 && est.Minutes < most-2 {
+					t.Fatalf("at %.0fs the estimate restarted: %d good minutes behind it, %d before (%+v)", ts, est.Minutes, most, est)
+				}
+				most = max(most, est.Minutes)
+			})
+			if most < docWindow-1 {
+				t.Fatalf("at most %d good minutes behind the estimate, want the window's %d", most, docWindow)
+			}
+		})
+	}
+}
+
+// TestSimQuietDeploy: the same quiet fleet, whose service time a deploy
+// doubles at minute 20, follows it within two time constants (12 minutes)
+// of the first affected minute being delivered, and stays with it. At this
+// rate the minutes are too noisy for a step to be sure, and the memory
+// follows it (seeds 1–6: within 1–10 minutes, with or without the noise
+// margin).
+func TestSimQuietDeploy(t *testing.T) {
+	t.Parallel()
+	const deploy = 1200.0
+	for _, seed := range seeds[:6] {
+		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
+			t.Parallel()
+			s := &fleetSim{rate: 10, workers: 20, service: func(r *rand.Rand, t float64) float64 {
+				if t >= deploy {
+					return 0.4 * r.ExpFloat64()
+				}
+				return 0.2 * r.ExpFloat64()
+			}}
+			s.start(seed, 40, 0)
+			e := New(Config{ServiceTime: 200 * time.Millisecond})
+			var delivered float64
+			drive(s, e, seed, 40, false, func(ts float64, est Estimate) {
+				if delivered == 0 && !est.Last.Before(at(20, 0)) {
+					delivered = ts
+				}
+				if delivered > 0 && ts >= delivered+12*60 && !near(secs(est.ServiceTime), 0.4, 0.15) {
+					t.Fatalf("at %.0fs, %.0fs after the first affected minute: %+v, want 0.4 s", ts, ts-delivered, est)
+				}
+			})
+			if delivered == 0 {
+				t.Fatalf("no affected minute delivered")
+			}
+		})
+	}
+}
