@@ -218,7 +218,7 @@ type seconds float64
 
 // Format implements fmt.Formatter for every verb.
 func (x seconds) Format(f fmt.State, verb rune) {
-	if x < 1 {
+	if x < 0.9995 { // 999.7 ms reads 1 s
 		number(math.Round(float64(x)*1e4)/10).Format(f, verb)
 		_, _ = io.WriteString(f, " ms")
 		return

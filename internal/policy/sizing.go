@@ -358,7 +358,7 @@ func (x number) Format(f fmt.State, _ rune) {
 	switch {
 	case v == math.Trunc(v) && math.Abs(v) < 1e15:
 		out = strconv.AppendInt(buf[:0], int64(v), 10)
-	case math.Abs(v) >= 1000 && math.Abs(v) < 1e15:
+	case math.Abs(v) >= 999.5 && math.Abs(v) < 1e15: // three figures of 999.7 are 1000, not 1e+03
 		out = strconv.AppendFloat(buf[:0], v, 'f', 0, 64)
 	default:
 		out = strconv.AppendFloat(buf[:0], v, 'g', 3, 64)

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -73,6 +74,24 @@ func TestDurationTextsAreRounded(t *testing.T) {
 	} {
 		if got := string(*dt.of(tc.d, slotWindow)); got != tc.want {
 			t.Errorf("%v reads %q, want %q", tc.d, got, tc.want)
+		}
+	}
+}
+
+// TestNumbersReadAsNumbers: a reason's numbers and times read as people
+// write them at their edges: three figures of 999.7 are 1000 (not 1e+03),
+// and 999.7 ms is 1 s.
+func TestNumbersReadAsNumbers(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		v    any
+		want string
+	}{
+		{number(999.7), "1000"}, {number(999.4), "999"}, {number(12.34), "12.3"}, {number(1234.5), "1234"},
+		{seconds(0.9997), "1 s"}, {seconds(0.9994), "999 ms"}, {seconds(0.2), "200 ms"}, {seconds(2.5), "2.5 s"},
+	} {
+		if got := fmt.Sprint(tc.v); got != tc.want {
+			t.Errorf("%#v reads %q, want %q", tc.v, got, tc.want)
 		}
 	}
 }
