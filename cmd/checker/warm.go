@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/queuechecker/queue-checker/internal/controller"
 	"github.com/queuechecker/queue-checker/internal/forecast"
 	"github.com/queuechecker/queue-checker/internal/measure"
 	"github.com/queuechecker/queue-checker/internal/model"
@@ -40,36 +41,11 @@ type preloader interface {
 // CloudWatch calls for a thousand queues.
 const warmStartTimeout = 2 * time.Minute
 
-// historySpan is the longest forecast history of the groups that forecast
-// (in either mode); 0 when none does.
-func historySpan(groups []policy.Settings) time.Duration {
-	var span time.Duration
-	for _, g := range groups {
-		g = g.WithDefaults()
-		if g.Forecast.Off || g.Policy != policy.PolicyModel {
-			continue
-		}
-		span = max(span, g.Forecast.History)
-	}
-	return span
-}
-
-// measuring names the groups that measure their fleet (learn: act or
-// report), whose measurement a warm start preloads.
-func measuring(groups []policy.Settings) []string {
-	var names []string
-	for _, g := range groups {
-		if g.WithDefaults().Learn != policy.LearnOff {
-			names = append(names, g.Group)
-		}
-	}
-	return names
-}
-
-// warmStart reads the arrival history of the last historySpan(groups) and
-// the fleet history of the last measure.PreloadSpan (for the groups that
-// measure their fleet; the poller reads it only for those with CloudWatch
-// on), up to the start of now's minute, and preloads the groups' forecasts
+// warmStart reads the arrival history of the last
+// controller.HistorySpan(groups) and the fleet history of the last
+// measure.PreloadSpan (for the controller.Measuring groups; the poller
+// reads it only for those with CloudWatch on), up to the start of now's
+// minute, and preloads the groups' forecasts
 // and fleet measurements with them, so that the rhythm of the load and the
 // fleet's service time are known from the first decisions. A failure is
 // logged once and the forecasts and measurements learn online; history that
@@ -80,8 +56,8 @@ func measuring(groups []policy.Settings) []string {
 // measuring group with CloudWatch on, once per start or reload ($0.00002 a
 // queue at $0.01 per 1,000 metrics requested; see poller.History).
 func warmStart(ctx context.Context, src arrivalHistory, to preloader, groups []policy.Settings, now time.Time, log *zap.Logger) {
-	span := historySpan(groups)
-	fleet := measuring(groups)
+	span := controller.HistorySpan(groups)
+	fleet := controller.Measuring(groups)
 	if span <= 0 && len(fleet) == 0 {
 		log.Debug("warm start skipped: no group forecasts or measures its fleet")
 		return

@@ -99,6 +99,35 @@ func (c *Controller) PreloadFleet(h map[string]model.FleetHistory) map[string]in
 	return loaded
 }
 
+// HistorySpan is the arrival history a warm start of groups reads for their
+// forecasts: the longest forecast history of the groups that forecast (in
+// either mode: the model policy with its forecast not off), 0 when none
+// does. Preload skips the other groups.
+func HistorySpan(groups []policy.Settings) time.Duration {
+	var span time.Duration
+	for _, g := range groups {
+		g = g.WithDefaults()
+		if g.Forecast.Off || g.Policy != policy.PolicyModel {
+			continue
+		}
+		span = max(span, g.Forecast.History)
+	}
+	return span
+}
+
+// Measuring names the groups that measure their fleet (learn: act or
+// report), whose recent fleet history a warm start reads for
+// PreloadFleet.
+func Measuring(groups []policy.Settings) []string {
+	var names []string
+	for _, g := range groups {
+		if g.WithDefaults().Learn != policy.LearnOff {
+			names = append(names, g.Group)
+		}
+	}
+	return names
+}
+
 // groupStates returns the configured groups and their states, in the same
 // order, as they are now: a preload then works on them without the lock.
 func (c *Controller) groupStates() ([]policy.Settings, []*groupState) {
