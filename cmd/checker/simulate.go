@@ -58,6 +58,7 @@ type simFlags struct {
 	scaleIn       string        // simulate_scalein.go
 	visibility    time.Duration // simulate_scalein.go
 	warmUp        time.Duration
+	restartAt     time.Duration
 
 	assumedServiceTime time.Duration // simulate_world.go
 	downstreamPool     int
@@ -156,6 +157,7 @@ func parseSimFlags(fs *flag.FlagSet, args []string) (simFlags, error) {
 	f.scaleInFlags(fs)
 	f.worldFlags(fs)
 	fs.Var((*dayDuration)(&f.warmUp), "warm-up", "leave the first D out of the scores (a learning policy is not scored on its first day)")
+	fs.Var((*dayDuration)(&f.restartAt), "restart-at", "restart the checker's policies at this time: a fresh process that warm-starts from the CloudWatch history the world has published so far, as the daemon does; 0: never")
 	fs.StringVar(&f.configFile, "config", "", "run the model and backlog policies with a group's settings from this configuration file, as the daemon loads them (needs --group); flags given override single values, but --service-time sets only the world: --assumed-service-time overrides the settings' service time")
 	fs.StringVar(&f.group, "group", "", "the group of --config to simulate")
 	fs.Var((*dayDuration)(&f.fromCloudWatch), "from-cloudwatch", "replay the group's per-minute NumberOfMessagesSent, summed over its queues and regions, for the last D (at most 15 days); needs --config and --group and AWS credentials")
@@ -215,6 +217,7 @@ var simFlagOf = map[string]string{
 	sim.FieldDuration:           "duration",
 	sim.FieldInterval:           "interval",
 	sim.FieldWorkerCost:         "worker-cost",
+	sim.FieldRestartAt:          "restart-at",
 	sim.FieldPeers:              "peers",
 	sim.FieldScenario:           "scenario",
 	sim.FieldServiceMean:        "service-time",
@@ -373,6 +376,7 @@ func (f simFlags) runConfig(ctx context.Context) (sim.RunConfig, []string, error
 		Duration:          f.duration,
 		Interval:          f.interval,
 		WorkerCostPerHour: f.workerCost,
+		RestartAt:         f.restartAt,
 		Peers:             f.peers,
 		Settings:          settings,
 		Learn:             f.learn,

@@ -102,6 +102,10 @@ func TestSimulateRejectsBadFlags(t *testing.T) {
 		{"slots beyond memory", []string{"--concurrency", "1000000000"}, "--concurrency"},
 		{"unbounded spread", []string{"--service-dist", "lognormal", "--service-cv", "1e300"}, "--service-cv"},
 		{"warm-up as long as the run", []string{"--warm-up", "2h"}, "--warm-up"},
+		{"negative restart", []string{"--restart-at", "-5m"}, "--restart-at: -5m0s: must be >= 0"},
+		{"restart at the run's end", []string{"--restart-at", "2h"}, "--restart-at: 2h0m0s: must be shorter than the run (2h0m0s)"},
+		{"restart past the scenario", []string{"--scenario", "days", "--restart-at", "4d"}, "--restart-at: 96h0m0s: must be shorter than the run (72h0m0s)"},
+		{"restart not a duration", []string{"--restart-at", "soon"}, "-restart-at"},
 		{"days that are not a number", []string{"--duration", "xd"}, "-duration"},
 		{"bad peer parameter", []string{"--tt-scale-in-step", "0"}, "target-tracking scale-in step"},
 		{"KEDA polling past an hour", []string{"--keda-polling", "2h"}, "KEDA polling"},
@@ -262,6 +266,31 @@ func TestSimulateTable(t *testing.T) {
 	}
 	if errOut != "" {
 		t.Errorf("stderr %q, want nothing (no terminal, no bar)", errOut)
+	}
+}
+
+// --restart-at restarts the checker's policies mid-run: the table says
+// when, and the fixed fleet, which has no checker to restart, scores as
+// it does without it.
+func TestSimulateRestartAt(t *testing.T) {
+	t.Parallel()
+	args := []string{"--policy", "model,fixed", "--duration", "30m", "--seed", "3"}
+	code, out, errOut := runSimulate(t, append(args, "--restart-at", "10m")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if want := "the checker (model, backlog) restarts at 10m0s and warm-starts from the CloudWatch history published by then"; !strings.Contains(out, want) {
+		t.Errorf("table lacks %q:\n%s", want, out)
+	}
+	with, without := simJSON(t, append(args, "--restart-at", "10m")...), simJSON(t, args...)
+	if len(with) != 2 || len(without) != 2 {
+		t.Fatalf("%d and %d results, want 2", len(with), len(without))
+	}
+	if with[1] != without[1] {
+		t.Errorf("fixed with a restart %+v, without %+v: want the same", with[1], without[1])
+	}
+	if with[0].Messages != without[0].Messages || with[0].SLOAttainment < 0.99 {
+		t.Errorf("model with a restart %+v, without %+v", with[0], without[0])
 	}
 }
 

@@ -48,12 +48,13 @@ type Estimate struct {
 
 // Bytes per item, from the types: a waiting message (two float64, the ring
 // buffer doubling), a series point, a worker and its slot entries, a
-// scenario segment.
+// scenario segment, a minute of the world's history (the slice doubling).
 const (
 	bytesPerMessage = 2 * 16
 	bytesPerPoint   = 32
 	bytesPerSlot    = 8
 	bytesPerSegment = 16
+	bytesPerMinute  = 2 * 16
 )
 
 // Estimate estimates the work of running the given number of policies,
@@ -70,7 +71,7 @@ func (rc RunConfig) Estimate(policies int) Estimate {
 		e.Steps = math.Inf(1)
 	}
 	slots := float64(max(rc.World.Max, 1)) * float64(max(rc.World.Concurrency, 1))
-	e.Bytes = float64(policies)*e.Steps*bytesPerPoint + e.Messages*bytesPerMessage +
+	e.Bytes = float64(policies)*(e.Steps*bytesPerPoint+math.Ceil(d/60)*bytesPerMinute) + e.Messages*bytesPerMessage +
 		slots*bytesPerSlot + float64(len(rc.World.Scenario.Segments))*bytesPerSegment
 	return e
 }

@@ -16,8 +16,8 @@ func TestEstimateRefusesRunaways(t *testing.T) {
 		t.Fatalf("the defaults are refused: %v", err)
 	}
 	e := ok.Estimate(2)
-	// 50 msg/s × 7200 s; 1441 steps; 2 × 1441 × 32 + 360,000 × 32 + 200 × 8 + 16 bytes.
-	if e.Messages != 360000 || e.Steps != 1441 || e.Bytes != 2*1441*32+360000*32+200*8+16 {
+	// 50 msg/s × 7200 s; 1441 steps; 2 × (1441 × 32 + 120 minutes × 32) + 360,000 × 32 + 200 × 8 + 16 bytes.
+	if e.Messages != 360000 || e.Steps != 1441 || e.Bytes != 2*(1441*32+120*32)+360000*32+200*8+16 {
 		t.Errorf("estimate %+v", e)
 	}
 	for _, tc := range []struct {

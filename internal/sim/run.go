@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/queuechecker/queue-checker/internal/controller"
+	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
 	"github.com/queuechecker/queue-checker/internal/sim/peers"
 )
@@ -73,6 +74,29 @@ type RunConfig struct {
 	// WorkerCostPerHour is a worker's price, dollars an hour; above 0 every
 	// result carries its Dollars.
 	WorkerCostPerHour float64
+	// RestartAt restarts the checker's own policies (model and backlog)
+	// once, at the first step at or after it, as a deploy or a crash
+	// restarts the daemon: a fresh controller with no policy state, warmed
+	// from the CloudWatch history the world has published by then as the
+	// daemon's warm start warms it (see restart). The fleet runs on as it
+	// is until the new checker acts. The other policies ignore it. 0:
+	// never.
+	RestartAt time.Duration
+
+	// probe, when set, watches the restart (tests).
+	probe *restartProbe
+}
+
+// restartProbe watches a run's restart, for tests.
+type restartProbe struct {
+	// cold restarts without the warm start, as a checker that reads no
+	// history would.
+	cold bool
+	// warmed is told the minutes the warm start's preloads took: of
+	// arrivals into the forecast, and of the fleet into its measurement.
+	warmed func(minutes, fleetMinutes int)
+	// decided is told of every decision of the restarted checker.
+	decided func(now time.Time, ds []model.Decision)
 }
 
 // Result is one policy's run: its scores and, every interval, its state.
@@ -166,25 +190,11 @@ func NewAutoscaler(name string, w *World, interval time.Duration) (Autoscaler, e
 
 func newAutoscaler(name string, w *World, rc RunConfig) (Autoscaler, error) {
 	cfg := w.Config()
-	interval := rc.Interval
 	pp := rc.peerParams()
 	switch name {
 	case PolicyModel, PolicyBacklog:
-		p := policy.PolicyModel
-		if name == PolicyBacklog {
-			p = policy.PolicyBacklogPerWorker
-		}
-		settings := Settings(cfg, interval, p)
-		if rc.Settings != nil {
-			settings = *rc.Settings
-			settings.Policy = p
-			settings.Group = w.group
-		}
-		if rc.Learn != "" {
-			settings.Learn = rc.Learn
-		}
 		c, err := controller.New(controller.Options{
-			Groups:   []policy.Settings{settings},
+			Groups:   []policy.Settings{rc.checkerSettings(name, w)},
 			Observer: w,
 			Actuator: w,
 			Logger:   zap.NewNop(),
@@ -192,7 +202,7 @@ func newAutoscaler(name string, w *World, rc RunConfig) (Autoscaler, error) {
 		if err != nil {
 			return nil, err
 		}
-		return controlled{c}, nil
+		return controlled{c: c}, nil
 	case PolicyKEDA:
 		return peers.NewKEDA(w, peerSettings(cfg), pp), nil
 	case PolicyTargetTracking:
@@ -207,6 +217,25 @@ func newAutoscaler(name string, w *World, rc RunConfig) (Autoscaler, error) {
 	return nil, fmt.Errorf("unknown policy %q (want %s)", name, strings.Join(Policies, ", "))
 }
 
+// checkerSettings are the settings the checker's policy name (model or
+// backlog) runs with on w.
+func (rc RunConfig) checkerSettings(name string, w *World) policy.Settings {
+	p := policy.PolicyModel
+	if name == PolicyBacklog {
+		p = policy.PolicyBacklogPerWorker
+	}
+	settings := Settings(w.Config(), rc.Interval, p)
+	if rc.Settings != nil {
+		settings = *rc.Settings
+		settings.Policy = p
+		settings.Group = w.group
+	}
+	if rc.Learn != "" {
+		settings.Learn = rc.Learn
+	}
+	return settings
+}
+
 // peerSettings are what a peer's user knows of the group: the promise, the
 // service time the group's settings assume (not the world's) and the
 // concurrency.
@@ -215,11 +244,65 @@ func peerSettings(cfg Config) peers.Settings {
 }
 
 // controlled drives the checker's controller: one cycle per step.
-type controlled struct{ c *controller.Controller }
+type controlled struct {
+	c       *controller.Controller
+	decided func(now time.Time, ds []model.Decision) // when set, told of every decision
+}
 
 func (c controlled) Step(ctx context.Context, now time.Time) error {
-	_, err := c.c.RunOnce(ctx, now)
+	ds, err := c.c.RunOnce(ctx, now)
+	if c.decided != nil {
+		c.decided(now, ds)
+	}
 	return err
+}
+
+// restart replaces the checker's autoscaler of policy name on w with a
+// fresh one, as a restarted daemon is: a new controller, with no policy
+// state. It warms it as the daemon's warm start does (cmd/checker's
+// warmStart), from the history the world has published by now
+// (World.History): the arrivals of the longest forecast history of its
+// group (controller.HistorySpan; none when the group does not forecast)
+// into Preload, and, when the group measures its fleet
+// (controller.Measuring) and reads CloudWatch (the poller reads the
+// fleet's minutes only then; not Config.NoDeleted), the fleet's last
+// measure.PreloadSpan into PreloadFleet. The daemon's warm start runs
+// beside its first cycles; here it is done before the first, as when the
+// history comes back within an interval.
+func (rc RunConfig) restart(name string, w *World, now time.Time) (Autoscaler, error) {
+	as, err := newAutoscaler(name, w, rc)
+	if err != nil {
+		return nil, err
+	}
+	c, ok := as.(controlled)
+	if !ok {
+		return nil, fmt.Errorf("policy %q does not run through the controller: it cannot restart", name)
+	}
+	p := rc.probe
+	if p != nil {
+		c.decided = p.decided
+	}
+	if p != nil && p.cold {
+		return c, nil
+	}
+	groups := []policy.Settings{rc.checkerSettings(name, w)}
+	span := controller.HistorySpan(groups)
+	measuring := len(controller.Measuring(groups)) > 0 && !w.Config().NoDeleted
+	if span <= 0 && !measuring {
+		return c, nil
+	}
+	arrivals, fleet := w.History(now, span)
+	minutes, fleetMinutes := 0, 0
+	if span > 0 {
+		minutes = c.c.Preload(map[string]model.MinuteHistory{w.group: arrivals})[w.group]
+	}
+	if measuring {
+		fleetMinutes = c.c.PreloadFleet(map[string]model.FleetHistory{w.group: fleet})[w.group]
+	}
+	if p != nil && p.warmed != nil {
+		p.warmed(minutes, fleetMinutes)
+	}
+	return c, nil
 }
 
 // progressEvery is how many intervals pass between progress reports.
@@ -281,6 +364,9 @@ func (rc RunConfig) runWorld(ctx context.Context, name string, cfg Config, mk fu
 	}
 	steps := int(rc.Duration / rc.Interval)
 	res := Result{Policy: name, Series: make([]Point, 0, steps+2)}
+	// Only the checker's own policies restart.
+	_, restarts := as.(controlled)
+	restarts = restarts && mk == nil && rc.RestartAt > 0
 	reported := time.Duration(0)
 	for i := 0; i <= steps; i++ {
 		at := time.Duration(i) * rc.Interval
@@ -302,6 +388,12 @@ func (rc RunConfig) runWorld(ctx context.Context, name string, cfg Config, mk fu
 		}
 		now := cfg.Start.Add(at)
 		res.Series = append(res.Series, w.Snapshot(now))
+		if restarts && at >= rc.RestartAt {
+			restarts = false
+			if as, err = rc.restart(name, w, now); err != nil {
+				return Result{}, false, fmt.Errorf("%s restarting at %v: %w", name, at, err)
+			}
+		}
 		if err := as.Step(ctx, now); err != nil {
 			return Result{}, false, fmt.Errorf("%s at %v: %w", name, at, err)
 		}

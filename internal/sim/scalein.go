@@ -116,6 +116,7 @@ func (w *World) redeliver(i int) {
 	m := k.returns[i]
 	k.returns[i] = heldMessage{}
 	w.inFlight--
+	w.log.returned(w.t)
 	k.duplicates++
 	if m.arrived >= w.scoreFrom {
 		// Only the scored messages' waits were recorded (see dispatch).

@@ -13,6 +13,7 @@ const (
 	FieldDuration           = "Duration"
 	FieldInterval           = "Interval"
 	FieldWorkerCost         = "WorkerCostPerHour"
+	FieldRestartAt          = "RestartAt"
 	FieldPeers              = "Peers"
 	FieldScenario           = "World.Scenario"
 	FieldServiceMean        = "World.Service.Mean"
@@ -119,6 +120,12 @@ func (rc RunConfig) Validate() error {
 		bad(FieldWarmUp, nil, "%v: must be >= 0", w.WarmUp)
 	case rc.Duration > 0 && w.WarmUp >= rc.Duration:
 		bad(FieldWarmUp, []string{FieldDuration}, "%v: must be shorter than the run (%v)", w.WarmUp, rc.Duration)
+	}
+	switch {
+	case rc.RestartAt < 0:
+		bad(FieldRestartAt, nil, "%v: must be >= 0", rc.RestartAt)
+	case rc.Duration > 0 && rc.RestartAt >= rc.Duration:
+		bad(FieldRestartAt, []string{FieldDuration}, "%v: must be shorter than the run (%v)", rc.RestartAt, rc.Duration)
 	}
 	if !(rc.WorkerCostPerHour >= 0 && rc.WorkerCostPerHour <= maxWorkerCost) {
 		bad(FieldWorkerCost, nil, "%v: want dollars an hour, from 0 (no price) to 1e6", rc.WorkerCostPerHour)

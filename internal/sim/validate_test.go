@@ -49,6 +49,8 @@ func TestRunConfigValidate(t *testing.T) {
 		{"negative workers", func(rc *RunConfig) { rc.World.Min, rc.World.Workers = 0, -1 }, FieldWorkers, []string{FieldMin, FieldMax}, "-1", nil},
 		{"negative warm-up", func(rc *RunConfig) { rc.World.WarmUp = -time.Second }, FieldWarmUp, nil, "-1s: must be >= 0", nil},
 		{"warm-up as long as the run", func(rc *RunConfig) { rc.World.WarmUp = time.Hour }, FieldWarmUp, []string{FieldDuration}, "shorter than the run (1h0m0s)", nil},
+		{"negative restart", func(rc *RunConfig) { rc.RestartAt = -time.Second }, FieldRestartAt, nil, "-1s: must be >= 0", nil},
+		{"restart at the run's end", func(rc *RunConfig) { rc.RestartAt = time.Hour }, FieldRestartAt, []string{FieldDuration}, "shorter than the run (1h0m0s)", nil},
 		{"negative price", func(rc *RunConfig) { rc.WorkerCostPerHour = -1 }, FieldWorkerCost, nil, "dollars an hour", nil},
 		{"no scenario", func(rc *RunConfig) { rc.World.Scenario = Scenario{} }, FieldScenario, nil, "no segments", nil},
 		{"negative assumed service time", func(rc *RunConfig) { rc.World.AssumedServiceTime = -time.Second }, FieldAssumedServiceTime, nil, "-1s", nil},

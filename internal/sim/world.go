@@ -262,6 +262,7 @@ type World struct {
 
 	completions fifo // MetricsExact: completions (as arrived times) within the last deletedWindow seconds
 	minutes     minuteMetrics
+	log         minuteLog // every minute's sent, deleted and in flight, for History
 
 	scoreFrom      float64 // seconds: WarmUp
 	workerSeconds  float64
@@ -293,6 +294,7 @@ func NewWorld(cfg Config) (*World, error) {
 		arrRand: rand.New(rand.NewPCG(cfg.Seed, arrivalStream)),
 		svcRand: rand.New(rand.NewPCG(cfg.Seed, serviceStream)),
 	}
+	w.log = newMinuteLog(&w.minutes)
 	if cfg.MetricsExact {
 		w.minutes.end = math.Inf(1) // exact metrics close no minutes
 	}
@@ -416,6 +418,9 @@ func (w *World) advance(to float64) {
 		if next >= w.minutes.end {
 			w.closeMinutes(next)
 		}
+		if next >= w.log.end {
+			w.log.close(next, w.inFlight)
+		}
 		if isArrival {
 			w.arrive()
 		} else {
@@ -433,6 +438,9 @@ func (w *World) advance(to float64) {
 	w.accrue(to)
 	if to >= w.minutes.end {
 		w.closeMinutes(to)
+	}
+	if to >= w.log.end {
+		w.log.close(to, w.inFlight)
 	}
 }
 
@@ -466,6 +474,7 @@ func (w *World) arrive() {
 	if w.t >= w.scoreFrom {
 		w.arrivals++
 	}
+	w.log.cur.sent++
 	w.queue.push(message{arrived: w.t, service: w.svc.draw(w.svcRand)})
 	w.nextArrival = w.drawArrival(w.t)
 	w.dispatch()
@@ -490,6 +499,7 @@ func (w *World) dispatch() {
 		w.minutes.noteAge(wait) // it was the oldest until now
 		w.workers[id].busy++
 		w.inFlight++
+		w.log.received(w.t)
 		w.serving++
 		d := m.service * w.serviceFactor()
 		if pool := w.cfg.DownstreamPool; pool > 0 && w.serving > pool {
@@ -522,6 +532,7 @@ func (w *World) complete(id int) {
 	}
 	wk.busy--
 	w.inFlight--
+	w.log.deleted(w.t)
 	w.serving--
 	if w.cfg.MetricsExact {
 		w.completions.push(message{arrived: w.t})

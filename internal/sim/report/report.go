@@ -38,6 +38,11 @@ func Table(w io.Writer, rc sim.RunConfig, results []sim.Result) error {
 			return err
 		}
 	}
+	if rc.RestartAt > 0 {
+		if _, err := fmt.Fprintf(w, "the checker (model, backlog) restarts at %v and warm-starts from the CloudWatch history published by then\n", rc.RestartAt); err != nil {
+			return err
+		}
+	}
 	if _, err := fmt.Fprintln(w); err != nil {
 		return err
 	}

@@ -56,6 +56,7 @@ func TestTable(t *testing.T) {
 			ScaleIn: sim.ScaleInKill, VisibilityTimeout: 30 * time.Second},
 		Duration:          time.Hour,
 		WorkerCostPerHour: 0.15,
+		RestartAt:         20 * time.Minute,
 	}
 	results := []sim.Result{
 		{Policy: sim.PolicyModel, Scores: sim.Scores{WorkerSeconds: 36_000, Messages: 400, Duplicates: 4, SLOAttainment: 0.5}, Dollars: &model},
@@ -82,6 +83,7 @@ func TestTable(t *testing.T) {
 	for _, want := range []string{
 		"scenario spike over 1h0m0s:", "service 200ms exponential", "workers 1..9, starting at 3", "seed 7",
 		"duplicate deliveries: model 4 (1.00%); oracle 0 (0.00%);",
+		"the checker (model, backlog) restarts at 20m0s",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
