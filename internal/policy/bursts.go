@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/queuechecker/queue-checker/internal/forecast"
+	"github.com/queuechecker/queue-checker/internal/model"
 )
 
 // The burst learner: what a group's bursts have been like lately (their
@@ -200,6 +201,31 @@ func (bl *burstLearner) observe(at time.Time, secs, msgs, window, latency float6
 			bl.np = min(bl.np+1, burstKeep)
 		}
 	}
+}
+
+// preload replays the last burstMemory of a per-minute arrival history
+// (NumberOfMessagesSent at a warm start), one minute an interval, into a
+// learner that has observed nothing yet, so that a restarted checker knows
+// the group's recent bursts from its first decisions instead of meeting the
+// next few with none kept warm. Minutes CloudWatch had no datapoint for are
+// skipped. A minute blurs what happened within it: a burst shorter than a
+// minute is seen as a minute long, and its need (its messages ÷ (60 s + L))
+// is a lower bound, by as much as (60 s + L) ÷ (its length + L); the live
+// intervals then measure the bursts that come at their own resolution. It
+// returns the minutes replayed.
+func (bl *burstLearner) preload(h model.MinuteHistory, window, latency float64) int {
+	if bl.lastSeen != 0 || h.Start.IsZero() {
+		return 0
+	}
+	from := max(0, len(h.Counts)-int(burstMemory/time.Minute))
+	n := 0
+	for i := from; i < len(h.Counts); i++ {
+		if c := h.Counts[i]; c >= 0 && !math.IsInf(c, 0) {
+			bl.observe(h.Start.Add(time.Duration(i+1)*time.Minute), 60, c, window, latency)
+			n++
+		}
+	}
+	return n
 }
 
 // levelRate is the median arrival rate of the intervals the ring holds

@@ -558,3 +558,45 @@ func TestLaunchDuringABurstIsACostDecision(t *testing.T) {
 		}
 	}
 }
+
+// A warm start teaches the burst learner the last hour of the arrival
+// history, a minute an interval: 90 minutes at 300 messages a minute (5
+// msg/s), with 3,000 more in minutes 10, 40, 55, 70 and 85, and the newest
+// minute not yet published. The burst of minute 10 is more than an hour old
+// and left out: four bursts of 3,300 messages a minute long, each needing
+// 3,300 ÷ (60 s + 30 s) = 36.7 msg/s (the heaviest window no longer than
+// D + L = 90 s is its minute), so the first decision keeps 37 workers warm
+// for them. A learner that has observed live intervals is left as it is.
+func TestPreloadTeachesTheBursts(t *testing.T) {
+	t.Parallel()
+	h := model.MinuteHistory{Start: t0, Counts: make([]float64, 91)}
+	for i := range h.Counts {
+		h.Counts[i] = 300
+	}
+	for _, m := range []int{10, 40, 55, 70, 85} {
+		h.Counts[m] += 3000
+	}
+	h.Counts[90] = math.NaN()
+	end := t0.Add(90 * time.Minute)
+	st := &State{lastDt: 5 * time.Second}
+	c := burstCall(st, end, 7, 1)
+	st.Preload(c.s, h)
+	f := st.bursts.facts(end)
+	if f.n != 4 || f.msgs != 3300 || f.length != 60 || math.Abs(f.base-5) > 0.01 {
+		t.Fatalf("preloaded: %d bursts of %v messages over %v s on %v msg/s, want 4 of 3300 over 60 s on 5", f.n, f.msgs, f.length, f.base)
+	}
+	if want := 3300.0 / 90; math.Abs(f.need-want) > 1e-9 {
+		t.Errorf("need %v msg/s, want 3300 ÷ 90 = %v", f.need, want)
+	}
+	c.planBursts()
+	if !c.bp.known || c.bp.need != 37 {
+		t.Errorf("first decision: bursts known %v, need %d workers; want known, 37", c.bp.known, c.bp.need)
+	}
+
+	live := &State{lastDt: 5 * time.Second}
+	live.bursts.observe(end, 5, 25, 90, 30)
+	live.Preload(c.s, h)
+	if g := live.bursts.facts(end); g.n != 0 || live.bursts.n != 1 {
+		t.Errorf("a learner with a live interval: %d bursts and %d intervals after the preload, want 0 and 1", g.n, live.bursts.n)
+	}
+}

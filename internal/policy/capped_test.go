@@ -19,11 +19,14 @@ import (
 // by the fleet at it: healthy.
 func TestDiagnosisHoldsWithTheSameNumbers(t *testing.T) {
 	t.Parallel()
+	// Between the jobs the history's rate is the 20 msg/s the live
+	// samples show (20 in flight at 1 s), so that the burst learner the
+	// history warms reads no burst into the live samples.
 	counts := forecasttest.Minutes(5, 4*60, func(i int) float64 {
 		if i%20 == 7 || i%20 == 8 {
 			return 200
 		}
-		return 10
+		return 20
 	})
 	for _, tc := range []struct {
 		cap  int

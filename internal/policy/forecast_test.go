@@ -56,17 +56,28 @@ func TestDecidePreStartsForForecastJob(t *testing.T) {
 	if !hasReason(d, "seen 8 of 8 times, every 20m0s, chance") || !hasReason(d, "workers for the load expected at 04:07:00") {
 		t.Fatalf("reasons %q", d.Reasons)
 	}
-	// Report-only: the same forecast is shown, the count is not changed.
-	s.Forecast.ReportOnly = true
-	var st2 State
-	st2.Preload(s, model.MinuteHistory{Start: fcStart, Counts: counts})
-	for i := range 3 {
-		now := at.Add(time.Duration(i) * 5 * time.Second)
-		smp := model.GroupSample{At: now, InFlight: 10, Backlog: 10, Queues: 1, Answered: 1,
-			Deleted: &model.Reading{Value: 10, At: now}}
-		d = Decide(s, smp, fleet, &st2, now)
+	// Report-only: the same forecast is shown, and the count is what it is
+	// with no forecast at all. The job's runs the history holds are bursts
+	// to the burst learner either way: with nothing to pre-start them, the
+	// workers they need are kept warm.
+	decide := func(s Settings) model.Decision {
+		var st State
+		st.Preload(s, model.MinuteHistory{Start: fcStart, Counts: counts})
+		var d model.Decision
+		for i := range 3 {
+			now := at.Add(time.Duration(i) * 5 * time.Second)
+			smp := model.GroupSample{At: now, InFlight: 10, Backlog: 10, Queues: 1, Answered: 1,
+				Deleted: &model.Reading{Value: 10, At: now}}
+			d = Decide(s, smp, fleet, &st, now)
+		}
+		return d
 	}
-	if d.Forecast == nil || d.DesiredWorkers > 20 {
-		t.Fatalf("report-only: forecast %+v, desired %d; want the forecast shown and the count left to today's load", d.Forecast, d.DesiredWorkers)
+	s.Forecast.ReportOnly = true
+	d = decide(s)
+	s.Forecast.ReportOnly, s.Forecast.Off = false, true
+	off := decide(s)
+	if d.Forecast == nil || d.DesiredWorkers != off.DesiredWorkers || off.Forecast != nil || hasReason(d, "pre-starting") {
+		t.Fatalf("report-only: forecast %+v, desired %d; with the forecast off %d: want the forecast shown, nothing pre-started and the same count",
+			d.Forecast, d.DesiredWorkers, off.DesiredWorkers)
 	}
 }
