@@ -73,7 +73,34 @@ type burstLearner struct {
 	// perServer is the per-slot completion rate the arrivals were measured
 	// with (see learnBursts).
 	perServer float64
+
+	// The wall-clock minutes the intervals fall in, for each burst's need
+	// at a minute's resolution (burst.coarse): the minute being filled
+	// (its start, Unix ns; 0 none yet) and the last closed ones, newest at
+	// mins[(nextMin−1) mod burstMinutes].
+	minute     int64
+	minuteMsgs float64
+	mins       [burstMinutes]float64
+	nMin       int
+	nextMin    int
+	// replaying: the intervals observed are a warm start's minutes (see
+	// preload); the bursts they show are marked burst.fromMinutes.
+	replaying bool
+	// found is the fleet the first decision after a warm start found,
+	// kept warm (when any is) until a burst has been measured live (see
+	// warmPays); foundState says whether it is to be read, held or done.
+	found      int
+	foundState foundFleet
 }
+
+// foundFleet is what a warm start does with the fleet it finds.
+type foundFleet uint8
+
+const (
+	foundNone foundFleet = iota // no warm start, or a live burst has ended since
+	foundRead                   // replayed: the next decision reads the fleet
+	foundHeld                   // read: kept warm until a live burst ends
+)
 
 // burstInterval is one interval's arrivals.
 type burstInterval struct {
@@ -93,6 +120,11 @@ type burst struct {
 	// served, msg/s: without the warm capacity, it would have been met by
 	// them.
 	ready float64
+	// coarse is its need as whole wall-clock minutes show it (see
+	// calibrate), msg/s; fromMinutes: it was learned from a warm start's
+	// minutes, whose need is coarse × the recent live bursts' need ÷ coarse.
+	coarse      float64
+	fromMinutes bool
 }
 
 func (b burst) length() float64 { return float64(b.end-b.start) / 1e9 }
@@ -142,6 +174,10 @@ const (
 	// burstMinUniform is the shortest length, seconds, a burst is taken
 	// to arrive over (see burst.uniform).
 	burstMinUniform = 1.0
+	// burstMinutes is how many closed wall-clock minutes the learner keeps
+	// for the bursts' needs at a minute's resolution: windows up to D + L
+	// of 16 minutes.
+	burstMinutes = 16
 )
 
 // observe records the arrivals of the interval ending at at, secs long.
@@ -153,6 +189,7 @@ func (bl *burstLearner) observe(at time.Time, secs, msgs, window, latency float6
 	}
 	msgs = math.Max(msgs, 0)
 	bl.lastSeen = ns
+	bl.addMinutes(ns-int64(secs*1e9), ns, msgs, window, latency)
 	bl.ring[bl.next] = burstInterval{end: ns, secs: secs, msgs: msgs}
 	bl.next = (bl.next + 1) % burstIntervals
 	bl.n = min(bl.n+1, burstIntervals)
@@ -167,7 +204,7 @@ func (bl *burstLearner) observe(at time.Time, secs, msgs, window, latency float6
 	switch {
 	case hot && !bl.on:
 		bl.on = true
-		bl.cur = burst{start: ns - int64(secs*1e9), ready: bl.serving}
+		bl.cur = burst{start: ns - int64(secs*1e9), ready: bl.serving, fromMinutes: bl.replaying}
 		bl.cur.announced = bl.recurAt > 0 && float64(bl.cur.start-bl.recurAt) <= window*1e9
 		if bl.lastEnd > 0 {
 			bl.cur.gap = float64(bl.cur.start-bl.lastEnd) / 1e9
@@ -210,15 +247,23 @@ func (bl *burstLearner) observe(at time.Time, secs, msgs, window, latency float6
 // next few with none kept warm. Minutes CloudWatch had no datapoint for are
 // skipped. A minute blurs what happened within it: a burst shorter than a
 // minute is seen as a minute long, and its need (its messages ÷ (60 s + L))
-// is a lower bound, by as much as (60 s + L) ÷ (its length + L); the live
-// intervals then measure the bursts that come at their own resolution. It
-// returns the minutes replayed.
+// is a lower bound, by as much as (60 s + L) ÷ (its length + L). The live
+// intervals measure the bursts that come at their own resolution, and how
+// much a minute hides of this group's bursts (see calibrate). It returns
+// the minutes replayed.
 func (bl *burstLearner) preload(h model.MinuteHistory, window, latency float64) int {
 	if bl.lastSeen != 0 || h.Start.IsZero() {
 		return 0
 	}
 	from := max(0, len(h.Counts)-int(burstMemory/time.Minute))
 	n := 0
+	bl.replaying = true
+	defer func() {
+		bl.replaying = false
+		if bl.np > 0 {
+			bl.foundState = foundRead
+		}
+	}()
 	for i := from; i < len(h.Counts); i++ {
 		if c := h.Counts[i]; c >= 0 && !math.IsInf(c, 0) {
 			bl.observe(h.Start.Add(time.Duration(i+1)*time.Minute), 60, c, window, latency)
@@ -226,6 +271,83 @@ func (bl *burstLearner) preload(h model.MinuteHistory, window, latency float64) 
 		}
 	}
 	return n
+}
+
+// addMinutes credits msgs arriving evenly over [from, to) (Unix ns) to the
+// wall-clock minutes they fall in, closing each minute it passes.
+func (bl *burstLearner) addMinutes(from, to int64, msgs, window, latency float64) {
+	const minute = int64(time.Minute)
+	span := float64(to - from)
+	for t := from; t < to; {
+		m := t - ((t%minute)+minute)%minute
+		if m != bl.minute {
+			bl.closeMinutes(m, window, latency)
+		}
+		end := min(to, m+minute)
+		bl.minuteMsgs += msgs * float64(end-t) / span
+		t = end
+	}
+}
+
+// closeMinutes closes the minute being filled, and the empty ones up to
+// next (the start of the minute to fill), each as calibrate needs it.
+func (bl *burstLearner) closeMinutes(next int64, window, latency float64) {
+	const minute = int64(time.Minute)
+	for k := 0; bl.minute != 0 && bl.minute < next && k < burstMinutes; k++ {
+		bl.mins[bl.nextMin] = bl.minuteMsgs
+		bl.nextMin = (bl.nextMin + 1) % burstMinutes
+		bl.nMin = min(bl.nMin+1, burstMinutes)
+		bl.calibrate(bl.minute, window, latency)
+		bl.minute, bl.minuteMsgs = bl.minute+minute, 0
+	}
+	bl.minute, bl.minuteMsgs = next, 0
+}
+
+// calibrate takes the minute that began at start, just closed, as a
+// warm start's history would show it. Its heaviest window of whole minutes
+// no longer than D + L (at least the minute), work ÷ (w + L), is the need of
+// the burst it saw (the one on, else the last, if it ended within the
+// minute or later) at a minute's resolution: its coarse need. A minute
+// blurs a burst shorter than itself, so a warm start's bursts needed more
+// than their minutes show: as much more as the live bursts of the memory
+// do, their most need ÷ their most coarse need (at least 1; of the largest,
+// since a small burst's need counts the work of a larger one just before it
+// that its own minute does not hold), and until one is known, what the
+// minutes show.
+func (bl *burstLearner) calibrate(start int64, window, latency float64) {
+	need, work := 0.0, 0.0
+	for k := 1; k <= bl.nMin; k++ {
+		w := 60 * float64(k)
+		if k > 1 && w > window+1e-9 {
+			break
+		}
+		work += bl.mins[(bl.nextMin-k+2*burstMinutes)%burstMinutes]
+		need = math.Max(need, work/(w+latency))
+	}
+	switch last := &bl.past[(bl.nextP-1+burstKeep)%burstKeep]; {
+	case bl.on:
+		bl.cur.coarse = math.Max(bl.cur.coarse, need)
+	case bl.np > 0 && last.end > start:
+		last.coarse = math.Max(last.coarse, need)
+	}
+	var most, mostCoarse float64
+	for i := range bl.np {
+		if p := &bl.past[i]; !p.fromMinutes && p.coarse > 0 && p.remembered(bl.lastSeen) {
+			most, mostCoarse = math.Max(most, p.need), math.Max(mostCoarse, p.coarse)
+		}
+	}
+	ratio := 1.0
+	if mostCoarse > 0 {
+		ratio = math.Max(ratio, most/mostCoarse)
+	}
+	for i := range bl.np {
+		if p := &bl.past[i]; p.fromMinutes && p.coarse > 0 {
+			p.need = p.coarse * ratio
+		}
+	}
+	if mostCoarse > 0 {
+		bl.foundState = foundNone
+	}
 }
 
 // levelRate is the median arrival rate of the intervals the ring holds

@@ -600,3 +600,57 @@ func TestPreloadTeachesTheBursts(t *testing.T) {
 		t.Errorf("a learner with a live interval: %d bursts and %d intervals after the preload, want 0 and 1", g.n, live.bursts.n)
 	}
 }
+
+// The warm start's bursts of TestPreloadTeachesTheBursts (3,300 messages a
+// minute: 36.7 msg/s at a minute's resolution), then live intervals of 5 s
+// at 5 msg/s with one burst of 100 msg/s for 30 s, 10 s into a minute. Live,
+// it needs 3,000 ÷ (30 s + 30 s) = 50 msg/s; its minute holds 3,000 + 30 ×
+// 5 = 3,150 messages, 35 msg/s at a minute's resolution: a minute hides
+// 50 ÷ 35 of this group's bursts, and the warm start's bursts are taken to
+// need 3,300 ÷ 90 × 50 ÷ 35 = 52.4 msg/s. Until that live burst, the first
+// decision after the warm start keeps the 120 workers it found warm (more
+// than the 37 the minutes show); after it, the 53 the bursts need.
+func TestPreloadedBurstsAreCalibratedByLiveOnes(t *testing.T) {
+	t.Parallel()
+	h := model.MinuteHistory{Start: t0, Counts: make([]float64, 90)}
+	for i := range h.Counts {
+		h.Counts[i] = 300
+	}
+	for _, m := range []int{40, 55, 70, 85} {
+		h.Counts[m] += 3000
+	}
+	end := t0.Add(90 * time.Minute)
+	st := &State{lastDt: 5 * time.Second}
+	c := burstCall(st, end, 120, 1)
+	st.Preload(c.s, h)
+	c.planBursts()
+	warm := c.warmPays(c.rateFloorAt(5))
+	c.finishReasons()
+	if c.bp.need != 37 || warm != 120 || !c.bp.found || !hasReason(c.d, "keeping the 120 workers the warm start found", "the 37 they show is a lower bound") {
+		t.Fatalf("first decision after the warm start: need %d, warm %d (found %v), reasons %q; want 37, the 120 found, said", c.bp.need, warm, c.bp.found, c.d.Reasons)
+	}
+	at := end
+	for s := 5; s <= 180; s += 5 {
+		at = end.Add(time.Duration(s) * time.Second)
+		msgs := 25.0
+		if s > 10 && s <= 40 {
+			msgs = 500
+		}
+		st.bursts.observe(at, 5, msgs, 90, 30)
+	}
+	for i := range st.bursts.np {
+		b := st.bursts.past[i]
+		want := 3300.0 / 90 * 50 / 35
+		if !b.fromMinutes {
+			want = 50
+		}
+		if math.Abs(b.need-want) > 1e-9 {
+			t.Errorf("burst at %v (from the minutes %v): need %v msg/s, want %v", time.Unix(0, b.start).Sub(t0), b.fromMinutes, b.need, want)
+		}
+	}
+	c = burstCall(st, at, 120, 1)
+	c.planBursts()
+	if warm := c.warmPays(c.rateFloorAt(5)); c.bp.need != 53 || warm != 53 || c.bp.found {
+		t.Errorf("after a live burst: need %d, warm %d (found %v); want 53 and 53", c.bp.need, warm, c.bp.found)
+	}
+}

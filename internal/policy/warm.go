@@ -41,6 +41,8 @@ type burstPlan struct {
 	// byChance: the occurrence the forecast expects is no likelier than
 	// a learned burst in its window; the warm capacity serves it.
 	byChance bool
+	// found: the warm fleet is the one a warm start found (see keepFound).
+	found bool
 }
 
 // ending reports whether a burst is on that is expected to end, before
@@ -207,6 +209,7 @@ func (c *call) warmPays(rate int) int {
 	if pays && chance >= 1-s.LatencyQuantile {
 		warm = bp.need
 	}
+	warm = c.keepFound(warm)
 	bp.warm = warm
 	b := &c.b.bursts
 	*b = model.Bursts{
@@ -222,6 +225,30 @@ func (c *call) warmPays(rate int) int {
 	}
 	c.d.Bursts = b
 	c.burstReason(extra, pays, chance)
+	if bp.found {
+		c.reason("keeping the %d workers the warm start found: the history's minutes blur bursts shorter than a minute, so the %d they show is a lower bound until a burst is measured live", warm, bp.need)
+	}
+	return warm
+}
+
+// keepFound keeps warm, beyond warm workers, the fleet a warm start found,
+// while its bursts are known only from the history's minutes: that fleet is
+// what the checker before the restart kept with the bursts it had measured
+// live, which a minute blurs (see burstLearner.preload). It is held while
+// any warm capacity is, and until a burst has been measured live, never
+// above the most workers.
+func (c *call) keepFound(warm int) int {
+	bl := &c.st.bursts
+	switch {
+	case bl.foundState == foundRead && c.currentKnown:
+		bl.found, bl.foundState = c.current, foundHeld
+	case bl.foundState != foundHeld:
+		return warm
+	}
+	if warm > 0 && bl.found > warm {
+		c.bp.found = true
+		return min(bl.found, c.hi)
+	}
 	return warm
 }
 
