@@ -415,43 +415,58 @@ func TestSimCrashLoop(t *testing.T) {
 	}
 }
 
-// TestSimDeploy: at minute 20 a deploy doubles the mean service time (40
-// workers, so the fleet keeps up). The estimate follows within a few minutes
-// of the first affected minute being delivered.
+// TestSimDeploy: at minute 20 a deploy doubles the mean service time. A
+// busy fleet (50 msg/s, 40 workers) follows it within a few minutes of the
+// first affected minute being delivered. A quiet one (10 msg/s at 200 ms: 2
+// in flight, each minute good to about ±21 %) follows it within two time
+// constants (12 minutes), noise margin and all: its minutes are too noisy
+// for a step to be sure, and the memory follows it (seeds 1–6: within 1–10
+// minutes, with or without the noise margin).
 func TestSimDeploy(t *testing.T) {
 	t.Parallel()
 	const deploy = 1200.0
-	for _, seed := range seeds[:6] {
-		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
-			t.Parallel()
-			s := &fleetSim{rate: 50, workers: 40, service: func(r *rand.Rand, t float64) float64 {
-				if t >= deploy {
-					return 0.4 * r.ExpFloat64()
-				}
-				return 0.2 * r.ExpFloat64()
-			}}
-			s.start(seed, 40, 0)
-			e := New(Config{ServiceTime: 200 * time.Millisecond})
-			var delivered float64 // when the first affected minute was learned
-			drive(s, e, seed, 40, false, func(ts float64, est Estimate) {
-				if delivered == 0 && !est.Last.Before(at(20, 0)) {
-					delivered = ts
-				}
-				switch {
-				case delivered == 0:
-					if ts > 12*60 && !near(secs(est.ServiceTime), 0.2, 0.10) {
-						t.Fatalf("at %.0fs, before: %+v, want 0.2 s", ts, est)
+	for _, tc := range []struct {
+		name          string
+		rate          float64
+		workers       int
+		within, tol   float64 // seconds after the first affected minute, and the share off 0.4 s allowed
+		checkedBefore bool    // the estimate is within 10 % of 0.2 s before
+	}{
+		{"busy", 50, 40, 3 * 60, 0.10, true},
+		{"quiet", 10, 20, 12 * 60, 0.15, false},
+	} {
+		for _, seed := range seeds[:6] {
+			t.Run(fmt.Sprintf("%s seed %d", tc.name, seed), func(t *testing.T) {
+				t.Parallel()
+				s := &fleetSim{rate: tc.rate, workers: tc.workers, service: func(r *rand.Rand, t float64) float64 {
+					if t >= deploy {
+						return 0.4 * r.ExpFloat64()
 					}
-				case ts >= delivered+3*60:
-					if !near(secs(est.ServiceTime), 0.4, 0.10) {
-						t.Fatalf("at %.0fs, %.0fs after the first affected minute: %+v, want 0.4 s", ts, ts-delivered, est)
+					return 0.2 * r.ExpFloat64()
+				}}
+				s.start(seed, 40, 0)
+				e := New(Config{ServiceTime: 200 * time.Millisecond})
+				var delivered float64 // when the first affected minute was learned
+				drive(s, e, seed, 40, false, func(ts float64, est Estimate) {
+					if delivered == 0 && !est.Last.Before(at(20, 0)) {
+						delivered = ts
 					}
+					switch {
+					case delivered == 0:
+						if tc.checkedBefore && ts > 12*60 && !near(secs(est.ServiceTime), 0.2, 0.10) {
+							t.Fatalf("at %.0fs, before: %+v, want 0.2 s", ts, est)
+						}
+					case ts >= delivered+tc.within:
+						if !near(secs(est.ServiceTime), 0.4, tc.tol) {
+							t.Fatalf("at %.0fs, %.0fs after the first affected minute: %+v, want 0.4 s", ts, ts-delivered, est)
+						}
+					}
+				})
+				if delivered == 0 {
+					t.Fatalf("no affected minute delivered")
 				}
 			})
-			if delivered == 0 {
-				t.Fatalf("no affected minute delivered")
-			}
-		})
+		}
 	}
 }
 
@@ -478,42 +493,6 @@ func TestSimQuietMinutesAreNoStep(t *testing.T) {
 			})
 			if most < docWindow-1 {
 				t.Fatalf("at most %d good minutes behind the estimate, want the window's %d", most, docWindow)
-			}
-		})
-	}
-}
-
-// TestSimQuietDeploy: the same quiet fleet, whose service time a deploy
-// doubles at minute 20, follows it within two time constants (12 minutes)
-// of the first affected minute being delivered, and stays with it. At this
-// rate the minutes are too noisy for a step to be sure, and the memory
-// follows it (seeds 1–6: within 1–10 minutes, with or without the noise
-// margin).
-func TestSimQuietDeploy(t *testing.T) {
-	t.Parallel()
-	const deploy = 1200.0
-	for _, seed := range seeds[:6] {
-		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
-			t.Parallel()
-			s := &fleetSim{rate: 10, workers: 20, service: func(r *rand.Rand, t float64) float64 {
-				if t >= deploy {
-					return 0.4 * r.ExpFloat64()
-				}
-				return 0.2 * r.ExpFloat64()
-			}}
-			s.start(seed, 40, 0)
-			e := New(Config{ServiceTime: 200 * time.Millisecond})
-			var delivered float64
-			drive(s, e, seed, 40, false, func(ts float64, est Estimate) {
-				if delivered == 0 && !est.Last.Before(at(20, 0)) {
-					delivered = ts
-				}
-				if delivered > 0 && ts >= delivered+12*60 && !near(secs(est.ServiceTime), 0.4, 0.15) {
-					t.Fatalf("at %.0fs, %.0fs after the first affected minute: %+v, want 0.4 s", ts, ts-delivered, est)
-				}
-			})
-			if delivered == 0 {
-				t.Fatalf("no affected minute delivered")
 			}
 		})
 	}
