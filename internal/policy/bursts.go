@@ -315,15 +315,9 @@ func (bl *burstLearner) closeMinutes(next int64, window, latency float64) {
 // that its own minute does not hold), and until one is known, what the
 // minutes show.
 func (bl *burstLearner) calibrate(start int64, window, latency float64) {
-	need, work := 0.0, 0.0
-	for k := 1; k <= bl.nMin; k++ {
-		w := 60 * float64(k)
-		if k > 1 && w > window+1e-9 {
-			break
-		}
-		work += bl.mins[(bl.nextMin-k+2*burstMinutes)%burstMinutes]
-		need = math.Max(need, work/(w+latency))
-	}
+	need := heaviest(bl.nMin, window, latency, func(i int) (secs, msgs float64) {
+		return 60, bl.mins[(bl.nextMin-1-i+2*burstMinutes)%burstMinutes]
+	})
 	switch last := &bl.past[(bl.nextP-1+burstKeep)%burstKeep]; {
 	case bl.on:
 		bl.cur.coarse = math.Max(bl.cur.coarse, need)
@@ -399,14 +393,25 @@ func (bl *burstLearner) measuredWith(perServer float64) {
 // windowNeed is the most work ÷ (w + latency) over the windows ending at
 // the newest interval no longer than window seconds.
 func (bl *burstLearner) windowNeed(window, latency float64) float64 {
-	need, work, w := 0.0, 0.0, 0.0
-	for i := range bl.n {
+	return heaviest(bl.n, window, latency, func(i int) (secs, msgs float64) {
 		iv := bl.ring[(bl.next-1-i+2*burstIntervals)%burstIntervals]
-		if w+iv.secs > window+1e-9 && i > 0 {
+		return iv.secs, iv.msgs
+	})
+}
+
+// heaviest is the most work ÷ (w + latency) over the windows of the newest
+// n intervals (at(0) the newest, at(i) the i-th before it: its length and
+// messages) that end at the newest and are no longer than window seconds,
+// the newest alone whatever its length.
+func heaviest(n int, window, latency float64, at func(i int) (secs, msgs float64)) float64 {
+	need, work, w := 0.0, 0.0, 0.0
+	for i := range n {
+		secs, msgs := at(i)
+		if w+secs > window+1e-9 && i > 0 {
 			break
 		}
-		work += iv.msgs
-		w += iv.secs
+		work += msgs
+		w += secs
 		need = math.Max(need, work/(w+latency))
 	}
 	return need
