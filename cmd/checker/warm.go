@@ -41,16 +41,23 @@ type preloader interface {
 // CloudWatch calls for a thousand queues.
 const warmStartTimeout = 2 * time.Minute
 
+// forecasts reports whether g keeps a forecast (the model policy, its
+// forecast not off), whose weekly rhythms a warm start reads.
+func forecasts(g policy.Settings) bool {
+	g = g.WithDefaults()
+	return g.Policy == policy.PolicyModel && !g.Forecast.Off
+}
+
 // warmStart reads the arrival history of the last
 // controller.HistorySpan(groups) and the fleet history of the last
 // measure.PreloadSpan (for the controller.Measuring groups; the poller
 // reads it only for those with CloudWatch on), up to the start of now's
-// minute, and preloads the groups' forecasts
-// and fleet measurements with them, so that the rhythm of the load and the
-// fleet's service time are known from the first decisions. A failure is
+// minute, and preloads the groups' forecasts, burst learners and fleet
+// measurements with them, so that the rhythm of the load, the recent bursts
+// and the fleet's service time are known from the first decisions. A failure is
 // logged once and the forecasts and measurements learn online; history that
 // came with the error is still used. It reads nothing when no group
-// forecasts or measures.
+// needs arrival history (the model policy's) or measures.
 //
 // The fleet's minutes cost two GetMetricData metrics per queue of a
 // measuring group with CloudWatch on, once per start or reload ($0.00002 a
@@ -59,12 +66,12 @@ func warmStart(ctx context.Context, src arrivalHistory, to preloader, groups []p
 	span := controller.HistorySpan(groups)
 	fleet := controller.Measuring(groups)
 	if span <= 0 && len(fleet) == 0 {
-		log.Debug("warm start skipped: no group forecasts or measures its fleet")
+		log.Debug("warm start skipped: no group reads arrival history or measures its fleet")
 		return
 	}
 	end := now.UTC().Truncate(time.Minute)
 	req := poller.HistoryRequest{From: end.Add(-span), To: end, FleetFrom: end.Add(-measure.PreloadSpan), Fleet: fleet}
-	if span > 0 {
+	if slices.ContainsFunc(groups, forecasts) {
 		// The weeks before the minutes, at five minutes: the forecast's
 		// weekly rhythms.
 		req.WeeklyFrom = end.Add(-forecast.CoarseSpan)

@@ -108,10 +108,12 @@ func TestWarmStart(t *testing.T) {
 			both, false, 36 * time.Hour, []string{"a", "r", "off", "b"}, true, true, 0},
 		{"the default history, 8 days", []policy.Settings{report, defaulted},
 			both, false, model.DefaultForecastHistory, []string{"r", "d"}, true, true, 0},
-		{"no group forecasts or measures: nothing read", []policy.Settings{quiet(off), quiet(bpw)},
+		{"no model group, none measures: nothing read", []policy.Settings{quiet(bpw)},
 			func(context.Context) (poller.History, error) { t.Error("read"); return poller.History{}, nil }, true, 0, nil, false, false, 0},
-		{"no group forecasts: the fleets alone", []policy.Settings{off, quiet(bpw)},
-			func(context.Context) (poller.History, error) { return poller.History{Fleet: fleet}, nil }, false, 0, []string{"off"}, false, true, 0},
+		{"the forecast off: the burst learner's hour", []policy.Settings{quiet(off), quiet(bpw)},
+			func(context.Context) (poller.History, error) { return poller.History{Arrivals: sample}, nil }, false, time.Hour, nil, true, false, 0},
+		{"no group forecasts: the burst learner's hour and the fleets", []policy.Settings{off, quiet(bpw)},
+			func(context.Context) (poller.History, error) { return poller.History{Fleet: fleet}, nil }, false, time.Hour, []string{"off"}, false, true, 0},
 		{"no group measures: the arrivals alone", []policy.Settings{quiet(model36h)},
 			func(context.Context) (poller.History, error) { return poller.History{Arrivals: sample}, nil }, false, 36 * time.Hour, nil, true, false, 0},
 		{"a failure is logged once, nothing loaded", []policy.Settings{model36h},
@@ -140,6 +142,11 @@ func TestWarmStart(t *testing.T) {
 				got := src.reqs[0]
 				if !got.To.Equal(end) || got.To.Sub(got.From) != tc.wantSpan {
 					t.Errorf("read arrivals [%s, %s), want %s up to %s", got.From, got.To, tc.wantSpan, end)
+				}
+				// Only a forecast reads the weeks: every case whose span is
+				// longer than the burst learner's hour has one.
+				if weekly := !got.WeeklyFrom.IsZero(); weekly != (tc.wantSpan > time.Hour) {
+					t.Errorf("read the weeks from %s, want them read %v", got.WeeklyFrom, tc.wantSpan > time.Hour)
 				}
 				if !slices.Equal(got.Fleet, tc.wantFleet) {
 					t.Errorf("read the fleets of %q, want %q", got.Fleet, tc.wantFleet)

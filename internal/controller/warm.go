@@ -32,11 +32,11 @@ func (c *Controller) Preload(h map[string]model.MinuteHistory) map[string]int {
 		switch {
 		case st == nil:
 			continue
-		case g.Forecast.Off || (g.Policy != "" && g.Policy != policy.PolicyModel):
-			log.Debug("no forecast: arrival history not loaded")
+		case g.ArrivalHistory() == 0:
+			log.Debug("not the model policy: arrival history not loaded")
 			continue
 		case !ok:
-			log.Info("no arrival history for the group: the forecast learns online")
+			log.Info("no arrival history for the group: the forecast and the burst learner learn online")
 			continue
 		}
 		st.deciding.Lock()
@@ -48,7 +48,11 @@ func (c *Controller) Preload(h map[string]model.MinuteHistory) map[string]int {
 			fields = append(fields, zap.Time("from", hist.Start),
 				zap.Time("to", hist.Start.Add(time.Duration(len(hist.Counts))*time.Minute)))
 		}
-		log.Info("arrival history loaded into the forecast", fields...)
+		what := "arrival history loaded into the forecast"
+		if g.WithDefaults().Forecast.Off {
+			what = "arrival history loaded into the burst learner"
+		}
+		log.Info(what, fields...)
 	}
 	return loaded
 }
@@ -99,18 +103,14 @@ func (c *Controller) PreloadFleet(h map[string]model.FleetHistory) map[string]in
 	return loaded
 }
 
-// HistorySpan is the arrival history a warm start of groups reads for their
-// forecasts: the longest forecast history of the groups that forecast (in
-// either mode: the model policy with its forecast not off), 0 when none
-// does. Preload skips the other groups.
+// HistorySpan is the arrival history a warm start of groups reads: the
+// longest policy.Settings.ArrivalHistory of the groups (the forecast's
+// history, and the burst learner's hour, of the model policy's groups), 0
+// when none needs any. Preload skips the other groups.
 func HistorySpan(groups []policy.Settings) time.Duration {
 	var span time.Duration
 	for _, g := range groups {
-		g = g.WithDefaults()
-		if g.Forecast.Off || g.Policy != policy.PolicyModel {
-			continue
-		}
-		span = max(span, g.Forecast.History)
+		span = max(span, g.ArrivalHistory())
 	}
 	return span
 }

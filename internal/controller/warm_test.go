@@ -84,7 +84,14 @@ func TestPreloadWarmsEachGroupsForecast(t *testing.T) {
 	if got := loaded["warm"]; got != usable {
 		t.Errorf("warm loaded %d minutes, want %d (%d offered, 3 unknown)", got, usable, len(hist.Counts))
 	}
-	for _, g := range []string{"cold", "off", "bpw", "gone"} {
+	// The forecast off, the burst learner takes the last hour.
+	if got := loaded["off"]; got != 60 {
+		t.Errorf("off loaded %d minutes, want the burst learner's 60", got)
+	}
+	if n := logs.FilterMessage("arrival history loaded into the burst learner").FilterField(zap.String("group", "off")).Len(); n != 1 {
+		t.Errorf("%d log lines of the off group's minutes, want 1", n)
+	}
+	for _, g := range []string{"cold", "bpw", "gone"} {
 		if n, ok := loaded[g]; ok {
 			t.Errorf("%s loaded %d minutes, want none", g, n)
 		}
@@ -92,7 +99,7 @@ func TestPreloadWarmsEachGroupsForecast(t *testing.T) {
 	if n := logs.FilterMessage("arrival history loaded into the forecast").FilterField(zap.String("group", "warm")).FilterField(zap.Int("minutes", usable)).Len(); n != 1 {
 		t.Errorf("%d log lines of the warm group's minutes, want 1: %v", n, logs.All())
 	}
-	if n := logs.FilterMessage("no arrival history for the group: the forecast learns online").FilterField(zap.String("group", "cold")).Len(); n != 1 {
+	if n := logs.FilterMessage("no arrival history for the group: the forecast and the burst learner learn online").FilterField(zap.String("group", "cold")).Len(); n != 1 {
 		t.Errorf("%d log lines of the cold group, want 1", n)
 	}
 
@@ -270,6 +277,31 @@ func TestPreloadFleetWarmsTheMeasurement(t *testing.T) {
 			if m.SizingWith != "configured" || m.ServiceTimeSeconds != nil {
 				t.Errorf("%s: %+v, want nothing measured", d.Group, m)
 			}
+		}
+	}
+}
+
+// A warm start reads the forecast's history for a model group that
+// forecasts, the burst learner's hour for one whose forecast is off, and
+// nothing for the backlog_per_worker policy.
+func TestHistorySpanCoversTheForecastAndTheBursts(t *testing.T) {
+	t.Parallel()
+	on := forecastSettings("on")
+	on.Forecast.History = 48 * time.Hour
+	off := forecastSettings("off")
+	off.Forecast.Off = true
+	bpw := forecastSettings("bpw")
+	bpw.Policy = policy.PolicyBacklogPerWorker
+	for _, tc := range []struct {
+		groups []policy.Settings
+		want   time.Duration
+	}{
+		{[]policy.Settings{on, off, bpw}, 48 * time.Hour},
+		{[]policy.Settings{off, bpw}, time.Hour},
+		{[]policy.Settings{bpw}, 0},
+	} {
+		if got := HistorySpan(tc.groups); got != tc.want {
+			t.Errorf("HistorySpan of %d groups: %v, want %v", len(tc.groups), got, tc.want)
 		}
 	}
 }

@@ -128,6 +128,21 @@ type ForecastSettings struct {
 // MaxForecastHistory is the most per-minute history a group keeps.
 const MaxForecastHistory = model.MaxForecastHistory
 
+// ArrivalHistory is how much of the group's per-minute arrival history a
+// warm start reads for State.Preload: for the model policy, the forecast's
+// history (when the forecast is not off) and at least the burst learner's
+// memory; none for the other policies.
+func (s Settings) ArrivalHistory() time.Duration {
+	s = s.WithDefaults()
+	switch {
+	case s.Policy != PolicyModel:
+		return 0
+	case s.Forecast.Off:
+		return burstMemory
+	}
+	return max(s.Forecast.History, burstMemory)
+}
+
 // forecasting reports whether the forecast sizes the fleet.
 func (s Settings) forecasting() bool {
 	return !s.Forecast.Off && !s.Forecast.ReportOnly && (s.Policy == "" || s.Policy == PolicyModel)

@@ -179,17 +179,21 @@ func queueKey(s model.GroupSample) uint64 {
 // example NumberOfMessagesSent read from CloudWatch at start), and its
 // five-minute history of the weeks before (h.Weekly), so that the rhythm of
 // its load is known from the first decision, and its burst learner with the
-// last hour of the minutes (see burstLearner.preload). Minutes and buckets the state
-// already measured are kept; history older than s's forecast history (the
-// minutes) or five weeks (the buckets) is dropped. It returns the minutes
-// taken from h.
+// last hour of the minutes (see burstLearner.preload); with the forecast
+// off, only the burst learner. Minutes and buckets the state already
+// measured are kept; history older than s's forecast history (the minutes)
+// or five weeks (the buckets) is dropped. It returns the minutes taken from
+// h: by the forecast, else by the burst learner.
 func (st *State) Preload(s Settings, h model.MinuteHistory) int {
 	s = s.WithDefaults()
+	replayed := st.bursts.preload(h, (s.StartDelay + s.Latency).Seconds(), s.Latency.Seconds())
+	if s.Forecast.Off {
+		return replayed
+	}
 	st.fc.Init(s.Forecast.History)
 	if len(h.Weekly) > 0 {
 		st.fc.PreloadCoarse(model.MinuteHistory{Start: h.WeeklyStart, Counts: h.Weekly}, st.horizon(s))
 	}
-	st.bursts.preload(h, (s.StartDelay + s.Latency).Seconds(), s.Latency.Seconds())
 	return st.fc.Preload(h, st.horizon(s))
 }
 
