@@ -41,13 +41,6 @@ type preloader interface {
 // CloudWatch calls for a thousand queues.
 const warmStartTimeout = 2 * time.Minute
 
-// forecasts reports whether g keeps a forecast (the model policy, its
-// forecast not off), whose weekly rhythms a warm start reads.
-func forecasts(g policy.Settings) bool {
-	g = g.WithDefaults()
-	return g.Policy == policy.PolicyModel && !g.Forecast.Off
-}
-
 // warmStart reads the arrival history of the last
 // controller.HistorySpan(groups) and the fleet history of the last
 // measure.PreloadSpan (for the controller.Measuring groups; the poller
@@ -71,7 +64,7 @@ func warmStart(ctx context.Context, src arrivalHistory, to preloader, groups []p
 	}
 	end := now.UTC().Truncate(time.Minute)
 	req := poller.HistoryRequest{From: end.Add(-span), To: end, FleetFrom: end.Add(-measure.PreloadSpan), Fleet: fleet}
-	if slices.ContainsFunc(groups, forecasts) {
+	if controller.ReadsWeeks(groups) {
 		// The weeks before the minutes, at five minutes: the forecast's
 		// weekly rhythms.
 		req.WeeklyFrom = end.Add(-forecast.CoarseSpan)

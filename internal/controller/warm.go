@@ -115,6 +115,19 @@ func HistorySpan(groups []policy.Settings) time.Duration {
 	return span
 }
 
+// ReadsWeeks reports whether a warm start of groups reads the weeks of
+// five-minute arrivals before the minutes: whether one of them keeps a
+// forecast (the model policy, its forecast not off), whose weekly rhythms
+// they are.
+func ReadsWeeks(groups []policy.Settings) bool {
+	for _, g := range groups {
+		if g = g.WithDefaults(); g.Policy == policy.PolicyModel && !g.Forecast.Off {
+			return true
+		}
+	}
+	return false
+}
+
 // Measuring names the groups that measure their fleet (learn: act or
 // report), whose recent fleet history a warm start reads for
 // PreloadFleet.

@@ -70,7 +70,8 @@ const weeklyPeriod = 5 * time.Minute
 // the poller's History), as of now, with the world advanced to now:
 //
 //   - arrivals: the messages sent in each minute of the last span before
-//     the start of now's minute, and, when span > 0, the messages sent in
+//     the start of now's minute, and, when span > 0 and weeks is set (a
+//     group keeps a forecast: controller.ReadsWeeks), the messages sent in
 //     each five minutes of the weeks before (forecast.CoarseSpan back
 //     from now's minute, up to the minutes), in Weekly;
 //   - fleet: each minute's deletions, msg/s (its count ÷ 60), and average
@@ -88,7 +89,7 @@ const weeklyPeriod = 5 * time.Minute
 // unknown). An empty series has a zero Start. A minute's in-flight average is the exact time average, where
 // CloudWatch's averages SQS's reports of about one a minute: the world's
 // minutes are less noisy than a real queue's.
-func (w *World) History(now time.Time, span time.Duration) (model.MinuteHistory, model.FleetHistory) {
+func (w *World) History(now time.Time, span time.Duration, weeks bool) (model.MinuteHistory, model.FleetHistory) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	t := w.seconds(now)
@@ -124,7 +125,9 @@ func (w *World) History(now time.Time, span time.Duration) (model.MinuteHistory,
 				arrivals.Counts = append(arrivals.Counts, float64(lm.sent))
 			}
 		}
-		arrivals.WeeklyStart, arrivals.Weekly = w.weekly(end.Add(-forecast.CoarseSpan), from, first, to)
+		if weeks {
+			arrivals.WeeklyStart, arrivals.Weekly = w.weekly(end.Add(-forecast.CoarseSpan), from, first, to)
+		}
 	}
 
 	var fleet model.FleetHistory

@@ -70,7 +70,7 @@ func TestHistoryIsTheMinutesSentDeletedAndInFlight(t *testing.T) {
 			for s := 5 * time.Second; s < tt.now-tt.offset; s += 5 * time.Second {
 				w.Snapshot(cfg.Start.Add(s)) // the run's steps, which History must not disturb
 			}
-			arr, fleet := w.History(t0.Add(tt.now), tt.span)
+			arr, fleet := w.History(t0.Add(tt.now), tt.span, true)
 			sent, deleted, inFlight := cumulative(t, twin, tt.to)
 
 			if len(arr.Counts) != tt.to-tt.first || !arr.Start.Equal(t0.Add(time.Duration(tt.first)*time.Minute)) {
@@ -126,8 +126,9 @@ func TestHistoryIsTheMinutesSentDeletedAndInFlight(t *testing.T) {
 // The weeks before the arrivals' minutes come at five minutes of the
 // clock, the sums of their minutes, from the first five minutes that
 // start at or after the world's first whole minute up to the five
-// minutes holding the arrivals' first minute; with no span (the group
-// does not forecast) neither comes.
+// minutes holding the arrivals' first minute; with no span (no group
+// reads arrivals) neither comes, and without weeks (no group forecasts:
+// the burst learner's hour alone) the minutes come alone.
 func TestHistoryWeeklyAreTheFiveMinutesBefore(t *testing.T) {
 	t.Parallel()
 	sc := csvScenario(t, "0,5\n600,20\n3600,20\n")
@@ -136,7 +137,7 @@ func TestHistoryWeeklyAreTheFiveMinutesBefore(t *testing.T) {
 			Min: 60, Max: 60, Workers: 60, Seed: 5, MetricDelay: time.Minute}
 		w, twin := mustWorld(t, cfg), mustWorld(t, cfg)
 		now := t0.Add(57*time.Minute + 40*time.Second)
-		arr, _ := w.History(now, 13*time.Minute) // minutes [44, 56), weeks [from, 40)
+		arr, _ := w.History(now, 13*time.Minute, true) // minutes [44, 56), weeks [from, 40)
 		sent, _, _ := cumulative(t, twin, 56)
 		shift := int(offset / time.Minute) // twin's minutes are counted from the one holding its start
 		if offset%time.Minute != 0 {
@@ -156,8 +157,11 @@ func TestHistoryWeeklyAreTheFiveMinutesBefore(t *testing.T) {
 				t.Errorf("start %v: five minutes from minute %d: %v sent, want %d", offset, from+5*i, v, want)
 			}
 		}
-		if none, _ := w.History(now, 0); none.Counts != nil || none.Weekly != nil || !none.Start.IsZero() {
+		if none, _ := w.History(now, 0, true); none.Counts != nil || none.Weekly != nil || !none.Start.IsZero() {
 			t.Errorf("start %v: with no span %+v, want no arrivals", offset, none)
+		}
+		if minutes, _ := w.History(now, 13*time.Minute, false); len(minutes.Counts) != 56-44 || minutes.Weekly != nil || !minutes.WeeklyStart.IsZero() {
+			t.Errorf("start %v: without the weeks %d minutes and %d five minutes from %v, want 12 and none", offset, len(minutes.Counts), len(minutes.Weekly), minutes.WeeklyStart)
 		}
 	}
 }
@@ -168,13 +172,13 @@ func TestHistoryEmptyAndBounded(t *testing.T) {
 	t.Parallel()
 	sc := csvScenario(t, "0,5\n3600,5\n")
 	w := mustWorld(t, Config{Scenario: sc, Service: Service{Dist: DistConstant, Mean: time.Second}, Min: 10, Max: 10, Workers: 10, Seed: 3, MetricDelay: time.Minute})
-	if arr, fleet := w.History(t0.Add(119*time.Second), time.Hour); arr.Counts != nil || fleet.Deleted != nil || !arr.Start.IsZero() || !fleet.Start.IsZero() {
+	if arr, fleet := w.History(t0.Add(119*time.Second), time.Hour, true); arr.Counts != nil || fleet.Deleted != nil || !arr.Start.IsZero() || !fleet.Start.IsZero() {
 		t.Errorf("at 119 s: %+v, %+v; want none (minute 0 is published at 120 s)", arr, fleet)
 	}
-	if arr, fleet := w.History(t0.Add(120*time.Second), time.Hour); len(arr.Counts) != 1 || len(fleet.Deleted) != 1 {
+	if arr, fleet := w.History(t0.Add(120*time.Second), time.Hour, true); len(arr.Counts) != 1 || len(fleet.Deleted) != 1 {
 		t.Errorf("at 120 s: %d and %d minutes, want 1", len(arr.Counts), len(fleet.Deleted))
 	}
-	if _, fleet := w.History(t0.Add(50*time.Minute), time.Hour); len(fleet.Deleted) != int(measure.PreloadSpan/time.Minute)-1 ||
+	if _, fleet := w.History(t0.Add(50*time.Minute), time.Hour, true); len(fleet.Deleted) != int(measure.PreloadSpan/time.Minute)-1 ||
 		!fleet.Start.Equal(t0.Add(50*time.Minute-measure.PreloadSpan)) {
 		t.Errorf("at 50 min: %d fleet minutes from %v, want %d from %v", len(fleet.Deleted), fleet.Start,
 			int(measure.PreloadSpan/time.Minute)-1, t0.Add(50*time.Minute-measure.PreloadSpan))

@@ -261,8 +261,8 @@ func (c controlled) Step(ctx context.Context, now time.Time) error {
 // fresh one, as a restarted daemon is: a new controller, with no policy
 // state. It warms it as the daemon's warm start does (cmd/checker's
 // warmStart), from the history the world has published by now
-// (World.History): the arrivals of the longest forecast history of its
-// group (controller.HistorySpan; none when the group does not forecast)
+// (World.History): the arrival history its group reads
+// (controller.HistorySpan and ReadsWeeks; none for the backlog rule)
 // into Preload, and, when the group measures its fleet
 // (controller.Measuring) and reads CloudWatch (the poller reads the
 // fleet's minutes only then; not Config.NoDeleted), the fleet's last
@@ -291,7 +291,7 @@ func (rc RunConfig) restart(name string, w *World, now time.Time) (Autoscaler, e
 	if span <= 0 && !measuring {
 		return c, nil
 	}
-	arrivals, fleet := w.History(now, span)
+	arrivals, fleet := w.History(now, span, controller.ReadsWeeks(groups))
 	minutes, fleetMinutes := 0, 0
 	if span > 0 {
 		minutes = c.c.Preload(map[string]model.MinuteHistory{w.group: arrivals})[w.group]
