@@ -16,6 +16,16 @@ import (
 // minutes that agree.
 const MeasuredConfidence = 0.5
 
+// MeasuredConfidenceKept is the confidence down to which a measured
+// throughput in use stays in use. A confidence that hovers near
+// MeasuredConfidence (minutes that disagree by about 30 %, as a fleet far
+// larger than its load measures them) would otherwise switch the sizing
+// between the measured and the configured value at each minute, and move
+// the fleet by their ratio each time. One good minute alone (after a
+// deploy) gives 0.25, below it: the configured value sizes until the new
+// level is known, as without the hysteresis.
+const MeasuredConfidenceKept = 0.3
+
 // measuredAgrees: a measured service time within this share of the
 // configured one is reported as agreeing.
 const measuredAgrees = 0.1
@@ -101,7 +111,12 @@ func (st *State) learn(s Settings, sample model.GroupSample, fleet model.Fleet) 
 	// Batches that no saturated minute measured leave the time per message
 	// unknown: Little's law gives the time a message waits in its batch.
 	l.batching = l.est.Batching && !l.est.Saturated
-	l.use = l.known && s.Learn == LearnAct && !l.est.Stuck && !l.batching && l.est.Confidence >= MeasuredConfidence
+	trust := MeasuredConfidence
+	if st.measUsed {
+		trust = MeasuredConfidenceKept
+	}
+	l.use = l.known && s.Learn == LearnAct && !l.est.Stuck && !l.batching && l.est.Confidence >= trust
+	st.measUsed = l.use
 	if l.use {
 		s.Throughput = l.est.PerWorker
 	}
@@ -168,6 +183,10 @@ func (c *call) learnReasons() {
 		c.reason("%s measured %s over the last %s, configured %s: sizing with the configured value (workers.learn: report)", what, &r.measured, &r.span, &r.configured)
 	default:
 		c.reason("%s measured %s over the last %s, confidence %s: sizing with the configured %s until it is trusted", what, &r.measured, &r.span, &r.confidence, &r.configured)
+	}
+	if l.use && l.est.Confidence < MeasuredConfidence {
+		c.reason("the measurement's confidence is %s, below the %s it is trusted from: still in use down to %s, so that a confidence near %s does not switch the sizing back and forth",
+			&r.confidence, percent(MeasuredConfidence), percent(MeasuredConfidenceKept), percent(MeasuredConfidence))
 	}
 }
 

@@ -107,3 +107,65 @@ func ptrValue(p *float64) any {
 	}
 	return *p
 }
+
+// Trust has hysteresis: a measurement is used from MeasuredConfidence on,
+// and once in use, down to MeasuredConfidenceKept. The queue of
+// TestLearnedServiceTime measures 450 ms for 12 minutes; then the deleted
+// count stops coming, and the confidence fades linearly (between 2 and 30
+// minutes after the last good minute) through 0.5 and 0.3. The measured
+// value sizes until it falls below 0.3, not 0.5; on the way up the
+// configured one sized until 0.5.
+func TestMeasuredTrustHasHysteresis(t *testing.T) {
+	t.Parallel()
+	const lambda, trueS = 20.0, 0.45
+	s := Settings{Group: "g", ServiceTime: 200 * time.Millisecond, Latency: 10 * time.Second,
+		Min: 1, Max: 100, Learn: LearnAct, Forecast: ForecastSettings{Off: true}}
+	h := newHarness(t, s, asg(12, 12, 0))
+	h.follow = false
+	inFlight := int64(math.Round(lambda * trueS))
+	var upConfigured, upMeasured, keptBelow, droppedBelow bool
+	wasMeasured := false
+	for i := range 45 * 12 { // 45 minutes of samples 5 s apart
+		smp := q(0, inFlight)
+		now := h.now.Add(tick)
+		if now.Sub(t0) >= 90*time.Second && now.Sub(t0) < 12*time.Minute {
+			smp.Deleted = reading(lambda, now.Add(-90*time.Second).Truncate(time.Minute))
+		}
+		dt := tick
+		if i == 0 {
+			dt = 0
+		}
+		d := h.step(dt, smp)
+		m := d.Measured
+		if m.Confidence == nil {
+			continue
+		}
+		conf, measured := *m.Confidence, m.SizingWith == "measured"
+		switch {
+		case !wasMeasured && measured && conf < MeasuredConfidence:
+			t.Fatalf("at %v: measured in use from confidence %v, below %v", now.Sub(t0), conf, MeasuredConfidence)
+		case wasMeasured && !measured && conf >= MeasuredConfidenceKept:
+			t.Fatalf("at %v: measured dropped at confidence %v, at least %v", now.Sub(t0), conf, MeasuredConfidenceKept)
+		case wasMeasured && measured && conf < MeasuredConfidenceKept:
+			t.Fatalf("at %v: measured kept at confidence %v, below %v", now.Sub(t0), conf, MeasuredConfidenceKept)
+		}
+		switch {
+		case !wasMeasured && !measured && conf > 0 && conf < MeasuredConfidence:
+			upConfigured = true
+		case !wasMeasured && measured:
+			upMeasured = true
+		case measured && conf < MeasuredConfidence:
+			keptBelow = true
+			if !hasReason(d, "still in use down to 30 %") {
+				t.Fatalf("at %v: reasons %q do not say the measurement is kept", now.Sub(t0), d.Reasons)
+			}
+		case wasMeasured && !measured:
+			droppedBelow = true
+		}
+		wasMeasured = measured
+	}
+	if !upConfigured || !upMeasured || !keptBelow || !droppedBelow {
+		t.Fatalf("configured on the way up %v, measured from 0.5 %v, kept below 0.5 %v, dropped below 0.3 %v: want all",
+			upConfigured, upMeasured, keptBelow, droppedBelow)
+	}
+}

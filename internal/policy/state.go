@@ -59,7 +59,10 @@ type State struct {
 	// measCfg.
 	meas    *measure.Estimator
 	measCfg measure.Config
-	starts  arrivals.StartDelays // measured start delays
+	// measUsed: the last decision sized with the measured throughput,
+	// which then stays in use down to MeasuredConfidenceKept.
+	measUsed bool
+	starts   arrivals.StartDelays // measured start delays
 	// ceil finds the downstream ceiling from the saturated minutes fed up
 	// to ceilFed; ceilHeld: the last decision was held at it.
 	ceil     ceiling.Detector
