@@ -123,6 +123,7 @@ type Estimator struct {
 	// its completions by Little's law over the slots known (see Served);
 	// slotArrivalsOK when the slots and the per-slot rate were known.
 	slotArrivals   float64
+	slotDone       float64 // the completions among them
 	slotArrivalsOK bool
 	dumped         float64   // messages held back as dumps at dumpAt
 	dumpAt         time.Time // the sample of the last dump
@@ -165,10 +166,12 @@ func (e *Estimator) Observation(at time.Time) (float64, bool) {
 // sample at at, its completions counted by Little's law over the slots in
 // service (at most one message each) whatever the observation took: the
 // deleted count lags a minute and would make a short burst's tail look hot.
-// False when the sample measured none, or the slots or the per-slot rate
-// were not known.
-func (e *Estimator) Served(at time.Time) (float64, bool) {
-	return e.slotArrivals, e.slotArrivalsOK && e.lastObsOK && e.updatedAt.Equal(at)
+// done is the completions counted among them (the in-flight messages over
+// the interval times the per-slot rate): the part that scales with that
+// rate, were it found wrong. False when the sample measured none, or the
+// slots or the per-slot rate were not known.
+func (e *Estimator) Served(at time.Time) (msgs, done float64, ok bool) {
+	return e.slotArrivals, e.slotDone, e.slotArrivalsOK && e.lastObsOK && e.updatedAt.Equal(at)
 }
 
 // Surge is the surge measured at the sample at at, msg/s; false when there
@@ -291,7 +294,8 @@ func (e *Estimator) Update(c Counts, key uint64, f Flow) (Counts, bool) {
 	}
 	e.slotArrivalsOK = f.PerServer > 0 && f.Servers >= 0
 	if e.slotArrivalsOK {
-		e.slotArrivals = c.Total() - prev.Total() + (a+b)/2*f.PerServer*dt
+		e.slotDone = (a + b) / 2 * f.PerServer * dt
+		e.slotArrivals = c.Total() - prev.Total() + e.slotDone
 	}
 	switch {
 	case f.DeletedOK && !deletedEnd(f.DeletedAt, c.At).Before(prev.At):

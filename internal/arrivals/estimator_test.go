@@ -91,7 +91,8 @@ func ewma(prev, obs, dt, tau float64) float64 {
 // 10 msg/s, 4 slots at 2 msg/s each and 6 then 3 messages in flight (at
 // most 4 in service: 4 then 3), the total growing by 40 over 5 s, the
 // observation is 40/5 + 10 = 18 msg/s and Served (40 + (4 + 3)/2 × 2 × 5)
-// = 75 messages. Without the slots it measures nothing.
+// = 75 messages, 35 of them completions. Without the slots it measures
+// nothing.
 func TestEstimatorServedCountsCompletionsBySlots(t *testing.T) {
 	t.Parallel()
 	var e Estimator
@@ -104,17 +105,17 @@ func TestEstimatorServedCountsCompletionsBySlots(t *testing.T) {
 	if obs, ok := e.Observation(at); !ok || math.Abs(obs-18) > 1e-9 {
 		t.Fatalf("observation %v (%v), want 18 (the deleted count)", obs, ok)
 	}
-	if got, ok := e.Served(at); !ok || math.Abs(got-75) > 1e-9 {
-		t.Fatalf("served %v (%v), want 75", got, ok)
+	if got, done, ok := e.Served(at); !ok || math.Abs(got-75) > 1e-9 || math.Abs(done-35) > 1e-9 {
+		t.Fatalf("served %v, %v of them completions (%v), want 75 and 35", got, done, ok)
 	}
-	if _, ok := e.Served(at.Add(time.Second)); ok {
+	if _, _, ok := e.Served(at.Add(time.Second)); ok {
 		t.Error("served for a sample that measured nothing")
 	}
 	f.Servers = -1
 	next := at.Add(5 * time.Second)
 	f.DeletedAt = next
 	e.Update(Counts{At: next, Visible: 143, InFlight: 3}, 1, f)
-	if _, ok := e.Served(next); ok {
+	if _, _, ok := e.Served(next); ok {
 		t.Error("served without the slots")
 	}
 }

@@ -190,6 +190,10 @@ type Estimate struct {
 	// Since and Last are the starts of the first and last minute behind the
 	// estimate (zero when Minutes is 0).
 	Since, Last time.Time
+	// Step is the start of the first minute of the level the latest
+	// detected step began (a deploy): the minutes before it are forgotten.
+	// Zero when none was detected.
+	Step time.Time
 	// Stuck is true when the latest minutes (two or more in a row, the last
 	// within 30 minutes) held messages in flight with (almost) no deletions:
 	// a crash loop or hung workers. Those minutes are never read as a slow
@@ -425,6 +429,9 @@ func (e *Estimator) Minute(start time.Time, deleted, received float64) {
 func (e *Estimator) Estimate() Estimate {
 	var est Estimate
 	est.Stuck = e.stuckRun >= stuckMinutes && e.now.Sub(e.lastStuckAt) <= staleAfter
+	if e.cut != math.MinInt64 {
+		est.Step = minuteTime(e.cut)
+	}
 	if e.nrec == 0 {
 		return est
 	}

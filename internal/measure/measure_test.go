@@ -502,6 +502,14 @@ func TestStep(t *testing.T) {
 			if !near(secs(got.ServiceTime), tt.want, 1e-6) || got.Minutes != tt.mins {
 				t.Errorf("ServiceTime %v over %d minutes, want %.6fs over %d", got.ServiceTime, got.Minutes, tt.want, tt.mins)
 			}
+			// A step names the first minute of its new level.
+			var step time.Time
+			if tt.name == "two slow minutes: a step" || tt.name == "a step down" {
+				step = at(n-2, 0)
+			}
+			if !got.Step.Equal(step) {
+				t.Errorf("Step %v, want %v", got.Step, step)
+			}
 		})
 	}
 }

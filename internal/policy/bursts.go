@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"time"
@@ -47,6 +48,8 @@ type burstLearner struct {
 
 	base   float64 // msg/s between bursts
 	baseOK bool
+	// baseDone is the completions counted in base (burstInterval.done), msg/s.
+	baseDone float64
 
 	on      bool  // a burst is on
 	cur     burst // the burst on
@@ -71,8 +74,10 @@ type burstLearner struct {
 	// pre-start) last asked for serve, msg/s (see sizeModel).
 	serving float64
 	// perServer is the per-slot completion rate the arrivals were measured
-	// with (see learnBursts).
+	// with (see learnBursts), and step the level change the fleet's
+	// measurement last detected (Unix ns; 0 none).
 	perServer float64
+	step      int64
 
 	// The wall-clock minutes the intervals fall in, for each burst's need
 	// at a minute's resolution (burst.coarse): the minute being filled
@@ -80,7 +85,9 @@ type burstLearner struct {
 	// mins[(nextMin−1) mod burstMinutes].
 	minute     int64
 	minuteMsgs float64
+	minuteDone float64
 	mins       [burstMinutes]float64
+	minsDone   [burstMinutes]float64 // the completions counted among mins
 	nMin       int
 	nextMin    int
 	// replaying: the intervals observed are a warm start's minutes (see
@@ -107,12 +114,16 @@ type burstInterval struct {
 	end  int64   // Unix ns
 	secs float64 // its length
 	msgs float64
+	// done is the completions counted among msgs by Little's law, at the
+	// per-slot rate (see measuredWith).
+	done float64
 }
 
 // burst is one burst's facts.
 type burst struct {
 	start, end int64   // Unix ns
 	msgs       float64 // messages that arrived during it
+	done       float64 // the completions counted among them (burstInterval.done)
 	need       float64 // msg/s (see burstLearner)
 	gap        float64 // seconds of quiet before it; 0 for the first
 	announced  bool    // the forecast expected it (see recurAt)
@@ -169,7 +180,7 @@ const (
 	// and the burst lengths the sizing expects.
 	burstQuantile = 1
 	// burstRateChange is the change of the per-slot rate from which the
-	// bursts measured with the old one are forgotten.
+	// bursts measured with the old one are measured anew (measuredWith).
 	burstRateChange = 0.25
 	// burstMinUniform is the shortest length, seconds, a burst is taken
 	// to arrive over (see burst.uniform).
@@ -180,23 +191,30 @@ const (
 	burstMinutes = 16
 )
 
-// observe records the arrivals of the interval ending at at, secs long.
-// window is D + L, latency L, both in seconds.
+// observe records the arrivals of the interval ending at at, secs long,
+// counted exactly. window is D + L, latency L, both in seconds.
 func (bl *burstLearner) observe(at time.Time, secs, msgs, window, latency float64) {
+	bl.observeServed(at, secs, msgs, 0, window, latency)
+}
+
+// observeServed records the arrivals of the interval ending at at, secs
+// long, done of them counted as completions at the per-slot rate (see
+// measuredWith).
+func (bl *burstLearner) observeServed(at time.Time, secs, msgs, done, window, latency float64) {
 	ns := at.UnixNano()
-	if !(secs > 0) || math.IsNaN(msgs) || math.IsInf(msgs, 0) || ns <= bl.lastSeen {
+	if !(secs > 0) || !finiteOK(msgs) || !finiteOK(done) || ns <= bl.lastSeen {
 		return
 	}
-	msgs = math.Max(msgs, 0)
+	msgs, done = math.Max(msgs, 0), math.Max(done, 0)
 	bl.lastSeen = ns
-	bl.addMinutes(ns-int64(secs*1e9), ns, msgs, window, latency)
-	bl.ring[bl.next] = burstInterval{end: ns, secs: secs, msgs: msgs}
+	bl.addMinutes(ns-int64(secs*1e9), ns, msgs, done, window, latency)
+	bl.ring[bl.next] = burstInterval{end: ns, secs: secs, msgs: msgs, done: done}
 	bl.next = (bl.next + 1) % burstIntervals
 	bl.n = min(bl.n+1, burstIntervals)
 
-	r := msgs / secs
+	r, rd := msgs/secs, done/secs
 	if !bl.baseOK {
-		bl.base, bl.baseOK = r, true
+		bl.base, bl.baseDone, bl.baseOK = r, rd, true
 		return
 	}
 	excess := (r - bl.base) * secs
@@ -216,15 +234,18 @@ func (bl *burstLearner) observe(at time.Time, secs, msgs, window, latency float6
 		}
 		bl.lastHot = ns
 		bl.cur.msgs += msgs
+		bl.cur.done += done
 		bl.cur.need = math.Max(bl.cur.need, bl.windowNeed(window, latency))
 		if float64(ns-bl.cur.start) > float64(burstMaxLength) {
 			// A new level, not a burst: the rate most of its intervals
 			// show, not its last one, which may be a burst on the level.
 			bl.on = false
-			bl.base = bl.levelRate(ns - int64(burstMaxLength))
+			bl.base, bl.baseDone = bl.levelRate(ns - int64(burstMaxLength))
 		}
 	default:
-		bl.base += (1 - math.Exp(-secs/burstBaseSmoothing.Seconds())) * (r - bl.base)
+		a := 1 - math.Exp(-secs/burstBaseSmoothing.Seconds())
+		bl.base += a * (r - bl.base)
+		bl.baseDone += a * (rd - bl.baseDone)
 		if bl.on && float64(ns-bl.lastHot) >= math.Max(float64(burstEndQuiet), math.Max(latency, (window-latency)/2)*1e9) {
 			bl.on = false
 			bl.cur.end = bl.lastHot
@@ -273,9 +294,10 @@ func (bl *burstLearner) preload(h model.MinuteHistory, window, latency float64) 
 	return n
 }
 
-// addMinutes credits msgs arriving evenly over [from, to) (Unix ns) to the
-// wall-clock minutes they fall in, closing each minute it passes.
-func (bl *burstLearner) addMinutes(from, to int64, msgs, window, latency float64) {
+// addMinutes credits msgs arriving evenly over [from, to) (Unix ns), done
+// of them completions, to the wall-clock minutes they fall in, closing each
+// minute it passes.
+func (bl *burstLearner) addMinutes(from, to int64, msgs, done, window, latency float64) {
 	const minute = int64(time.Minute)
 	span := float64(to - from)
 	for t := from; t < to; {
@@ -285,6 +307,7 @@ func (bl *burstLearner) addMinutes(from, to int64, msgs, window, latency float64
 		}
 		end := min(to, m+minute)
 		bl.minuteMsgs += msgs * float64(end-t) / span
+		bl.minuteDone += done * float64(end-t) / span
 		t = end
 	}
 }
@@ -294,13 +317,13 @@ func (bl *burstLearner) addMinutes(from, to int64, msgs, window, latency float64
 func (bl *burstLearner) closeMinutes(next int64, window, latency float64) {
 	const minute = int64(time.Minute)
 	for k := 0; bl.minute != 0 && bl.minute < next && k < burstMinutes; k++ {
-		bl.mins[bl.nextMin] = bl.minuteMsgs
+		bl.mins[bl.nextMin], bl.minsDone[bl.nextMin] = bl.minuteMsgs, bl.minuteDone
 		bl.nextMin = (bl.nextMin + 1) % burstMinutes
 		bl.nMin = min(bl.nMin+1, burstMinutes)
 		bl.calibrate(bl.minute, window, latency)
-		bl.minute, bl.minuteMsgs = bl.minute+minute, 0
+		bl.minute, bl.minuteMsgs, bl.minuteDone = bl.minute+minute, 0, 0
 	}
-	bl.minute, bl.minuteMsgs = next, 0
+	bl.minute, bl.minuteMsgs, bl.minuteDone = next, 0, 0
 }
 
 // calibrate takes the minute that began at start, just closed, as a
@@ -345,18 +368,23 @@ func (bl *burstLearner) calibrate(start int64, window, latency float64) {
 }
 
 // levelRate is the median arrival rate of the intervals the ring holds
-// that end after since, msg/s.
-func (bl *burstLearner) levelRate(since int64) float64 {
-	var rates [burstIntervals]float64
+// that end after since, and the completions counted in that interval's,
+// msg/s.
+func (bl *burstLearner) levelRate(since int64) (rate, done float64) {
+	var ivs [burstIntervals]burstInterval
 	k := 0
 	for i := range bl.n {
 		if iv := bl.ring[i]; iv.end > since && iv.secs > 0 {
-			rates[k] = iv.msgs / iv.secs
+			ivs[k] = iv
 			k++
 		}
 	}
-	slices.Sort(rates[:k])
-	return rates[k/2]
+	slices.SortFunc(ivs[:k], func(a, b burstInterval) int { return cmp.Compare(a.msgs/a.secs, b.msgs/b.secs) })
+	m := ivs[k/2]
+	if !(m.secs > 0) {
+		return 0, 0
+	}
+	return m.msgs / m.secs, m.done / m.secs
 }
 
 // onRhythm reports whether one recurring pattern explains every burst
@@ -380,14 +408,60 @@ func (bl *burstLearner) onRhythm(now time.Time, rhythm func(start time.Time) (fo
 }
 
 // measuredWith tells the learner the per-slot completion rate the arrivals
-// it is about to observe are measured with. Bursts measured with a rate
-// since found wrong by more than burstRateChange (a service time measured
-// after they were seen, a deploy) were measured wrong: they are forgotten.
-func (bl *burstLearner) measuredWith(perServer float64) {
-	if old := bl.perServer; old > 0 && perServer > 0 && math.Abs(perServer/old-1) > burstRateChange {
-		*bl = burstLearner{}
+// it is about to observe are measured with, and the latest level change the
+// fleet's measurement detected (zero: none). When the rate moves by more
+// than burstRateChange:
+//
+//   - after a detected change (a deploy: the workers now take a different
+//     time), the arrivals measured before it were measured right for their
+//     time, and the bursts keep their messages: they need more workers, or
+//     fewer, at the new rate;
+//   - else the rate was wrong (the configured service time, until the
+//     measured one was trusted, or a measurement since corrected): the
+//     completions counted among the arrivals are counted anew at the new
+//     rate (see rescale).
+func (bl *burstLearner) measuredWith(perServer float64, step time.Time) {
+	var stepNs int64
+	if !step.IsZero() {
+		stepNs = step.UnixNano()
 	}
-	bl.perServer = perServer
+	if old := bl.perServer; old > 0 && perServer > 0 && math.Abs(perServer/old-1) > burstRateChange && stepNs == bl.step {
+		bl.rescale(perServer / old)
+	}
+	bl.perServer, bl.step = perServer, stepNs
+}
+
+// rescale counts the completions among the arrivals observed k times over:
+// they were counted at a per-slot rate 1/k of the right one. A burst's
+// messages, need and coarse need scale as its messages do, the base rate as
+// its own count does; what workers served (a burst's ready, the floors'
+// serving) scales by k. The workers a burst needs stay what its
+// measurement showed where its arrivals were mostly completions, and its
+// messages counted exactly (the growth of the queue) stay.
+func (bl *burstLearner) rescale(k float64) {
+	counted := func(msgs, done float64) float64 { return math.Max(msgs+(k-1)*done, 0) }
+	for i := range bl.ring {
+		iv := &bl.ring[i]
+		iv.msgs, iv.done = counted(iv.msgs, iv.done), iv.done*k
+	}
+	for i := range bl.mins {
+		bl.mins[i], bl.minsDone[i] = counted(bl.mins[i], bl.minsDone[i]), bl.minsDone[i]*k
+	}
+	bl.minuteMsgs, bl.minuteDone = counted(bl.minuteMsgs, bl.minuteDone), bl.minuteDone*k
+	scale := func(b *burst) {
+		f := k
+		if b.msgs > 0 {
+			f = counted(b.msgs, b.done) / b.msgs
+		}
+		b.msgs, b.done = b.msgs*f, b.done*k
+		b.need, b.coarse, b.ready = b.need*f, b.coarse*f, b.ready*k
+	}
+	for i := range bl.np {
+		scale(&bl.past[i])
+	}
+	scale(&bl.cur)
+	bl.base, bl.baseDone = counted(bl.base, bl.baseDone), bl.baseDone*k
+	bl.serving *= k
 }
 
 // windowNeed is the most work ÷ (w + latency) over the windows ending at

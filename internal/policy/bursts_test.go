@@ -173,25 +173,65 @@ func TestBurstUniform(t *testing.T) {
 	}
 }
 
-// Bursts measured with a per-slot rate since found wrong by more than a
-// quarter (here the service time measured at twice the configured one) are
-// forgotten; a measurement that moves the rate by less keeps them.
-func TestBurstLearnerForgetsBurstsMeasuredWithAWrongRate(t *testing.T) {
+// When the per-slot rate the arrivals were counted with moves by more than
+// a quarter, the completions counted among them are counted anew: bursts of
+// 100 msg/s for 30 s every 3 minutes on 5 msg/s, half of every interval's
+// count completions at 10 msg/s a slot, then the rate found to be 20 (the
+// configured service time was twice the real one). The learner must know
+// what one fed the right counts from the start knows: every interval 1.5
+// times its count. A deploy (a level change the measurement detected) keeps
+// the counts: they were right for their time. Moves within a quarter keep
+// them too.
+func TestBurstLearnerCountsCompletionsAnewWithACorrectedRate(t *testing.T) {
 	t.Parallel()
-	for _, tt := range []struct {
-		after float64
-		kept  bool
-	}{{10, true}, {8.5, true}, {12, true}, {5, false}, {20, false}} {
-		var bl burstLearner
-		bl.measuredWith(10)
-		at := feedBursts(&bl, 20*60, 180, 120, 30, 5, 100)
-		before := bl.facts(at).n
-		if before < 5 {
-			t.Fatalf("%d bursts learned, want at least 5", before)
+	feed := func(bl *burstLearner, scale, doneScale float64) time.Time {
+		const dt = 5
+		at := t0
+		for s := 0; s < 20*60; s += dt {
+			at = t0.Add(time.Duration(s+dt) * time.Second)
+			msgs := 5.0 * dt
+			if s%180 >= 120 && s%180 < 150 {
+				msgs = 100 * dt
+			}
+			bl.observeServed(at, dt, msgs*scale, msgs/2*doneScale, 90, 30)
 		}
-		bl.measuredWith(tt.after)
-		if n := bl.facts(at).n; (n == before) != tt.kept || (!tt.kept && n != 0) {
-			t.Errorf("per-slot rate 10 then %v: %d of %d bursts kept, want all: %v", tt.after, n, before, tt.kept)
+		return at
+	}
+	step := t0.Add(10 * time.Minute)
+	for _, tt := range []struct {
+		name  string
+		after float64
+		step  time.Time
+		want  float64 // each interval's count ÷ the one fed
+	}{
+		{"corrected ×2", 20, time.Time{}, 1.5},
+		{"corrected ×0.5", 5, time.Time{}, 0.75},
+		{"a deploy", 20, step, 1},
+		{"within a quarter", 12, time.Time{}, 1},
+		{"within a quarter, down", 8.5, time.Time{}, 1},
+	} {
+		var bl burstLearner
+		bl.measuredWith(10, time.Time{})
+		at := feed(&bl, 1, 1)
+		if n := bl.facts(at).n; n < 5 {
+			t.Fatalf("%d bursts learned, want at least 5", n)
+		}
+		bl.measuredWith(tt.after, tt.step)
+		// The right counts from the start: completions k times the ones
+		// counted, the rest as counted.
+		var right burstLearner
+		doneScale := 2*tt.want - 1
+		right.measuredWith(tt.after, tt.step)
+		feed(&right, tt.want, doneScale)
+		got, want := bl.facts(at), right.facts(at)
+		near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+		if got.n != want.n || !near(got.msgs, want.msgs) || !near(got.need, want.need) || !near(got.base, want.base) ||
+			!near(bl.windowNeed(90, 30), right.windowNeed(90, 30)) {
+			t.Errorf("%s: %d bursts of %v messages, need %v msg/s, base %v; want %d of %v, %v, %v",
+				tt.name, got.n, got.msgs, got.need, got.base, want.n, want.msgs, want.need, want.base)
+		}
+		if tt.want == 1.5 && !near(got.msgs, 1.5*3000) {
+			t.Errorf("%s: bursts of %v messages, want 4,500 (3,000 counted, half completions at half the rate)", tt.name, got.msgs)
 		}
 	}
 }

@@ -61,12 +61,12 @@ func (c *call) learnBursts() {
 	dt := c.at.Sub(c.prev.at).Seconds()
 	// The interval's arrivals, with its completions by Little's law when
 	// the fleet is known (Estimator.Served).
-	st.bursts.measuredWith(c.mu / float64(s.Concurrency))
-	msgs := obs * dt
-	if served, ok := st.est.Served(c.at); ok {
-		msgs = served
+	st.bursts.measuredWith(c.mu/float64(s.Concurrency), c.learn.est.Step)
+	msgs, done := obs*dt, 0.0
+	if served, counted, ok := st.est.Served(c.at); ok {
+		msgs, done = served, counted
 	}
-	st.bursts.observe(c.at, dt, msgs, (s.StartDelay + s.Latency).Seconds(), c.latency())
+	st.bursts.observeServed(c.at, dt, msgs, done, (s.StartDelay + s.Latency).Seconds(), c.latency())
 }
 
 // planBursts reads what the learner knows of the bursts and plans for them
