@@ -368,8 +368,8 @@ func (bl *burstLearner) calibrate(start int64, window, latency float64) {
 }
 
 // levelRate is the median arrival rate of the intervals the ring holds
-// that end after since, and the completions counted in that interval's,
-// msg/s.
+// that end after since, and the rate of the completions counted in that
+// interval, msg/s.
 func (bl *burstLearner) levelRate(since int64) (rate, done float64) {
 	var ivs [burstIntervals]burstInterval
 	k := 0
