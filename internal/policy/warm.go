@@ -35,8 +35,9 @@ type burstPlan struct {
 	// fleet the recent bursts needed.
 	warm, need int
 	// timed: every recent burst was announced by the forecast, or one
-	// rhythm it found times them all (see times); it pre-starts their
-	// workers when they are due (see bet): nothing is kept warm.
+	// rhythm it found times them all (see times) and has served one of
+	// them announced; it pre-starts their workers when they are due (see
+	// bet): nothing is kept warm.
 	timed bool
 	// byChance: the occurrence the forecast expects is no likelier than
 	// a learned burst in its window; the warm capacity serves it.
@@ -122,7 +123,11 @@ func (c *call) planBursts() {
 		}
 	}
 	bp.need = capacity.CeilWorkers(effectiveArrival(f.need, s.BurstReserve) / c.muEff)
-	bp.timed = f.announced == f.n || s.forecasting() && st.bursts.onRhythm(c.now, func(start time.Time) (forecast.Rhythm, bool) {
+	// A rhythm fitted to the bursts after they came times them once it has
+	// proven itself: it announced one that the workers pre-started for it
+	// served. Three onsets a few minutes apart fit some period by chance,
+	// and a burst that comes off it meets no warm workers.
+	bp.timed = f.announced == f.n || f.announced > 0 && s.forecasting() && st.bursts.onRhythm(c.now, func(start time.Time) (forecast.Rhythm, bool) {
 		r := st.fc.Rhythm(start)
 		return r, times(r, f.perHour)
 	})

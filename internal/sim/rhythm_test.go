@@ -1,0 +1,53 @@
+package sim
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/queuechecker/queue-checker/internal/capacity"
+	"github.com/queuechecker/queue-checker/internal/model"
+	"github.com/queuechecker/queue-checker/internal/policy"
+)
+
+// A rhythm the forecast fits to bursts after they came must prove itself
+// before the warm capacity gives way to it. docs/traces/burst-C2.csv is an
+// hour of bursts 7 to 15 minutes apart; its first three onsets, 11 and 13
+// minutes apart, fit a 12-minute rhythm. Trusted at once, that rhythm
+// dropped the 190 warm workers and pre-started part of them for a burst it
+// expected at 36 minutes; the burst came at 39 and met 19, and the model kept
+// 78 % of messages within the promise after the first quarter hour, where
+// the same model with the forecast off, which keeps warm what the bursts
+// need, kept 82 %. The forecast must cost it no more than a point (it keeps
+// 93 % once the rhythm waits for a burst it announced).
+func TestRhythmFittedByChanceKeepsTheWarmCapacity(t *testing.T) {
+	t.Parallel()
+	sc, err := LoadScenario(filepath.Join("..", "..", "docs", "traces", "burst-C2.csv"), 0, 0, 11)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(forecastOff bool) Result {
+		rc := RunConfig{
+			World: Config{Start: t0, Scenario: sc, Service: Service{Dist: DistLognormal, Mean: time.Second, CV: 1}, Concurrency: 1,
+				StartDelay: time.Minute, Min: 1, Max: 3000, LatencyTarget: 30 * time.Second, Seed: 11,
+				MetricDelay: time.Minute, WarmUp: 15 * time.Minute},
+			Duration: time.Hour, Interval: 5 * time.Second,
+		}
+		rc.World.Workers = capacity.SteadyFleet(sc.MeanRate(rc.Duration), 1, 1, model.DefaultUtilization, 30)
+		s := Settings(rc.World, rc.Interval, policy.PolicyModel)
+		s.Forecast.Off = forecastOff
+		rc.Settings = &s
+		r, err := RunPolicy(context.Background(), rc, PolicyModel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	with, without := run(false), run(true)
+	t.Logf("within the promise: %.2f %% with the forecast, %.2f %% without", 100*with.SLOAttainment, 100*without.SLOAttainment)
+	if with.SLOAttainment < without.SLOAttainment-0.01 {
+		t.Errorf("with the forecast %.2f %% of messages within the promise, without %.2f %%: the rhythm cost more than a point",
+			100*with.SLOAttainment, 100*without.SLOAttainment)
+	}
+}
