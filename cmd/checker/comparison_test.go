@@ -41,16 +41,14 @@ var (
 	}
 )
 
-// comparisonPolicies are the policies of each run: all of them for the
-// table; without -comparison all but fixed-best, which the claims do not
-// need and which runs the simulation several times.
+// comparisonPolicies are the policies of each run: all but fixed-same-cost
+// (the tables do not show it) with -comparison; without, all but
+// fixed-best too, which the claims do not need and which runs the
+// simulation several times.
 func comparisonPolicies() string {
-	if *comparisonFlag {
-		return "all"
-	}
 	var ps []string
 	for _, p := range sim.Policies {
-		if p != sim.PolicyFixedBest {
+		if p != sim.PolicyFixedSameCost && (*comparisonFlag || p != sim.PolicyFixedBest) {
 			ps = append(ps, p)
 		}
 	}

@@ -208,7 +208,7 @@ func TestSimulateWithAConfigGroup(t *testing.T) {
 func TestSimulateJSONHasEveryPolicyOnTheSameTraffic(t *testing.T) {
 	t.Parallel()
 	res := simJSON(t, "--scenario", "spike", "--duration", "20m")
-	want := []string{"model", "backlog", "keda", "target-tracking", "step", "fixed", "fixed-best", "oracle", "oracle-instant"}
+	want := []string{"model", "backlog", "keda", "target-tracking", "step", "fixed", "fixed-best", "fixed-same-cost", "oracle", "oracle-instant"}
 	if len(res) != len(want) {
 		t.Fatalf("%d results, want %d", len(res), len(want))
 	}
@@ -225,6 +225,11 @@ func TestSimulateJSONHasEveryPolicyOnTheSameTraffic(t *testing.T) {
 		if r.SLOAttainment < 0 || r.SLOAttainment > 1 || r.P50Wait > r.P99Wait || r.P99Wait > r.MaxWait+1e-9 || r.MeanWait > r.MaxWait {
 			t.Errorf("%s: inconsistent scores %+v", r.Policy, r)
 		}
+	}
+	// fixed-same-cost: the most workers that cost, over the 20 minutes, no
+	// more than the model.
+	if m, same := res[0], res[7]; same.Workers < 1 || same.WorkerSeconds > m.WorkerSeconds || same.WorkerSeconds+1200 <= m.WorkerSeconds {
+		t.Errorf("fixed-same-cost: %d workers, %v worker-seconds, against the model's %v", same.Workers, same.WorkerSeconds, m.WorkerSeconds)
 	}
 }
 

@@ -129,6 +129,36 @@ func runFixedBest(ctx context.Context, rc RunConfig) (Result, error) {
 	return r.res, err
 }
 
+// runFixedSameCost is the fixed-same-cost policy: the most workers, never
+// scaled, whose cost over the scored window (the run after the warm-up)
+// is no more than the model's over the same messages (the same seed, a
+// restart included), and at least the fewest workers. It answers "at the
+// model's bill, what would a fleet that never moves have done?": where it
+// starts more messages within the promise than the model, the model's
+// motion cost more than it bought. Like fixed-best it is chosen in
+// hindsight: the fleet's size comes from the model's whole run.
+func runFixedSameCost(ctx context.Context, rc RunConfig) (Result, error) {
+	quiet := rc
+	quiet.Progress = nil
+	m, _, err := quiet.runWorld(ctx, PolicyModel, rc.World, nil, -1)
+	if err != nil {
+		return Result{}, err
+	}
+	scored := (rc.Duration - min(rc.World.WarmUp, rc.Duration)).Seconds()
+	n := rc.World.Min
+	if scored > 0 {
+		// The fleet's worker-seconds are exactly n × scored; the small
+		// tolerance keeps a fleet that costs the model's to the worker.
+		n = max(int(math.Floor(m.WorkerSeconds/scored+1e-9)), rc.World.Min)
+	}
+	n = min(n, rc.World.Max)
+	cfg := rc.World
+	cfg.Workers = n
+	res, _, err := rc.runWorld(ctx, PolicyFixedSameCost, cfg, func(*World) Autoscaler { return fixedFleet{} }, -1)
+	res.Workers = n
+	return res, err
+}
+
 // fluidFixed is the fewest workers that, in the fluid picture of the
 // oracle's plan (a first-in-first-out queue served at the fleet's slots),
 // take every cell's work (the grid's, cells of the plan's length) within

@@ -34,12 +34,13 @@ const (
 	PolicyStep           = "step"            // step scaling on depth alarms
 	PolicyFixed          = "fixed"           // the starting fleet, never scaled
 	PolicyFixedBest      = "fixed-best"      // the cheapest fixed fleet in hindsight that keeps the promise share
+	PolicyFixedSameCost  = "fixed-same-cost" // the largest fixed fleet in hindsight that costs no more than the model
 	PolicyOracle         = "oracle"          // clairvoyant, paying the start delay
 	PolicyOracleInstant  = "oracle-instant"  // clairvoyant with workers that start at once: no real fleet's bound
 )
 
 // Policies lists every policy, in the order of a comparison.
-var Policies = []string{PolicyModel, PolicyBacklog, PolicyKEDA, PolicyTargetTracking, PolicyStep, PolicyFixed, PolicyFixedBest, PolicyOracle, PolicyOracleInstant}
+var Policies = []string{PolicyModel, PolicyBacklog, PolicyKEDA, PolicyTargetTracking, PolicyStep, PolicyFixed, PolicyFixedBest, PolicyFixedSameCost, PolicyOracle, PolicyOracleInstant}
 
 // PolicyLabels describe each policy in a line, for tables.
 var PolicyLabels = map[string]string{
@@ -50,6 +51,7 @@ var PolicyLabels = map[string]string{
 	PolicyStep:           "the classic recipe's step alarms (+1 at 1,000, +2 at 1,500, -1 below 100)",
 	PolicyFixed:          "the starting fleet, never scaled",
 	PolicyFixedBest:      "the fewest workers, never scaled, that start 99 % of messages within the promise (chosen in hindsight)",
+	PolicyFixedSameCost:  "the most workers, never scaled, that cost no more than the model (chosen in hindsight): the model loses to a fleet that never moves where this keeps more within the promise",
 	PolicyOracle:         "clairvoyant plan, paying every start delay, 99 % within the promise: the cost to beat",
 	PolicyOracleInstant:  "the same plan with instant workers: a bound no real fleet reaches",
 }
@@ -211,7 +213,7 @@ func newAutoscaler(name string, w *World, rc RunConfig) (Autoscaler, error) {
 		return peers.NewStepScaling(w, pp), nil
 	case PolicyFixed:
 		return peers.Fixed{}, nil
-	case PolicyFixedBest, PolicyOracle, PolicyOracleInstant:
+	case PolicyFixedBest, PolicyFixedSameCost, PolicyOracle, PolicyOracleInstant:
 		return nil, fmt.Errorf("policy %q plans over a whole run: run it with RunPolicy", name)
 	}
 	return nil, fmt.Errorf("unknown policy %q (want %s)", name, strings.Join(Policies, ", "))
@@ -321,6 +323,8 @@ func RunPolicy(ctx context.Context, rc RunConfig, name string) (Result, error) {
 	switch name {
 	case PolicyFixedBest:
 		res, err = runFixedBest(ctx, rc)
+	case PolicyFixedSameCost:
+		res, err = runFixedSameCost(ctx, rc)
 	case PolicyOracle, PolicyOracleInstant:
 		res, err = runOracle(ctx, rc, name)
 	default:
@@ -332,7 +336,7 @@ func RunPolicy(ctx context.Context, rc RunConfig, name string) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if rc.Progress != nil && (name == PolicyFixedBest || name == PolicyOracle || name == PolicyOracleInstant) {
+	if rc.Progress != nil && (name == PolicyFixedBest || name == PolicyFixedSameCost || name == PolicyOracle || name == PolicyOracleInstant) {
 		rc.Progress(rc.Duration)
 	}
 	if rc.WorkerCostPerHour > 0 {
