@@ -41,14 +41,16 @@ var (
 	}
 )
 
-// comparisonPolicies are the policies of each run: all but fixed-same-cost
-// (the tables do not show it) with -comparison; without, all but
-// fixed-best too, which the claims do not need and which runs the
-// simulation several times.
+// comparisonPolicies are the policies of each run: all of them for the
+// table; without -comparison all but fixed-best, which the claims do not
+// need and which runs the simulation several times.
 func comparisonPolicies() string {
+	if *comparisonFlag {
+		return "all"
+	}
 	var ps []string
 	for _, p := range sim.Policies {
-		if p != sim.PolicyFixedSameCost && (*comparisonFlag || p != sim.PolicyFixedBest) {
+		if p != sim.PolicyFixedBest {
 			ps = append(ps, p)
 		}
 	}
@@ -124,6 +126,23 @@ func comparisonAll(t *testing.T) []comparisonRun {
 		})
 	})
 	return comparisonRuns
+}
+
+// Where the traffic has a shape the model can follow or foresee (a spike,
+// bursts on a rhythm, a recurring job, days), it beats a fleet that never
+// moves at its own bill: the most fixed workers that cost no more keep at
+// least 30 points fewer of the messages within the promise
+// (docs/simulation.md: 37 %, 46 % and 27 % on bursty, spike and cron
+// against the model's 97.6 %, 89.4 % and 100 %).
+func TestComparisonModelBeatsTheFleetAtItsBill(t *testing.T) {
+	t.Parallel()
+	for _, r := range comparison(t) {
+		m, same := r.byPolicy["model"], r.byPolicy["fixed-same-cost"]
+		if same.Workers < 1 || same.WorkerSeconds > m.WorkerSeconds || m.SLOAttainment < same.SLOAttainment+0.3 {
+			t.Errorf("%s seed %s: the model keeps %.1f %% at %.0f worker-seconds, %d fixed workers %.1f %% at %.0f",
+				r.scenario, r.seed, 100*m.SLOAttainment, m.WorkerSeconds, same.Workers, 100*same.SLOAttainment, same.WorkerSeconds)
+		}
+	}
 }
 
 // The oracle that pays the start delay is the cost to beat: no policy
