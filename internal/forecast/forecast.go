@@ -286,23 +286,25 @@ func (f *Forecaster) Rhythm(at time.Time) Rhythm {
 			r = f.rhythm[i]
 		}
 	}
-	return Rhythm{Chance: r.chance, Window: time.Duration(r.window) * time.Minute, Period: time.Duration(r.period) * time.Minute, Phase: time.Duration(r.phase) * time.Minute}
+	return Rhythm{Chance: r.chance, Window: time.Duration(r.window) * time.Minute, Period: time.Duration(r.period) * time.Minute, Phase: time.Duration(r.phase) * time.Minute, Hits: r.hits}
 }
 
 // Rhythm is a recurring pattern that explains an onset: the chance its
-// next occurrence comes, the window it expects its occurrences in, and its
+// next occurrence comes, the window it expects its occurrences in, its
 // period and phase (the minutes past a multiple of the period, counted from
 // the Unix epoch, its occurrences are expected at), which tell one pattern
-// from another.
+// from another, and how many of its occurrences the history matched.
 type Rhythm struct {
 	Chance                float64
 	Window, Period, Phase time.Duration
+	Hits                  int
 }
 
 // rhythm is a Rhythm in minutes.
 type rhythm struct {
 	chance                float64
 	window, period, phase int64
+	hits                  int
 }
 
 // Release records that the workers sized for the ended occurrence o were

@@ -250,7 +250,7 @@ func (f *Forecaster) consider(t, p, j int64, kind Kind, keep bool) {
 		for h := g; h < g+maxRun && f.isHot(h); h++ {
 			setBit(f.explained, f.idx(h), true)
 		}
-		f.noteRhythm(g, rhythm{chance: o.chance, window: 2*o.jitter + 1, period: o.period, phase: (o.at%o.period + o.period) % o.period})
+		f.noteRhythm(g, rhythm{chance: o.chance, window: 2*o.jitter + 1, period: o.period, phase: (o.at%o.period + o.period) % o.period, hits: o.hits})
 	}
 	if keep {
 		f.keep(o)

@@ -35,9 +35,10 @@ type burstPlan struct {
 	// fleet the recent bursts needed.
 	warm, need int
 	// timed: every recent burst was announced by the forecast, or one
-	// rhythm it found times them all (see times) and has served one of
-	// them announced; it pre-starts their workers when they are due (see
-	// bet): nothing is kept warm.
+	// rhythm it found times them all (see times) and has proven itself
+	// (served one of them announced, or matched rhythmProven in its
+	// history); it pre-starts their workers when they are due (see bet):
+	// nothing is kept warm.
 	timed bool
 	// byChance: the occurrence the forecast expects is no likelier than
 	// a learned burst in its window; the warm capacity serves it.
@@ -125,11 +126,13 @@ func (c *call) planBursts() {
 	bp.need = capacity.CeilWorkers(effectiveArrival(f.need, s.BurstReserve) / c.muEff)
 	// A rhythm fitted to the bursts after they came times them once it has
 	// proven itself: it announced one that the workers pre-started for it
-	// served. Three onsets a few minutes apart fit some period by chance,
-	// and a burst that comes off it meets no warm workers.
-	bp.timed = f.announced == f.n || f.announced > 0 && s.forecasting() && st.bursts.onRhythm(c.now, func(start time.Time) (forecast.Rhythm, bool) {
+	// served, or the forecast's history matched it rhythmProven times (a
+	// warm start's, which announced none). Three onsets a few minutes apart
+	// fit some period by chance, and a burst that comes off it meets no
+	// warm workers.
+	bp.timed = f.announced == f.n || s.forecasting() && st.bursts.onRhythm(c.now, func(start time.Time) (forecast.Rhythm, bool) {
 		r := st.fc.Rhythm(start)
-		return r, times(r, f.perHour)
+		return r, times(r, f.perHour) && (f.announced > 0 || r.Hits >= rhythmProven)
 	})
 }
 
@@ -260,6 +263,13 @@ func (c *call) keepFound(warm int) int {
 // burstAnnounced is the chance from which an occurrence the forecast
 // expects announces the burst that begins near its time.
 const burstAnnounced = 0.75
+
+// rhythmProven is how many occurrences the forecast's history must have
+// matched of a rhythm fitted to the bursts, none of them announced, for it
+// to time them: two fix the period, and each further onset of bursts a few
+// minutes apart falls in its window by chance about one time in three, so
+// three more make a fit by chance about one in thirty.
+const rhythmProven = 5
 
 // forecast5m bounds the sampling interval the plan trusts, as the
 // forecast's horizon does.
