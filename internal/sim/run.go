@@ -51,7 +51,7 @@ var PolicyLabels = map[string]string{
 	PolicyStep:           "the classic recipe's step alarms (+1 at 1,000, +2 at 1,500, -1 below 100)",
 	PolicyFixed:          "the starting fleet, never scaled",
 	PolicyFixedBest:      "the fewest workers, never scaled, that start 99 % of messages within the promise (chosen in hindsight)",
-	PolicyFixedSameCost:  "the most workers, never scaled, that cost no more than the model (chosen in hindsight): the model loses to a fleet that never moves where this keeps more within the promise",
+	PolicyFixedSameCost:  "the most workers, never scaled, that cost no more than the model (chosen in hindsight): where it keeps more within the promise, the model's motion cost more than it bought",
 	PolicyOracle:         "clairvoyant plan, paying every start delay, 99 % within the promise: the cost to beat",
 	PolicyOracleInstant:  "the same plan with instant workers: a bound no real fleet reaches",
 }

@@ -84,7 +84,12 @@ func Table(w io.Writer, rc sim.RunConfig, results []sim.Result) error {
 		return err
 	}
 	for _, r := range results {
-		if _, err := fmt.Fprintf(w, "  %-16s %s\n", r.Policy, sim.PolicyLabels[r.Policy]); err != nil {
+		label := sim.PolicyLabels[r.Policy]
+		if r.Workers > 0 {
+			// A fleet that never moves: how many workers it is.
+			label = fmt.Sprintf("%d workers: %s", r.Workers, label)
+		}
+		if _, err := fmt.Fprintf(w, "  %-16s %s\n", r.Policy, label); err != nil {
 			return err
 		}
 	}

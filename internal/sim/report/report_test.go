@@ -61,6 +61,7 @@ func TestTable(t *testing.T) {
 	results := []sim.Result{
 		{Policy: sim.PolicyModel, Scores: sim.Scores{WorkerSeconds: 36_000, Messages: 400, Duplicates: 4, SLOAttainment: 0.5}, Dollars: &model},
 		{Policy: sim.PolicyOracle, Scores: sim.Scores{WorkerSeconds: 24_000, Messages: 400}, Dollars: &oracle},
+		{Policy: sim.PolicyFixedSameCost, Scores: sim.Scores{WorkerSeconds: 36_000, Messages: 400}, Workers: 10},
 	}
 	var b strings.Builder
 	if err := Table(&b, rc, results); err != nil {
@@ -84,6 +85,8 @@ func TestTable(t *testing.T) {
 		"scenario spike over 1h0m0s:", "service 200ms exponential", "workers 1..9, starting at 3", "seed 7",
 		"duplicate deliveries: model 4 (1.00%); oracle 0 (0.00%);",
 		"the checker (model, backlog) restarts at 20m0s",
+		"10 workers: " + sim.PolicyLabels[sim.PolicyFixedSameCost] + "\n", // a fixed fleet's legend gives its size
+		"model            " + sim.PolicyLabels[sim.PolicyModel] + "\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
