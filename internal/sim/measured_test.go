@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -20,11 +19,7 @@ func TestModelSettlesAtTheDownstreamCeiling(t *testing.T) {
 	run := func(learn string) Result {
 		rc := runConfig(t, ScenarioStep, 50, 2*time.Hour)
 		rc.World.DownstreamPool, rc.World.MetricDelay, rc.Learn = pool, time.Minute, learn
-		r, err := RunPolicy(context.Background(), rc, PolicyModel)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
+		return mustRun(t, rc, PolicyModel)
 	}
 	act, off := run(policy.LearnAct), run(policy.LearnOff)
 	sum, n := 0.0, 0
@@ -56,10 +51,7 @@ func TestLateMessagesStopAfterADeploy(t *testing.T) {
 			rc := runConfig(t, sc, 50, 2*time.Hour)
 			rc.World.MetricDelay = time.Minute
 			rc.World.ServiceChanges = []ServiceChange{{At: time.Hour, Factor: 2}}
-			r, err := RunPolicy(context.Background(), rc, PolicyModel)
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := mustRun(t, rc, PolicyModel)
 			last := -1.0
 			for _, p := range r.Series {
 				if p.T >= 3600 && p.OldestAge > rc.World.LatencyTarget.Seconds() {

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"context"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -58,11 +57,7 @@ func TestBetsOnOneOffSurgesAreCheap(t *testing.T) {
 			s := Settings(rc.World, rc.Interval, PolicyModel)
 			s.Forecast.LateCost = lateCost
 			rc.Settings = &s
-			r, err := RunPolicy(context.Background(), rc, PolicyModel)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return r
+			return mustRun(t, rc, PolicyModel)
 		}
 		bet, never := run(policy.DefaultLateCost), run(1e-9)
 		t.Logf("seed %d: betting %.1f worker-hours, %.3f %%; never %.1f, %.3f %%", seed,

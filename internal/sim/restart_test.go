@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"context"
 	"math"
 	"reflect"
 	"testing"
@@ -51,10 +50,7 @@ func TestRestartWarmStartsFromTheWorldsHistory(t *testing.T) {
 			if tt.change != nil {
 				tt.change(&rc)
 			}
-			never, err := RunPolicy(context.Background(), rc, tt.policy)
-			if err != nil {
-				t.Fatal(err)
-			}
+			never := mustRun(t, rc, tt.policy)
 
 			minutes, fleetMinutes := -1, -1
 			var first model.Decision
@@ -69,10 +65,7 @@ func TestRestartWarmStartsFromTheWorldsHistory(t *testing.T) {
 					}
 				},
 			}
-			r, err := RunPolicy(context.Background(), rc, tt.policy)
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := mustRun(t, rc, tt.policy)
 
 			wantAt := t0.Add((tt.restartAt + rc.Interval - 1).Truncate(rc.Interval))
 			if !firstAt.Equal(wantAt) {
@@ -125,15 +118,9 @@ func TestRestartLeavesThePeersAlone(t *testing.T) {
 			t.Parallel()
 			rc := runConfig(t, ScenarioBursty, 20, 40*time.Minute)
 			rc.World.MetricDelay = time.Minute
-			without, err := RunPolicy(context.Background(), rc, name)
-			if err != nil {
-				t.Fatal(err)
-			}
+			without := mustRun(t, rc, name)
 			rc.RestartAt = 20 * time.Minute
-			with, err := RunPolicy(context.Background(), rc, name)
-			if err != nil {
-				t.Fatal(err)
-			}
+			with := mustRun(t, rc, name)
 			if !reflect.DeepEqual(with, without) {
 				t.Errorf("restarted at 20m: %+v, want the run without a restart: %+v", with.Scores, without.Scores)
 			}

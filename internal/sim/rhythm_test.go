@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 	"time"
@@ -39,11 +38,7 @@ func TestRhythmFittedByChanceKeepsTheWarmCapacity(t *testing.T) {
 		s := Settings(rc.World, rc.Interval, policy.PolicyModel)
 		s.Forecast.Off = forecastOff
 		rc.Settings = &s
-		r, err := RunPolicy(context.Background(), rc, PolicyModel)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
+		return mustRun(t, rc, PolicyModel)
 	}
 	with, without := run(false), run(true)
 	t.Logf("within the promise: %.2f %% with the forecast, %.2f %% without", 100*with.SLOAttainment, 100*without.SLOAttainment)
@@ -65,11 +60,7 @@ func TestRhythmFromAWarmStartTimesTheBursts(t *testing.T) {
 	run := func(restartAt time.Duration) Result {
 		rc := runConfig(t, ScenarioCron, 50, 6*time.Hour)
 		rc.World.MetricDelay, rc.World.WarmUp, rc.RestartAt = time.Minute, time.Hour, restartAt
-		r, err := RunPolicy(context.Background(), rc, PolicyModel)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
+		return mustRun(t, rc, PolicyModel)
 	}
 	never, restarted := run(0), run(2*time.Hour)
 	t.Logf("worker-hours: %.1f never restarted, %.1f restarted at 2h", never.WorkerSeconds/3600, restarted.WorkerSeconds/3600)

@@ -21,6 +21,16 @@ func runConfig(t testing.TB, scenario string, rate float64, d time.Duration) Run
 	}
 }
 
+// mustRun runs the named policy on rc, failing the test on an error.
+func mustRun(t testing.TB, rc RunConfig, name string) Result {
+	t.Helper()
+	r, err := RunPolicy(context.Background(), rc, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // Every policy, the checker's through the controller, runs on the same
 // arrivals and leaves a series point per interval plus the end.
 func TestRunEveryPolicy(t *testing.T) {

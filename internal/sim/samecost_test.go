@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"context"
 	"math"
 	"testing"
 	"time"
@@ -17,15 +16,8 @@ func TestFixedSameCostIsTheFleetAtTheModelsBill(t *testing.T) {
 	for _, warmUp := range []time.Duration{0, 10 * time.Minute} {
 		rc := runConfig(t, ScenarioSpike, 20, 40*time.Minute)
 		rc.World.WarmUp = warmUp
-		run := func(name string, rc RunConfig) Result {
-			r, err := RunPolicy(context.Background(), rc, name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return r
-		}
-		m := run(PolicyModel, rc)
-		same := run(PolicyFixedSameCost, rc)
+		m := mustRun(t, rc, PolicyModel)
+		same := mustRun(t, rc, PolicyFixedSameCost)
 		scored := (rc.Duration - warmUp).Seconds()
 		n := same.Workers
 		if n < rc.World.Min || float64(n)*scored > m.WorkerSeconds+1e-6 || float64(n+1)*scored <= m.WorkerSeconds {
@@ -37,7 +29,7 @@ func TestFixedSameCostIsTheFleetAtTheModelsBill(t *testing.T) {
 		}
 		fixed := rc
 		fixed.World.Workers = n
-		f := run(PolicyFixed, fixed)
+		f := mustRun(t, fixed, PolicyFixed)
 		if same.SLOAttainment != f.SLOAttainment || same.Messages != f.Messages || same.Policy != PolicyFixedSameCost {
 			t.Errorf("warm-up %v: %s keeps %v of %d messages, the fixed fleet of %d %v of %d",
 				warmUp, same.Policy, same.SLOAttainment, same.Messages, n, f.SLOAttainment, f.Messages)
