@@ -68,11 +68,7 @@ func (s *search[K]) try(k K, stop bool) (searchRun, error) {
 func runFixedBest(ctx context.Context, rc RunConfig) (Result, error) {
 	grid := newWorkGrid(rc.World, rc.Duration.Seconds(), planCell(rc))
 	s := newSearch(grid.missBudget(), func(n int, budget int64) (Result, bool, error) {
-		cfg := rc.World
-		cfg.Workers = n
-		res, stopped, err := rc.runWorld(ctx, PolicyFixedBest, cfg, func(*World) Autoscaler { return fixedFleet{} }, budget)
-		res.Workers = n
-		return res, stopped, err
+		return rc.runFixed(ctx, PolicyFixedBest, n, budget)
 	})
 	lo, hi := rc.World.Min, rc.World.Max
 	// Gallop from the fleet the fluid picture needs (the simulation then
@@ -144,19 +140,24 @@ func runFixedSameCost(ctx context.Context, rc RunConfig) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	scored := (rc.Duration - min(rc.World.WarmUp, rc.Duration)).Seconds()
-	n := rc.World.Min
-	if scored > 0 {
-		// The fleet's worker-seconds are exactly n × scored; the small
-		// tolerance keeps a fleet that costs the model's to the worker.
-		n = max(int(math.Floor(m.WorkerSeconds/scored+1e-9)), rc.World.Min)
-	}
-	n = min(n, rc.World.Max)
+	// The fleet's worker-seconds are exactly n × the scored seconds (a
+	// valid run's warm-up is shorter than it); the small tolerance keeps a
+	// fleet that costs the model's to the worker.
+	scored := (rc.Duration - rc.World.WarmUp).Seconds()
+	n := min(max(int(math.Floor(m.WorkerSeconds/scored+1e-9)), rc.World.Min), rc.World.Max)
+	res, _, err := rc.runFixed(ctx, PolicyFixedSameCost, n, -1)
+	return res, err
+}
+
+// runFixed runs n workers, never scaled, as the policy name, stopped once
+// more than budget messages have missed the promise (see runWorld; -1:
+// never); its Workers is n.
+func (rc RunConfig) runFixed(ctx context.Context, name string, n int, budget int64) (Result, bool, error) {
 	cfg := rc.World
 	cfg.Workers = n
-	res, _, err := rc.runWorld(ctx, PolicyFixedSameCost, cfg, func(*World) Autoscaler { return fixedFleet{} }, -1)
+	res, stopped, err := rc.runWorld(ctx, name, cfg, func(*World) Autoscaler { return fixedFleet{} }, budget)
 	res.Workers = n
-	return res, err
+	return res, stopped, err
 }
 
 // fluidFixed is the fewest workers that, in the fluid picture of the
