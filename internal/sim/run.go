@@ -42,6 +42,17 @@ const (
 // Policies lists every policy, in the order of a comparison.
 var Policies = []string{PolicyModel, PolicyBacklog, PolicyKEDA, PolicyTargetTracking, PolicyStep, PolicyFixed, PolicyFixedBest, PolicyFixedSameCost, PolicyOracle, PolicyOracleInstant}
 
+// plansWholeRun reports whether the policy is chosen over a whole run, from
+// runs of others over the same messages (RunPolicy runs it), rather than
+// acting interval by interval.
+func plansWholeRun(name string) bool {
+	switch name {
+	case PolicyFixedBest, PolicyFixedSameCost, PolicyOracle, PolicyOracleInstant:
+		return true
+	}
+	return false
+}
+
 // PolicyLabels describe each policy in a line, for tables.
 var PolicyLabels = map[string]string{
 	PolicyModel:          "the checker's model policy, through its controller",
@@ -184,8 +195,8 @@ func Run(ctx context.Context, rc RunConfig, policies []string) ([]Result, error)
 
 // NewAutoscaler makes the named policy's autoscaler for w with the peers'
 // default parameters. The checker's own policies run through the
-// controller, exactly as the daemon runs them. The oracles and fixed-best
-// plan over a whole run: RunPolicy runs them.
+// controller, exactly as the daemon runs them. The policies that plan over
+// a whole run (plansWholeRun) are RunPolicy's.
 func NewAutoscaler(name string, w *World, interval time.Duration) (Autoscaler, error) {
 	return newAutoscaler(name, w, RunConfig{Interval: interval})
 }
@@ -213,7 +224,8 @@ func newAutoscaler(name string, w *World, rc RunConfig) (Autoscaler, error) {
 		return peers.NewStepScaling(w, pp), nil
 	case PolicyFixed:
 		return peers.Fixed{}, nil
-	case PolicyFixedBest, PolicyFixedSameCost, PolicyOracle, PolicyOracleInstant:
+	}
+	if plansWholeRun(name) {
 		return nil, fmt.Errorf("policy %q plans over a whole run: run it with RunPolicy", name)
 	}
 	return nil, fmt.Errorf("unknown policy %q (want %s)", name, strings.Join(Policies, ", "))
@@ -336,7 +348,7 @@ func RunPolicy(ctx context.Context, rc RunConfig, name string) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if rc.Progress != nil && (name == PolicyFixedBest || name == PolicyFixedSameCost || name == PolicyOracle || name == PolicyOracleInstant) {
+	if rc.Progress != nil && plansWholeRun(name) {
 		rc.Progress(rc.Duration)
 	}
 	if rc.WorkerCostPerHour > 0 {
