@@ -82,10 +82,7 @@ func irregularRun(t *testing.T, seed uint64) (RunConfig, irregularTruth) {
 	}
 	slices.Sort(gaps)
 	tr.gap = gaps[len(gaps)/2]
-	return RunConfig{
-		World: Config{Start: t0, Scenario: sc, Service: Service{Mean: time.Second, Dist: DistLognormal, CV: 1}, Concurrency: 1,
-			StartDelay: time.Minute, Min: 1, Max: 3000, Workers: 40, LatencyTarget: 30 * time.Second, Seed: seed,
-			ReportOldestAge: true, MetricDelay: time.Minute},
-		Duration: d, Interval: 5 * time.Second,
-	}, tr
+	rc := issueRun(sc, seed)
+	rc.World.Workers, rc.World.ReportOldestAge = 40, true
+	return rc, tr
 }

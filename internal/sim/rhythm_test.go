@@ -28,12 +28,8 @@ func TestRhythmFittedByChanceKeepsTheWarmCapacity(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := func(forecastOff bool) Result {
-		rc := RunConfig{
-			World: Config{Start: t0, Scenario: sc, Service: Service{Dist: DistLognormal, Mean: time.Second, CV: 1}, Concurrency: 1,
-				StartDelay: time.Minute, Min: 1, Max: 3000, LatencyTarget: 30 * time.Second, Seed: 11,
-				MetricDelay: time.Minute, WarmUp: 15 * time.Minute},
-			Duration: time.Hour, Interval: 5 * time.Second,
-		}
+		rc := issueRun(sc, 11)
+		rc.World.WarmUp = 15 * time.Minute
 		rc.World.Workers = capacity.SteadyFleet(sc.MeanRate(rc.Duration), 1, 1, model.DefaultUtilization, 30)
 		s := Settings(rc.World, rc.Interval, policy.PolicyModel)
 		s.Forecast.Off = forecastOff

@@ -21,6 +21,18 @@ func runConfig(t testing.TB, scenario string, rate float64, d time.Duration) Run
 	}
 }
 
+// issueRun is an hour of sc with the settings of the bursty-traffic
+// measurements: 1 s lognormal service, a 60 s start delay, a 30 s promise,
+// 1 to 3,000 workers, CloudWatch's metrics a minute late, decisions every
+// 5 s.
+func issueRun(sc Scenario, seed uint64) RunConfig {
+	return RunConfig{
+		World: Config{Start: t0, Scenario: sc, Service: Service{Dist: DistLognormal, Mean: time.Second, CV: 1}, Concurrency: 1,
+			StartDelay: time.Minute, Min: 1, Max: 3000, LatencyTarget: 30 * time.Second, Seed: seed, MetricDelay: time.Minute},
+		Duration: time.Hour, Interval: 5 * time.Second,
+	}
+}
+
 // mustRun runs the named policy on rc, failing the test on an error.
 func mustRun(t testing.TB, rc RunConfig, name string) Result {
 	t.Helper()
