@@ -42,15 +42,15 @@ var (
 )
 
 // comparisonPolicies are the policies of each run: all of them for the
-// table; without -comparison all but fixed-best, which the claims do not
-// need and which runs the simulation several times.
+// table; without -comparison all but fixed-best and fixed-same-share,
+// which the claims do not need and which run the simulation several times.
 func comparisonPolicies() string {
 	if *comparisonFlag {
 		return "all"
 	}
 	var ps []string
 	for _, p := range sim.Policies {
-		if p != sim.PolicyFixedBest {
+		if p != sim.PolicyFixedBest && p != sim.PolicyFixedSameShare {
 			ps = append(ps, p)
 		}
 	}

@@ -150,6 +150,7 @@ func parseSimFlags(fs *flag.FlagSet, args []string) (simFlags, error) {
 		"target-tracking: SQS visible ÷ in-service on 1-minute datapoints, out after 3 above the target, in after 15 below; "+
 		"step: +1 at 1,000 visible, +2 at 1,500, -1 below 100; fixed-best: the fewest fixed workers that start 99 % of messages within the promise, found in hindsight; "+
 		"fixed-same-cost: the most fixed workers that cost no more than the model over the scored window, found in hindsight from its run; "+
+		"fixed-same-share: the fewest fixed workers that keep at least the model's share of messages within the promise, found in hindsight; "+
 		"oracle: a clairvoyant plan that may let a burst wait up to the promise and pays every start delay; oracle-instant: the same with instant workers")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed; the same seed gives the same run (and the days and weeks scenarios' noise)")
 	fs.StringVar(&f.output, "output", "table", "output format: table or json")

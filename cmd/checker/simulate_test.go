@@ -208,7 +208,7 @@ func TestSimulateWithAConfigGroup(t *testing.T) {
 func TestSimulateJSONHasEveryPolicyOnTheSameTraffic(t *testing.T) {
 	t.Parallel()
 	res := simJSON(t, "--scenario", "spike", "--duration", "20m")
-	want := []string{"model", "backlog", "keda", "target-tracking", "step", "fixed", "fixed-best", "fixed-same-cost", "oracle", "oracle-instant"}
+	want := []string{"model", "backlog", "keda", "target-tracking", "step", "fixed", "fixed-best", "fixed-same-cost", "fixed-same-share", "oracle", "oracle-instant"}
 	if len(res) != len(want) {
 		t.Fatalf("%d results, want %d", len(res), len(want))
 	}
@@ -230,6 +230,11 @@ func TestSimulateJSONHasEveryPolicyOnTheSameTraffic(t *testing.T) {
 	// more than the model.
 	if m, same := res[0], res[7]; same.Workers < 1 || same.WorkerSeconds > m.WorkerSeconds || same.WorkerSeconds+1200 <= m.WorkerSeconds {
 		t.Errorf("fixed-same-cost: %d workers, %v worker-seconds, against the model's %v", same.Workers, same.WorkerSeconds, m.WorkerSeconds)
+	}
+	// fixed-same-share: a fleet that never moves, keeping at least the
+	// model's share of the messages within the promise.
+	if m, share := res[0], res[8]; share.Workers < 1 || share.SLOAttainment < m.SLOAttainment || math.Abs(share.WorkerSeconds-float64(share.Workers)*1200) > 1e-6 {
+		t.Errorf("fixed-same-share: %d workers, %v worker-seconds, keeping %v against the model's %v", share.Workers, share.WorkerSeconds, share.SLOAttainment, m.SLOAttainment)
 	}
 }
 

@@ -61,25 +61,30 @@ func (s *search[K]) try(k K, stop bool) (searchRun, error) {
 // runFixedBest is the fixed-best policy: the fewest workers, never scaled,
 // that start PromiseShare of the messages within the promise, found by
 // search on runs of the fixed policy over the same messages (the same
-// seed), each stopped as soon as it has missed too many: from the fluid
-// picture's fleet, a gallop to a fleet that holds and one that does not,
-// then bisection between them. Without such a fleet within the bounds it
+// seed), each stopped as soon as it has missed too many (see fewestFixed),
+// from the fluid picture's fleet (the simulation then says what the
+// messages' indivisibility adds). Without such a fleet within the bounds it
 // is the largest fleet.
 func runFixedBest(ctx context.Context, rc RunConfig) (Result, error) {
 	grid := newWorkGrid(rc.World, rc.Duration.Seconds(), planCell(rc))
 	s := newSearch(grid.missBudget(), func(n int, budget int64) (Result, bool, error) {
 		return rc.runFixed(ctx, PolicyFixedBest, n, budget)
 	})
-	lo, hi := rc.World.Min, rc.World.Max
-	// Gallop from the fleet the fluid picture needs (the simulation then
-	// says what the messages' indivisibility adds), doubling the step, then
-	// halve the interval where the smallest fleet that holds must be.
-	guess := min(max(fluidFixed(rc.World, grid), lo), hi)
+	return fewestFixed(s, rc.World, fluidFixed(rc.World, grid), searchRun.holds)
+}
+
+// fewestFixed is the result of the fewest workers within c's bounds whose
+// run holds, by search s on runs stopped early: from guess, a gallop to a
+// fleet that holds and one that does not, doubling the step, then
+// bisection between them. Without a fleet that holds it is the largest.
+func fewestFixed(s *search[int], c Config, guess int, holds func(searchRun) bool) (Result, error) {
+	lo, hi := c.Min, c.Max
+	guess = min(max(guess, lo), hi)
 	r, err := s.try(guess, true)
 	if err != nil {
 		return Result{}, err
 	}
-	if r.holds() {
+	if holds(r) {
 		hi = guess
 		for step := 1; hi > lo; step *= 2 {
 			n := max(hi-step, lo)
@@ -87,7 +92,7 @@ func runFixedBest(ctx context.Context, rc RunConfig) (Result, error) {
 			if err != nil {
 				return Result{}, err
 			}
-			if !r.holds() {
+			if !holds(r) {
 				lo = n + 1
 				break
 			}
@@ -101,7 +106,7 @@ func runFixedBest(ctx context.Context, rc RunConfig) (Result, error) {
 			if err != nil {
 				return Result{}, err
 			}
-			if r.holds() {
+			if holds(r) {
 				hi = n
 				break
 			}
@@ -114,7 +119,7 @@ func runFixedBest(ctx context.Context, rc RunConfig) (Result, error) {
 		if err != nil {
 			return Result{}, err
 		}
-		if r.holds() {
+		if holds(r) {
 			hi = mid
 		} else {
 			lo = mid + 1
@@ -134,19 +139,54 @@ func runFixedBest(ctx context.Context, rc RunConfig) (Result, error) {
 // motion cost more than it bought. Like fixed-best it is chosen in
 // hindsight: the fleet's size comes from the model's whole run.
 func runFixedSameCost(ctx context.Context, rc RunConfig) (Result, error) {
-	quiet := rc
-	quiet.Progress = nil
-	m, _, err := quiet.runWorld(ctx, PolicyModel, rc.World, nil, -1)
+	m, err := rc.modelRun(ctx)
 	if err != nil {
 		return Result{}, err
 	}
-	// The fleet's worker-seconds are exactly n × the scored seconds (a
-	// valid run's warm-up is shorter than it); the small tolerance keeps a
-	// fleet that costs the model's to the worker.
-	scored := (rc.Duration - rc.World.WarmUp).Seconds()
-	n := min(max(int(math.Floor(m.WorkerSeconds/scored+1e-9)), rc.World.Min), rc.World.Max)
+	n := min(max(sameCost(rc, m), rc.World.Min), rc.World.Max)
 	res, _, err := rc.runFixed(ctx, PolicyFixedSameCost, n, -1)
 	return res, err
+}
+
+// modelRun runs the model policy over the run's messages, without
+// progress reports, for the fixed fleets compared with it.
+func (rc RunConfig) modelRun(ctx context.Context) (Result, error) {
+	quiet := rc
+	quiet.Progress = nil
+	m, _, err := quiet.runWorld(ctx, PolicyModel, rc.World, nil, -1)
+	return m, err
+}
+
+// sameCost is the most workers, never scaled, whose worker-seconds over
+// the scored window are no more than the model run m's: a valid run's
+// warm-up is shorter than it, so a fixed fleet's cost is exactly n × the
+// scored seconds (the small tolerance keeps a fleet that costs the
+// model's to the worker).
+func sameCost(rc RunConfig, m Result) int {
+	scored := (rc.Duration - rc.World.WarmUp).Seconds()
+	return int(math.Floor(m.WorkerSeconds/scored + 1e-9))
+}
+
+// runFixedSameShare is the fixed-same-share policy: the fewest workers,
+// never scaled, that start at least as many of the scored messages within
+// the promise as the model over the same messages (the same seed, a
+// restart included). It answers "what would a fleet that never moves have
+// cost for what the model kept?": where it costs less than the model, the
+// model paid for motion a fixed fleet did without. The search (see
+// fewestFixed) starts from fixed-same-cost's fleet, and each run stops
+// once it has missed more messages than the model did. Like fixed-best it
+// is chosen in hindsight.
+func runFixedSameShare(ctx context.Context, rc RunConfig) (Result, error) {
+	m, err := rc.modelRun(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	s := newSearch(m.missed, func(n int, budget int64) (Result, bool, error) {
+		return rc.runFixed(ctx, PolicyFixedSameShare, n, budget)
+	})
+	return fewestFixed(s, rc.World, sameCost(rc, m), func(r searchRun) bool {
+		return !r.stopped && r.res.missed <= m.missed
+	})
 }
 
 // runFixed runs n workers, never scaled, as the policy name, stopped once

@@ -27,27 +27,28 @@ type Autoscaler interface {
 
 // Policy names of a run.
 const (
-	PolicyModel          = "model"           // the checker's model policy, through the controller
-	PolicyBacklog        = "backlog"         // the checker's backlog_per_worker policy, through the controller
-	PolicyKEDA           = "keda"            // KEDA's SQS scaler with the HPA
-	PolicyTargetTracking = "target-tracking" // EC2 Auto Scaling target tracking on backlog per instance
-	PolicyStep           = "step"            // step scaling on depth alarms
-	PolicyFixed          = "fixed"           // the starting fleet, never scaled
-	PolicyFixedBest      = "fixed-best"      // the cheapest fixed fleet in hindsight that keeps the promise share
-	PolicyFixedSameCost  = "fixed-same-cost" // the largest fixed fleet in hindsight that costs no more than the model
-	PolicyOracle         = "oracle"          // clairvoyant, paying the start delay
-	PolicyOracleInstant  = "oracle-instant"  // clairvoyant with workers that start at once: no real fleet's bound
+	PolicyModel          = "model"            // the checker's model policy, through the controller
+	PolicyBacklog        = "backlog"          // the checker's backlog_per_worker policy, through the controller
+	PolicyKEDA           = "keda"             // KEDA's SQS scaler with the HPA
+	PolicyTargetTracking = "target-tracking"  // EC2 Auto Scaling target tracking on backlog per instance
+	PolicyStep           = "step"             // step scaling on depth alarms
+	PolicyFixed          = "fixed"            // the starting fleet, never scaled
+	PolicyFixedBest      = "fixed-best"       // the cheapest fixed fleet in hindsight that keeps the promise share
+	PolicyFixedSameCost  = "fixed-same-cost"  // the largest fixed fleet in hindsight that costs no more than the model
+	PolicyFixedSameShare = "fixed-same-share" // the smallest fixed fleet in hindsight that keeps the model's share
+	PolicyOracle         = "oracle"           // clairvoyant, paying the start delay
+	PolicyOracleInstant  = "oracle-instant"   // clairvoyant with workers that start at once: no real fleet's bound
 )
 
 // Policies lists every policy, in the order of a comparison.
-var Policies = []string{PolicyModel, PolicyBacklog, PolicyKEDA, PolicyTargetTracking, PolicyStep, PolicyFixed, PolicyFixedBest, PolicyFixedSameCost, PolicyOracle, PolicyOracleInstant}
+var Policies = []string{PolicyModel, PolicyBacklog, PolicyKEDA, PolicyTargetTracking, PolicyStep, PolicyFixed, PolicyFixedBest, PolicyFixedSameCost, PolicyFixedSameShare, PolicyOracle, PolicyOracleInstant}
 
 // plansWholeRun reports whether the policy is chosen over a whole run, from
 // runs of others over the same messages (RunPolicy runs it), rather than
 // acting interval by interval.
 func plansWholeRun(name string) bool {
 	switch name {
-	case PolicyFixedBest, PolicyFixedSameCost, PolicyOracle, PolicyOracleInstant:
+	case PolicyFixedBest, PolicyFixedSameCost, PolicyFixedSameShare, PolicyOracle, PolicyOracleInstant:
 		return true
 	}
 	return false
@@ -63,6 +64,7 @@ var PolicyLabels = map[string]string{
 	PolicyFixed:          "the starting fleet, never scaled",
 	PolicyFixedBest:      "the fewest workers, never scaled, that start 99 % of messages within the promise (chosen in hindsight)",
 	PolicyFixedSameCost:  "the most workers, never scaled, that cost no more than the model (chosen in hindsight): where it keeps more within the promise, the model's motion cost more than it bought",
+	PolicyFixedSameShare: "the fewest workers, never scaled, that keep as many messages within the promise as the model (chosen in hindsight): where it costs less, the model paid more than a fleet that never moves for what it kept",
 	PolicyOracle:         "clairvoyant plan, paying every start delay, 99 % within the promise: the cost to beat",
 	PolicyOracleInstant:  "the same plan with instant workers: a bound no real fleet reaches",
 }
@@ -119,7 +121,8 @@ type Result struct {
 	// Dollars is the run's worker-hours × RunConfig.WorkerCostPerHour,
 	// not rounded; absent without a price.
 	Dollars *float64 `json:"dollars,omitempty"`
-	// Workers is the fleet of the fixed and fixed-best policies.
+	// Workers is the fleet of the fixed policies (fixed, fixed-best,
+	// fixed-same-cost and fixed-same-share).
 	Workers int `json:"workers,omitempty"`
 	// PlanDeadline is the oracle's planning deadline, seconds: the plan
 	// takes every message's work within it (see Oracle).
@@ -337,6 +340,8 @@ func RunPolicy(ctx context.Context, rc RunConfig, name string) (Result, error) {
 		res, err = runFixedBest(ctx, rc)
 	case PolicyFixedSameCost:
 		res, err = runFixedSameCost(ctx, rc)
+	case PolicyFixedSameShare:
+		res, err = runFixedSameShare(ctx, rc)
 	case PolicyOracle, PolicyOracleInstant:
 		res, err = runOracle(ctx, rc, name)
 	default:

@@ -817,6 +817,10 @@ type Scores struct {
 	// Duplicates counts deliveries after the first: messages of killed
 	// workers delivered again (scale-in mode kill).
 	Duplicates int64 `json:"duplicates"`
+	// missed is how many scored messages waited past the promise, those
+	// still waiting at the end included: the count SLOAttainment leaves
+	// out, exact, for comparing fleets over the same messages.
+	missed int64
 }
 
 // Scores returns the scores so far. Messages still waiting count with the
@@ -843,6 +847,7 @@ func (w *World) Scores() Scores {
 		Messages:       w.arrivals,
 		Duplicates:     w.duplicates(),
 	}
+	s.missed = ws.n - ws.within
 	if ws.n > 0 {
 		s.SLOAttainment = float64(ws.within) / float64(ws.n)
 		s.MeanWait = ws.sum / float64(ws.n)

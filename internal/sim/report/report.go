@@ -83,13 +83,17 @@ func Table(w io.Writer, rc sim.RunConfig, results []sim.Result) error {
 	if _, err := fmt.Fprintln(w); err != nil {
 		return err
 	}
+	width := 16 // the names' column: the longest name, at least 16
+	for _, r := range results {
+		width = max(width, len(r.Policy))
+	}
 	for _, r := range results {
 		label := sim.PolicyLabels[r.Policy]
 		if r.Workers > 0 {
 			// A fleet that never moves: how many workers it is.
 			label = fmt.Sprintf("%d workers: %s", r.Workers, label)
 		}
-		if _, err := fmt.Fprintf(w, "  %-16s %s\n", r.Policy, label); err != nil {
+		if _, err := fmt.Fprintf(w, "  %-*s %s\n", width, r.Policy, label); err != nil {
 			return err
 		}
 	}
