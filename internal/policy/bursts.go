@@ -23,8 +23,9 @@ import (
 // whichever is longest, with none (a lull shorter than the promise does not
 // part two bursts: their messages wait together; nor one much shorter than
 // a start delay: no worker could go and come back within it). One that lasts longer
-// than burstMaxLength is no burst but a new level: it is dropped and the
-// base rate set to it.
+// than burstMaxLength is no burst but a new level: it is dropped, the
+// base rate set to it, and the quiet since the last burst counted from
+// then (arrivals that high were no quiet).
 //
 // While a burst lasts, its need is the arrival rate a fleet that never
 // moves must serve for the burst's messages to start within the promise L:
@@ -58,6 +59,9 @@ type burstLearner struct {
 	// lastHot, Unix ns: a burst's lulls shorter than its end part runs.
 	runStart int64
 	lastEnd  int64 // end of the last burst recorded, Unix ns; 0 none
+	// levelAt is when the last run was taken for a new level, Unix ns; 0
+	// none: the quiet since the last burst counts from no earlier.
+	levelAt  int64
 	lastSeen int64 // end of the last interval observed
 
 	past      [burstKeep]burst
@@ -239,8 +243,11 @@ func (bl *burstLearner) observeServed(at time.Time, secs, msgs, done, window, la
 		if float64(ns-bl.cur.start) > float64(burstMaxLength) {
 			// A new level, not a burst: the rate most of its intervals
 			// show, not its last one, which may be a burst on the level.
+			// Arrivals that high were no quiet: the quiet since the last
+			// burst (see burstFacts.chance) starts again from here.
 			bl.on = false
 			bl.base, bl.baseDone = bl.levelRate(ns - int64(burstMaxLength))
+			bl.levelAt = ns
 		}
 	default:
 		a := 1 - math.Exp(-secs/burstBaseSmoothing.Seconds())
@@ -544,7 +551,7 @@ func (bl *burstLearner) facts(now time.Time) burstFacts {
 		f.on, f.age = true, float64(ns-bl.cur.start)/1e9
 		f.runAge = float64(ns-max(bl.runStart, bl.cur.start)) / 1e9
 	} else if bl.lastEnd > 0 {
-		f.quiet = float64(ns-bl.lastEnd) / 1e9
+		f.quiet = float64(ns-max(bl.lastEnd, bl.levelAt)) / 1e9
 	}
 	if f.n == 0 {
 		return f

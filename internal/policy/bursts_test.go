@@ -150,6 +150,41 @@ func TestBurstLearnerNewLevelIsItsMedianRate(t *testing.T) {
 	}
 }
 
+// A run taken for a new level was no quiet. Bursts of 40 s at 100 msg/s
+// every 2 minutes on 5 msg/s, then 7 minutes at 60 msg/s: the run is taken
+// for a level at its interval that ends 305 s in, so 115 s later the quiet
+// is 115 s, not the 500 s since the last burst ended. The bursts have not
+// stopped then: the gaps are 80 s, and they stop after a quiet of 80 s ×
+// ln 100 ≈ 368 s (burstFacts.stopped), which the 500 s would be past.
+func TestBurstLearnerQuietAfterANewLevel(t *testing.T) {
+	t.Parallel()
+	var bl burstLearner
+	at := t0
+	step := func(n int, msgs float64) {
+		for range n {
+			at = at.Add(5 * time.Second)
+			bl.observe(at, 5, msgs, 90, 30)
+		}
+	}
+	step(24, 25) // two minutes at 5 msg/s
+	for range 6 {
+		step(8, 500) // 40 s at 100 msg/s
+		step(16, 25) // 80 s at 5 msg/s
+	}
+	lastBurst := bl.lastEnd
+	step(84, 300) // seven minutes at 60 msg/s: a new level
+	f := bl.facts(at)
+	if f.n != 6 || f.gaps != 5 || f.on {
+		t.Fatalf("%d bursts, %d gaps, on %v; want 6 bursts, 5 gaps, none on", f.n, f.gaps, f.on)
+	}
+	if since := at.Sub(time.Unix(0, lastBurst)).Seconds(); since != 500 || f.quiet != 115 {
+		t.Errorf("%.0f s since the last burst, quiet %.0f s: want 500 and 115, the quiet counted from the level", since, f.quiet)
+	}
+	if stopped := f.stopped(0.01); f.quiet >= stopped || f.chance(60, 0.01) == 0 {
+		t.Errorf("quiet %.0f s against stopped at %.0f s, chance %v: the bursts are taken to have stopped", f.quiet, stopped, f.chance(60, 0.01))
+	}
+}
+
 // An even burst is its own even form; one whose messages crowd into part
 // of it is as short and steep as that part: 3,000 messages needing 75
 // msg/s within a 30 s promise arrive as over 3,000 ÷ 75 − 30 = 10 s, at
