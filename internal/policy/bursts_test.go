@@ -3,6 +3,7 @@ package policy
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -597,12 +598,20 @@ func TestBurstQueueLate(t *testing.T) {
 // 58.69), 5,993.4: 174.7 kept within it, worth 1,747 worker-seconds at 10
 // service times each. The 67 more cost 67 × 89.9 s until the queue is
 // empty, 6,025: not launched. At 100 service times a late message they are.
+//
+// With the bursts' fleet of 50 kept warm, the 120 workers this burst has
+// needed so far (its 6,000 messages ÷ (20 s + the 30 s promise)) are
+// launched whatever the cost: the warm fleet keeps them once it ends. The
+// 7 more leave (−9.17, 60.43) past the promise with 120: 8.7 messages, 87
+// worker-seconds, against 7 × 89.9 s, 629: not launched at 10 service
+// times a late message.
 func TestLaunchDuringABurstIsACostDecision(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		lateCost float64
+		noWarm   bool
 		want     int
-	}{{DefaultLateCost, 60}, {100, 127}} {
+	}{{DefaultLateCost, true, 60}, {100, true, 127}, {DefaultLateCost, false, 120}, {100, false, 127}} {
 		st := &State{lastDt: 5 * time.Second}
 		at := feedBursts(&st.bursts, 11*600+300, 600, 300, 30, 5, 100)
 		for range 4 {
@@ -616,20 +625,27 @@ func TestLaunchDuringABurstIsACostDecision(t *testing.T) {
 		if !c.bp.short || math.Abs(c.bp.remaining-10) > 1e-9 {
 			t.Fatalf("short %v, remaining %v s; want a burst expected to end in 10 s", c.bp.short, c.bp.remaining)
 		}
-		if c.rec != 127 || c.bp.warm > 60 {
-			t.Fatalf("recommendation %d, warm %d; want 127 and at most 60", c.rec, c.bp.warm)
+		if c.rec != 127 || c.bp.warm != 50 || c.st.bursts.cur.need != 120 {
+			t.Fatalf("recommendation %d, warm %d, the burst's need so far %v msg/s; want 127, 50 and 120", c.rec, c.bp.warm, c.st.bursts.cur.need)
+		}
+		if tc.noWarm {
+			c.bp.warm = 0
 		}
 		got := c.keepWarm(c.launchPays(c.rec))
 		c.finishReasons()
 		if got != tc.want {
-			t.Errorf("late cost %v: target %d, want %d; reasons %q", tc.lateCost, got, tc.want, c.d.Reasons)
+			t.Errorf("late cost %v, warm %d: target %d, want %d; reasons %q", tc.lateCost, c.bp.warm, got, tc.want, c.d.Reasons)
 		}
-		said := "a burst is on: launching 67 more would keep ~175 more messages within the promise, worth 1747 worker-seconds at the late cost, for 6025 worker-seconds until they have served the queue: not launched"
-		if refused := slices.Contains(c.d.Reasons, said); refused != (tc.want == 60) {
-			t.Errorf("late cost %v: reasons %q; want %q among them: %v", tc.lateCost, c.d.Reasons, said, tc.want == 60)
+		said := map[int]string{
+			60:  "a burst is on: launching 67 more would keep ~175 more messages within the promise, worth 1747 worker-seconds at the late cost, for 6025 worker-seconds until they have served the queue: not launched",
+			120: "a burst is on: launching 7 more would keep ~9 more messages within the promise, worth 87 worker-seconds at the late cost, for 629 worker-seconds until they have served the queue: not launched",
+		}[tc.want]
+		refused := 127 - tc.want
+		if said != "" && !slices.Contains(c.d.Reasons, said) || said == "" && slices.ContainsFunc(c.d.Reasons, func(r string) bool { return strings.HasSuffix(r, "not launched") }) {
+			t.Errorf("late cost %v, warm %d: reasons %q; want %q among them", tc.lateCost, c.bp.warm, c.d.Reasons, said)
 		}
-		if b := c.d.Bursts; b == nil || tc.want == 60 && (b.NotLaunchedWorkers != 67 || b.LaunchKeepsMessages != 175) || tc.want == 127 && b.NotLaunchedWorkers != 0 {
-			t.Errorf("late cost %v: the decision's bursts %+v; want 67 workers not launched, keeping 175 messages, when refused", tc.lateCost, b)
+		if b := c.d.Bursts; b == nil || b.NotLaunchedWorkers != refused {
+			t.Errorf("late cost %v, warm %d: the decision's bursts %+v; want %d workers not launched", tc.lateCost, c.bp.warm, b, refused)
 		}
 	}
 }

@@ -367,7 +367,9 @@ func (c *call) keepWarm(target int) int {
 
 // launchPays decides whether a scale-out to target while a burst is on pays
 // for itself, and returns target if so, else the fleet that stays without
-// it: the workers there, the warm fleet and what the base rate needs.
+// it: the workers there, the warm fleet and what the base rate needs, and,
+// while a warm fleet is kept, what the burst on has needed so far (the warm
+// fleet keeps that after it).
 //
 // A worker launched now serves only what still waits when it starts, a
 // start delay D from now. The value of the launch is the messages it keeps
@@ -384,6 +386,16 @@ func (c *call) launchPays(target int) int {
 	alt := max(c.current, bp.warm, c.rateFloorAt(bp.startLam))
 	if target <= alt {
 		return target
+	}
+	if bp.warm > 0 {
+		// The warm fleet serves the recent bursts' need, this one's once it
+		// ends: workers up to what it has needed so far are kept after it
+		// anyway, and launched now they start sooner. Only those beyond
+		// them are a cost decision.
+		alt = max(alt, min(target, capacity.CeilWorkers(effectiveArrival(c.st.bursts.cur.need, s.BurstReserve)/c.muEff)))
+		if target <= alt {
+			return target
+		}
 	}
 	rem := bp.remaining
 	if !(rem > 0) {
