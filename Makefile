@@ -16,7 +16,7 @@ PROTOC_GEN_GO_GRPC_VERSION ?= v1.6.2
 # moto_server installed by scripts/test-deps is found after whatever PATH has.
 export PATH := $(PATH):$(CURDIR)/.venv/bin:$(HOME)/.local/bin
 
-.PHONY: all build test test-deps vet lint bench comparison tidy-check validate-example clean proto
+.PHONY: all build test test-deps vet lint bench comparison bursts tidy-check validate-example clean proto
 
 all: build
 
@@ -53,6 +53,12 @@ bench:
 # the comparison tag.
 comparison:
 	$(GO) test -tags comparison -count=1 -timeout 60m -run 'TestComparison' ./cmd/checker -comparison -v
+
+# The bursty-traffic yardstick of docs/simulation.md: the model against the
+# fixed fleets chosen in hindsight on irregular and the burst traces; checks
+# the page's table and prints it (about a minute).
+bursts:
+	$(GO) test -tags comparison -count=1 -timeout 30m -run 'TestBurstTable' ./cmd/checker -bursts -v
 
 validate-example:
 	$(GO) run ./cmd/checker validate --config config.example.yaml

@@ -1,0 +1,132 @@
+//go:build comparison && !race
+
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+var burstsFlag = flag.Bool("bursts", false, "run the bursty-traffic yardstick (irregular and the burst traces) and print its table")
+
+// burstSet is one row of the bursty-traffic yardstick: runs of the model
+// against the fixed fleets chosen in hindsight, each over an hour scored
+// after its first 15 minutes (or as args say).
+type burstSet struct {
+	name string
+	runs [][]string // each run's scenario, seed and settings
+}
+
+// burstSettings are the bursty-traffic measurements' settings: a 30 s
+// promise, a 60 s start delay and 1 s of lognormal service; the second
+// setting doubles each.
+var (
+	burstSettings  = []string{"--service-dist", "lognormal", "--min", "1", "--max", "3000", "--start-delay", "60s", "--latency-target", "30s", "--service-time", "1s"}
+	burstSettings2 = []string{"--service-dist", "lognormal", "--min", "1", "--max", "3000", "--start-delay", "120s", "--latency-target", "60s", "--service-time", "2s"}
+	burstHour      = []string{"--duration", "1h", "--warm-up", "15m"}
+)
+
+// burstSets are the yardstick's rows: irregular, seeds 1-20; the burst
+// traces of docs/traces, seed 11, with each setting; irregular over four
+// hours, seeds 1-10, where the model has learned the bursts.
+func burstSets(t *testing.T) []burstSet {
+	t.Helper()
+	traces, err := filepath.Glob("../../docs/traces/burst-*.csv")
+	if err != nil || len(traces) == 0 {
+		t.Fatalf("the burst traces: %v, %v", traces, err)
+	}
+	seeds := func(sc string, n int, args ...string) [][]string {
+		var runs [][]string
+		for s := 1; s <= n; s++ {
+			runs = append(runs, append([]string{"--scenario", sc, "--seed", fmt.Sprint(s)}, args...))
+		}
+		return runs
+	}
+	each := func(args ...string) [][]string {
+		var runs [][]string
+		for _, tr := range traces {
+			runs = append(runs, append([]string{"--scenario", tr, "--seed", "11"}, args...))
+		}
+		return runs
+	}
+	return []burstSet{
+		{"`irregular`, seeds 1–20", seeds("irregular", 20, slices.Concat(burstSettings, burstHour)...)},
+		{"the 12 burst traces, seed 11", each(slices.Concat(burstSettings, burstHour)...)},
+		{"the 12 burst traces, seed 11, second setting", each(slices.Concat(burstSettings2, burstHour)...)},
+		{"`irregular`, 4 h scored after 1 h, seeds 1–10", seeds("irregular", 10, slices.Concat(burstSettings, []string{"--duration", "4h", "--warm-up", "1h"})...)},
+	}
+}
+
+// TestBurstTable prints, with -bursts, the bursty-traffic yardstick of
+// docs/simulation.md ("Bursts harsher than irregular") and checks that the
+// page shows it as the simulator gives it now. For each set, the means
+// over its runs of: the model's share within the promise; its
+// worker-seconds ÷ fixed-best's; fixed-same-cost's share (the fleet that
+// never moves at the model's bill); the model's worker-seconds ÷
+// fixed-same-share's (the cheapest fleet that never moves and keeps the
+// model's share: above 1, the model's motion cost more than it bought),
+// and on how many runs that is below 1.
+func TestBurstTable(t *testing.T) {
+	if !*burstsFlag {
+		t.Skip("prints the bursty-traffic table with -bursts")
+	}
+	sets := burstSets(t)
+	results := make([][]map[string]simResult, len(sets))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.NumCPU())
+	for i, s := range sets {
+		results[i] = make([]map[string]simResult, len(s.runs))
+		for j, run := range s.runs {
+			wg.Go(func() {
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				by := map[string]simResult{}
+				for _, r := range simJSON(t, append(run, "--policy", "model,fixed-best,fixed-same-cost,fixed-same-share")...) {
+					by[r.Policy] = r
+				}
+				results[i][j] = by
+			})
+		}
+	}
+	wg.Wait()
+
+	var b strings.Builder
+	b.WriteString("| traffic | model: within the promise | model ÷ `fixed-best` | `fixed-same-cost`: within the promise | model ÷ `fixed-same-share` | model cheaper than `fixed-same-share` |\n")
+	b.WriteString("| --- | --- | --- | --- | --- | --- |\n")
+	for i, s := range sets {
+		var share, best, same, ratio float64
+		cheaper := 0
+		for _, by := range results[i] {
+			m := by["model"]
+			share += m.SLOAttainment
+			best += m.WorkerSeconds / by["fixed-best"].WorkerSeconds
+			same += by["fixed-same-cost"].SLOAttainment
+			r := m.WorkerSeconds / by["fixed-same-share"].WorkerSeconds
+			ratio += r
+			if r < 1 {
+				cheaper++
+			}
+		}
+		n := float64(len(results[i]))
+		fmt.Fprintf(&b, "| %s | %.2f %% | %.3f× | %.2f %% | %.3f× | %d of %d |\n",
+			s.name, 100*share/n, best/n, 100*same/n, ratio/n, cheaper, len(results[i]))
+	}
+	table := b.String()
+	fmt.Println(table)
+	doc, err := os.ReadFile("../../docs/simulation.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range strings.Split(strings.TrimSpace(table), "\n") {
+		if !strings.Contains(string(doc), "\n"+row+"\n") {
+			t.Errorf("docs/simulation.md lacks the row, as the simulator now gives it: %s", row)
+		}
+	}
+}
