@@ -175,7 +175,8 @@ func sameCost(rc RunConfig, m Result) int {
 // model paid for motion a fixed fleet did without. The search (see
 // fewestFixed) starts from fixed-same-cost's fleet, and each run stops
 // once it has missed more messages than the model did. Like fixed-best it
-// is chosen in hindsight.
+// is chosen in hindsight, and without such a fleet within the bounds it is
+// the largest.
 func runFixedSameShare(ctx context.Context, rc RunConfig) (Result, error) {
 	m, err := rc.modelRun(ctx)
 	if err != nil {
