@@ -285,8 +285,13 @@ type Bursts struct {
 	// BaseRate is the arrival rate between bursts, msg/s.
 	BaseRate float64 `json:"base_rate"`
 	// NeedWorkers is the fleet that, never moving, would have served the
-	// recent bursts within the promise.
+	// recent bursts within the promise: all of the last hour's or, once
+	// bursts have been learned for longer, all but the largest NeedRank − 1
+	// of the last NeedHours hours' (the same high quantile, from more
+	// bursts). NeedRank and NeedHours are 1 for the last hour's largest.
 	NeedWorkers int `json:"need_workers"`
+	NeedRank    int `json:"need_rank"`
+	NeedHours   int `json:"need_hours"`
 	// WarmWorkers is the count kept warm for the next burst now (0: none).
 	WarmWorkers int `json:"warm_workers"`
 	// HoldWorkerHours is what keeping the workers beyond the rate floors

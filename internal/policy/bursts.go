@@ -40,9 +40,11 @@ import (
 // holds (at most burstIntervals, enough for D + L at the usual intervals).
 //
 // Each burst ended is kept (start, length, messages, need, and the quiet gap
-// before it), the last burstKeep of them, for burstMemory: bursts older
-// than that are forgotten, so the warm capacity they asked for goes when the
-// bursts stop.
+// before it). What the bursts are like (their sizes, lengths, gaps, rate)
+// is the last burstKeep of them within burstMemory; older ones are
+// forgotten, so the warm capacity they asked for goes when the bursts stop.
+// The warm fleet's need is estimated from up to burstNeedHours of them (see
+// longNeed).
 type burstLearner struct {
 	ring    [burstIntervals]burstInterval
 	n, next int
@@ -64,7 +66,7 @@ type burstLearner struct {
 	levelAt  int64
 	lastSeen int64 // end of the last interval observed
 
-	past      [burstKeep]burst
+	past      [burstRing]burst
 	np, nextP int
 
 	// recurAt is the last time the forecast expected an occurrence of a
@@ -150,6 +152,50 @@ func (b burst) remembered(ns int64) bool {
 	return b.end >= ns-int64(burstMemory) && b.end <= ns
 }
 
+// recent calls fn with each burst within the memory at ns (Unix ns), the
+// newest first, at most burstKeep of them: the recent bursts every
+// statistic of the learner is made of, but the warm fleet's need (see
+// longNeed).
+func (bl *burstLearner) recent(ns int64, fn func(b *burst)) {
+	for j, n := 0, 0; j < bl.np && n < burstKeep; j++ {
+		b := &bl.past[(bl.nextP-1-j+2*burstRing)%burstRing]
+		if b.remembered(ns) {
+			fn(b)
+			n++
+		}
+	}
+}
+
+// longNeed is the need the warm fleet sizes for, msg/s, once bursts have
+// been learned for more than an hour: the k-th largest need of the bursts
+// not announced over the last k hours (k at most burstNeedHours, and at
+// least two needs an hour), the same high quantile as the largest of one
+// hour's, estimated from more bursts, so that the warm fleet neither stays
+// high for an hour after a large burst nor drops an hour later, as a
+// stationary burst process goes on. ok is false within the first hour:
+// the largest of the hour's needs serves then.
+func (bl *burstLearner) longNeed(ns int64) (need float64, k int, ok bool) {
+	var needs [burstRing]float64
+	n := 0
+	oldest := ns
+	for i := range bl.np {
+		b := &bl.past[i]
+		if b.announced || b.end > ns || b.end < ns-int64(burstNeedHours)*int64(time.Hour) {
+			continue
+		}
+		needs[n] = b.need
+		n++
+		oldest = min(oldest, b.start)
+	}
+	k = min(int(math.Ceil(float64(ns-oldest)/3600e9)), burstNeedHours)
+	if k < 2 || n < 2*k {
+		return 0, 0, false
+	}
+	nd := needs[:n]
+	slices.Sort(nd)
+	return nd[n-k], k, true
+}
+
 // uniform is the burst at an even rate with its messages and its need
 // (for a promise of latency seconds): its rate, msg/s, and length, seconds.
 // An even burst of length l ≤ D + L needs rate × l ÷ (l + L), so the length
@@ -165,9 +211,14 @@ func (b burst) uniform(latency float64) (rate, length float64) {
 
 // Tuning of the burst learner (see burstLearner).
 const (
-	burstIntervals     = 64
-	burstKeep          = 32
-	burstMemory        = time.Hour
+	burstIntervals = 64
+	burstKeep      = 32
+	burstMemory    = time.Hour
+	// burstNeedHours is how many hours of bursts the warm fleet's need is
+	// estimated from (see longNeed), and burstRing how many bursts the
+	// learner keeps for it.
+	burstNeedHours     = 3
+	burstRing          = 96
 	burstBaseSmoothing = 5 * time.Minute
 	burstRatio         = 2
 	burstSigmas        = 4
@@ -262,8 +313,8 @@ func (bl *burstLearner) observeServed(at time.Time, secs, msgs, done, window, la
 			bl.cur.announced = bl.cur.announced && bl.cur.ready >= bl.cur.need
 			bl.lastEnd = bl.lastHot
 			bl.past[bl.nextP] = bl.cur
-			bl.nextP = (bl.nextP + 1) % burstKeep
-			bl.np = min(bl.np+1, burstKeep)
+			bl.nextP = (bl.nextP + 1) % burstRing
+			bl.np = min(bl.np+1, burstRing)
 		}
 	}
 }
@@ -348,7 +399,7 @@ func (bl *burstLearner) calibrate(start int64, window, latency float64) {
 	need := heaviest(bl.nMin, window, latency, func(i int) (secs, msgs float64) {
 		return 60, bl.mins[(bl.nextMin-1-i+2*burstMinutes)%burstMinutes]
 	})
-	switch last := &bl.past[(bl.nextP-1+burstKeep)%burstKeep]; {
+	switch last := &bl.past[(bl.nextP-1+burstRing)%burstRing]; {
 	case bl.on:
 		bl.cur.coarse = math.Max(bl.cur.coarse, need)
 	case bl.np > 0 && last.end > start:
@@ -398,20 +449,18 @@ func (bl *burstLearner) levelRate(since int64) (rate, done float64) {
 // within the memory at now: rhythm gives, for a burst's start, the pattern
 // that explains it and whether it does.
 func (bl *burstLearner) onRhythm(now time.Time, rhythm func(start time.Time) (forecast.Rhythm, bool)) bool {
-	ns := now.UnixNano()
 	n := 0
 	var first forecast.Rhythm
-	for i := range bl.np {
-		if b := &bl.past[i]; b.remembered(ns) {
-			r, ok := rhythm(time.Unix(0, b.start))
-			if !ok || n > 0 && (r.Period != first.Period || r.Phase != first.Phase) {
-				return false
-			}
-			first = r
-			n++
+	fits := true
+	bl.recent(now.UnixNano(), func(b *burst) {
+		r, ok := rhythm(time.Unix(0, b.start))
+		if !ok || n > 0 && (r.Period != first.Period || r.Phase != first.Phase) {
+			fits = false
 		}
-	}
-	return n > 0
+		first = r
+		n++
+	})
+	return fits && n > 0
 }
 
 // measuredWith tells the learner the per-slot completion rate the arrivals
@@ -500,13 +549,16 @@ func heaviest(n int, window, latency float64, at func(i int) (secs, msgs float64
 
 // burstFacts is what the learner knows of the recent bursts at a time.
 type burstFacts struct {
-	n          int     // bursts within the memory
-	announced  int     // of which the forecast expected (left out of need)
-	msgs       float64 // their median size, messages
-	length     float64 // their median length, seconds
-	lengthHi   float64 // the burstQuantile of their lengths, seconds
-	gap        float64 // the median gap between them, seconds
-	need       float64 // the burstQuantile of the needs of those not announced, msg/s
+	n         int     // bursts within the memory
+	announced int     // of which the forecast expected (left out of need)
+	msgs      float64 // their median size, messages
+	length    float64 // their median length, seconds
+	lengthHi  float64 // the burstQuantile of their lengths, seconds
+	gap       float64 // the median gap between them, seconds
+	need      float64 // the burstQuantile of the needs of those not announced, msg/s
+	// needRank is need's rank among the needs of the last needRank hours
+	// (1: the largest of the last hour's; see longNeed).
+	needRank   int
 	rate       float64 // the median burst's mean rate, msg/s
 	perHour    float64 // bursts an hour lately
 	base       float64 // the rate between bursts, msg/s
@@ -528,11 +580,7 @@ func (bl *burstLearner) facts(now time.Time) burstFacts {
 	nn := 0
 	lengths := &f.lengths
 	oldest := ns
-	for i := range bl.np {
-		b := bl.past[i]
-		if !b.remembered(ns) {
-			continue
-		}
+	bl.recent(ns, func(b *burst) {
 		sizes[f.n], lengths[f.n] = b.msgs, b.length()
 		if b.announced {
 			f.announced++
@@ -546,7 +594,7 @@ func (bl *burstLearner) facts(now time.Time) burstFacts {
 			f.gaps++
 		}
 		f.n++
-	}
+	})
 	if bl.on {
 		f.on, f.age = true, float64(ns-bl.cur.start)/1e9
 		f.runAge = float64(ns-max(bl.runStart, bl.cur.start)) / 1e9
@@ -572,6 +620,10 @@ func (bl *burstLearner) facts(now time.Time) burstFacts {
 	}
 	if span := float64(ns-oldest) / 3600e9; span > 0 && f.n > 1 {
 		f.perHour = float64(f.n) / math.Max(span, float64(burstMemory)/float64(time.Hour)*float64(f.n)/burstKeep)
+	}
+	f.needRank = 1
+	if need, k, ok := bl.longNeed(ns); ok {
+		f.need, f.needRank = need, k
 	}
 	return f
 }
@@ -667,15 +719,13 @@ func (f *burstFacts) remaining(age, h float64) (mean, within float64, ok bool) {
 // have left past the promise, all told, met by a fleet serving now msg/s
 // that grows to most msg/s react seconds after each began (lateIfMissed).
 func (bl *burstLearner) late(now time.Time, cur, most, react, latency float64) float64 {
-	ns := now.UnixNano()
 	sum := 0.0
-	for i := range bl.np {
-		b := bl.past[i]
-		if !b.remembered(ns) || !(b.length() > 0) || b.announced {
-			continue
+	bl.recent(now.UnixNano(), func(b *burst) {
+		if !(b.length() > 0) || b.announced {
+			return
 		}
 		rate, length := b.uniform(latency)
 		sum += lateIfMissed(rate, math.Max(cur, b.ready), most, length, react, latency)
-	}
+	})
 	return sum
 }

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -183,6 +184,97 @@ func TestBurstLearnerQuietAfterANewLevel(t *testing.T) {
 	}
 	if stopped := f.stopped(0.01); f.quiet >= stopped || f.chance(60, 0.01) == 0 {
 		t.Errorf("quiet %.0f s against stopped at %.0f s, chance %v: the bursts are taken to have stopped", f.quiet, stopped, f.chance(60, 0.01))
+	}
+}
+
+// The warm fleet's need, once bursts have been learned for more than an
+// hour, is the k-th largest need over the last k hours (k at most 3): the
+// same quantile as the largest of one hour's, from more bursts. Bursts of
+// 30 s every 10 minutes for 2 h 30 min, with needs 50 msg/s but 100 (2 h
+// 20 min before now), 90 (1 h 30 min before), 80 (1 h 10 min before): over
+// 3 hours, the third largest, 80, where the last hour's largest is 50. An
+// announced burst needing 500, and one ended more than 3 hours before, are
+// left out. Within the first hour, or with fewer than two needs an hour,
+// the hour's largest need serves.
+func TestBurstLongNeedIsTheHourlyLargestFromMoreBursts(t *testing.T) {
+	t.Parallel()
+	now := t0.Add(10 * time.Hour)
+	at := func(ago time.Duration) int64 { return now.Add(-ago).UnixNano() }
+	burstAt := func(ago time.Duration, need float64) burst {
+		return burst{start: at(ago + 30*time.Second), end: at(ago), need: need, msgs: need * 60}
+	}
+	learner := func(bursts ...burst) *burstLearner {
+		var bl burstLearner
+		for _, b := range bursts {
+			bl.past[bl.nextP] = b
+			bl.nextP = (bl.nextP + 1) % burstRing
+			bl.np = min(bl.np+1, burstRing)
+		}
+		return &bl
+	}
+	big := map[time.Duration]float64{140 * time.Minute: 100, 90 * time.Minute: 90, 70 * time.Minute: 80}
+	var bursts []burst
+	bursts = append(bursts, burstAt(4*time.Hour, 400)) // forgotten
+	for ago := 150 * time.Minute; ago > 0; ago -= 10 * time.Minute {
+		need := 50.0
+		if n, ok := big[ago]; ok {
+			need = n
+		}
+		bursts = append(bursts, burstAt(ago, need))
+	}
+	announced := burstAt(5*time.Minute, 500)
+	announced.announced = true
+	bursts = append(bursts, announced)
+	bl := learner(bursts...)
+	if need, k, ok := bl.longNeed(now.UnixNano()); !ok || need != 80 || k != 3 {
+		t.Errorf("long need %v, rank %d (ok %v), want 80: the third largest over three hours", need, k, ok)
+	}
+	if f := bl.facts(now); f.need != 80 || f.needRank != 3 {
+		t.Errorf("the warm fleet's need %v msg/s, rank %d, want 80, the third", f.need, f.needRank)
+	}
+	// Within the first hour: the hour's largest.
+	first := learner(burstAt(50*time.Minute, 60), burstAt(30*time.Minute, 90), burstAt(10*time.Minute, 70))
+	if need, _, ok := first.longNeed(now.UnixNano()); ok {
+		t.Errorf("long need %v within the first hour, want none", need)
+	}
+	if f := first.facts(now); f.need != 90 || f.needRank != 1 {
+		t.Errorf("the warm fleet's need %v msg/s, rank %d, within the first hour, want 90, the largest", f.need, f.needRank)
+	}
+	// Two hours of three bursts: fewer than two an hour.
+	sparse := learner(burstAt(110*time.Minute, 100), burstAt(60*time.Minute, 70), burstAt(10*time.Minute, 60))
+	if need, _, ok := sparse.longNeed(now.UnixNano()); ok {
+		t.Errorf("long need %v from three bursts over two hours, want none", need)
+	}
+}
+
+// A decision says which need the warm fleet serves: after two and a half
+// hours of bursts of 30 s at 100 msg/s every 10 minutes on 5 msg/s, the
+// third largest of the last three hours' needs, in the decision's Bursts
+// (rank 3, 3 hours) and its reasons. The bursts are alike, so it is as many
+// workers as the largest of the last hour's needs.
+func TestBurstDecisionSaysWhichNeedItServes(t *testing.T) {
+	t.Parallel()
+	st := &State{lastDt: 5 * time.Second}
+	at := feedBursts(&st.bursts, 15*600+300, 600, 300, 30, 5, 100)
+	c := burstCall(st, at, 60, DefaultLateCost)
+	c.sizeModel()
+	c.finishReasons()
+	b := c.d.Bursts
+	if b == nil || b.NeedRank != 3 || b.NeedHours != 3 {
+		t.Fatalf("the decision's bursts %+v; want the need of rank 3 over 3 hours", b)
+	}
+	hour := 0.0
+	for i := range st.bursts.np {
+		if p := st.bursts.past[i]; p.remembered(at.UnixNano()) {
+			hour = math.Max(hour, p.need)
+		}
+	}
+	if want := int(math.Ceil(hour - 1e-9)); b.NeedWorkers != want {
+		t.Errorf("need %d workers, want %d, the last hour's largest need of these alike bursts", b.NeedWorkers, want)
+	}
+	said := fmt.Sprintf("a fleet of %d serves all but the largest 2 of the last 3 hours' within the promise", b.NeedWorkers)
+	if !slices.ContainsFunc(c.d.Reasons, func(r string) bool { return strings.HasSuffix(r, said) }) {
+		t.Errorf("reasons %q; want one ending %q", c.d.Reasons, said)
 	}
 }
 

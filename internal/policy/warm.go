@@ -222,7 +222,7 @@ func (c *call) warmPays(rate int) int {
 	b := &c.b.bursts
 	*b = model.Bursts{
 		Count: f.n, Messages: math.Round(f.msgs), LengthSeconds: f.length, GapSeconds: f.gap,
-		BaseRate: f.base, NeedWorkers: bp.need, WarmWorkers: warm,
+		BaseRate: f.base, NeedWorkers: bp.need, NeedRank: f.needRank, NeedHours: f.needRank, WarmWorkers: warm,
 		HoldWorkerHours: holdHour, RelaunchWorkerHours: relaunchHour, Chance: chance,
 		InBurst: f.on, RemainingSeconds: bp.remaining,
 		LateIfRelaunchedPerHour: math.Round(lateHour), ForThePromise: warm > 0 && relaunchHour <= holdHour,
@@ -300,8 +300,13 @@ func (c *call) burstWarmReason(extra int, pays bool, chance float64) {
 	bp, b := &c.bp, &c.b.bursts
 	f := &bp.f
 	hold, relaunch := c.cost(b.HoldWorkerHours), c.cost(b.RelaunchWorkerHours)
-	c.reason("bursts of ~%s messages over ~%s every ~%s lately (%d in the last hour, %s msg/s between): a fleet of %d serves them within the promise",
-		number(b.Messages), span(f.length), span(f.gap), f.n, number(f.base), bp.need)
+	if k := f.needRank; k > 1 {
+		c.reason("bursts of ~%s messages over ~%s every ~%s lately (%d in the last hour, %s msg/s between): a fleet of %d serves all but the largest %d of the last %d hours' within the promise",
+			number(b.Messages), span(f.length), span(f.gap), f.n, number(f.base), bp.need, k-1, k)
+	} else {
+		c.reason("bursts of ~%s messages over ~%s every ~%s lately (%d in the last hour, %s msg/s between): a fleet of %d serves them within the promise",
+			number(b.Messages), span(f.length), span(f.gap), f.n, number(f.base), bp.need)
+	}
 	switch {
 	case extra == 0:
 	case !pays:
