@@ -175,7 +175,7 @@ func (bl *burstLearner) recent(ns int64, fn func(b *burst)) {
 // stationary burst process goes on. ok is false within the first hour:
 // the largest of the hour's needs serves then.
 func (bl *burstLearner) longNeed(ns int64) (need float64, k int, ok bool) {
-	var needs [burstRing]float64
+	var top [burstNeedHours]float64 // the largest needs, the largest first
 	n := 0
 	oldest := ns
 	for i := range bl.np {
@@ -183,7 +183,12 @@ func (bl *burstLearner) longNeed(ns int64) (need float64, k int, ok bool) {
 		if b.announced || b.end > ns || b.end < ns-int64(burstNeedHours)*int64(time.Hour) {
 			continue
 		}
-		needs[n] = b.need
+		x := b.need
+		for j := range top {
+			if x > top[j] {
+				x, top[j] = top[j], x
+			}
+		}
 		n++
 		oldest = min(oldest, b.start)
 	}
@@ -191,9 +196,7 @@ func (bl *burstLearner) longNeed(ns int64) (need float64, k int, ok bool) {
 	if k < 2 || n < 2*k {
 		return 0, 0, false
 	}
-	nd := needs[:n]
-	slices.Sort(nd)
-	return nd[n-k], k, true
+	return top[k-1], k, true
 }
 
 // uniform is the burst at an even rate with its messages and its need
