@@ -286,11 +286,10 @@ type Bursts struct {
 	BaseRate float64 `json:"base_rate"`
 	// NeedWorkers is the fleet that, never moving, would have served the
 	// recent bursts within the promise: all of the last hour's or, once
-	// bursts have been learned for longer, all but the largest NeedRank − 1
+	// bursts have been learned for longer, all but the largest NeedHours − 1
 	// of the last NeedHours hours' (the same high quantile, from more
-	// bursts). NeedRank and NeedHours are 1 for the last hour's largest.
+	// bursts; NeedHours is 1 for the last hour's largest).
 	NeedWorkers int `json:"need_workers"`
-	NeedRank    int `json:"need_rank"`
 	NeedHours   int `json:"need_hours"`
 	// WarmWorkers is the count kept warm for the next burst now (0: none).
 	WarmWorkers int `json:"warm_workers"`

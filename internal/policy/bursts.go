@@ -559,9 +559,9 @@ type burstFacts struct {
 	lengthHi  float64 // the burstQuantile of their lengths, seconds
 	gap       float64 // the median gap between them, seconds
 	need      float64 // the burstQuantile of the needs of those not announced, msg/s
-	// needRank is need's rank among the needs of the last needRank hours
-	// (1: the largest of the last hour's; see longNeed).
-	needRank   int
+	// needHours is how many hours of needs need is the needHours-th
+	// largest of (1: the largest of the last hour's; see longNeed).
+	needHours  int
 	rate       float64 // the median burst's mean rate, msg/s
 	perHour    float64 // bursts an hour lately
 	base       float64 // the rate between bursts, msg/s
@@ -624,9 +624,9 @@ func (bl *burstLearner) facts(now time.Time) burstFacts {
 	if span := float64(ns-oldest) / 3600e9; span > 0 && f.n > 1 {
 		f.perHour = float64(f.n) / math.Max(span, float64(burstMemory)/float64(time.Hour)*float64(f.n)/burstKeep)
 	}
-	f.needRank = 1
+	f.needHours = 1
 	if need, k, ok := bl.longNeed(ns); ok {
-		f.need, f.needRank = need, k
+		f.need, f.needHours = need, k
 	}
 	return f
 }

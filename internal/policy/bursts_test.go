@@ -229,16 +229,16 @@ func TestBurstLongNeedIsTheHourlyLargestFromMoreBursts(t *testing.T) {
 	if need, k, ok := bl.longNeed(now.UnixNano()); !ok || need != 80 || k != 3 {
 		t.Errorf("long need %v, rank %d (ok %v), want 80: the third largest over three hours", need, k, ok)
 	}
-	if f := bl.facts(now); f.need != 80 || f.needRank != 3 {
-		t.Errorf("the warm fleet's need %v msg/s, rank %d, want 80, the third", f.need, f.needRank)
+	if f := bl.facts(now); f.need != 80 || f.needHours != 3 {
+		t.Errorf("the warm fleet's need %v msg/s, of %d hours, want 80, the third largest of 3", f.need, f.needHours)
 	}
 	// Within the first hour: the hour's largest.
 	first := learner(burstAt(50*time.Minute, 60), burstAt(30*time.Minute, 90), burstAt(10*time.Minute, 70))
 	if need, _, ok := first.longNeed(now.UnixNano()); ok {
 		t.Errorf("long need %v within the first hour, want none", need)
 	}
-	if f := first.facts(now); f.need != 90 || f.needRank != 1 {
-		t.Errorf("the warm fleet's need %v msg/s, rank %d, within the first hour, want 90, the largest", f.need, f.needRank)
+	if f := first.facts(now); f.need != 90 || f.needHours != 1 {
+		t.Errorf("the warm fleet's need %v msg/s, of %d hours, within the first hour, want 90, the largest", f.need, f.needHours)
 	}
 	// Two hours of three bursts: fewer than two an hour.
 	sparse := learner(burstAt(110*time.Minute, 100), burstAt(60*time.Minute, 70), burstAt(10*time.Minute, 60))
@@ -260,7 +260,7 @@ func TestBurstDecisionSaysWhichNeedItServes(t *testing.T) {
 	c.sizeModel()
 	c.finishReasons()
 	b := c.d.Bursts
-	if b == nil || b.NeedRank != 3 || b.NeedHours != 3 {
+	if b == nil || b.NeedHours != 3 {
 		t.Fatalf("the decision's bursts %+v; want the need of rank 3 over 3 hours", b)
 	}
 	hour := 0.0

@@ -222,7 +222,7 @@ func (c *call) warmPays(rate int) int {
 	b := &c.b.bursts
 	*b = model.Bursts{
 		Count: f.n, Messages: math.Round(f.msgs), LengthSeconds: f.length, GapSeconds: f.gap,
-		BaseRate: f.base, NeedWorkers: bp.need, NeedRank: f.needRank, NeedHours: f.needRank, WarmWorkers: warm,
+		BaseRate: f.base, NeedWorkers: bp.need, NeedHours: f.needHours, WarmWorkers: warm,
 		HoldWorkerHours: holdHour, RelaunchWorkerHours: relaunchHour, Chance: chance,
 		InBurst: f.on, RemainingSeconds: bp.remaining,
 		LateIfRelaunchedPerHour: math.Round(lateHour), ForThePromise: warm > 0 && relaunchHour <= holdHour,
@@ -300,13 +300,8 @@ func (c *call) burstWarmReason(extra int, pays bool, chance float64) {
 	bp, b := &c.bp, &c.b.bursts
 	f := &bp.f
 	hold, relaunch := c.cost(b.HoldWorkerHours), c.cost(b.RelaunchWorkerHours)
-	if k := f.needRank; k > 1 {
-		c.reason("bursts of ~%s messages over ~%s every ~%s lately (%d in the last hour, %s msg/s between): a fleet of %d serves all but the largest %d of the last %d hours' within the promise",
-			number(b.Messages), span(f.length), span(f.gap), f.n, number(f.base), bp.need, k-1, k)
-	} else {
-		c.reason("bursts of ~%s messages over ~%s every ~%s lately (%d in the last hour, %s msg/s between): a fleet of %d serves them within the promise",
-			number(b.Messages), span(f.length), span(f.gap), f.n, number(f.base), bp.need)
-	}
+	c.reason("bursts of ~%s messages over ~%s every ~%s lately (%d in the last hour, %s msg/s between): a fleet of %d serves %s within the promise",
+		number(b.Messages), span(f.length), span(f.gap), f.n, number(f.base), bp.need, servedOf(f.needHours))
 	switch {
 	case extra == 0:
 	case !pays:
@@ -321,6 +316,20 @@ func (c *call) burstWarmReason(extra int, pays bool, chance float64) {
 		c.reason("the %d warm workers go: %s without a burst, longer than a gap would last once in %s were the bursts going on",
 			extra, span(f.quiet), number(1/(1-c.s.LatencyQuantile)))
 	}
+}
+
+// servedOf formats which bursts the warm fleet's need serves: them (the
+// last hour's), or all but the largest k − 1 of the last k hours' (see
+// burstLearner.longNeed).
+type servedOf int
+
+// Format implements fmt.Formatter.
+func (k servedOf) Format(f fmt.State, _ rune) {
+	if k <= 1 {
+		_, _ = f.Write([]byte("them"))
+		return
+	}
+	_, _ = fmt.Fprintf(f, "all but the largest %d of the last %d hours'", int(k)-1, int(k))
 }
 
 // cost formats worker-hours an hour in dollars when a price is set.

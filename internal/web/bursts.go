@@ -21,8 +21,8 @@ func burstNote(d *model.Decision) string {
 		s += ", " + formatSeconds(b.GapSeconds) + " apart"
 	}
 	s += fmt.Sprintf(", %s msg/s between them; %d workers serve them within the promise", formatNumber(b.BaseRate), b.NeedWorkers)
-	if b.NeedRank > 1 {
-		s += fmt.Sprintf(" (all but the largest %d of the last %d hours' bursts)", b.NeedRank-1, b.NeedHours)
+	if b.NeedHours > 1 {
+		s += fmt.Sprintf(" (all but the largest %d of the last %d hours' bursts)", b.NeedHours-1, b.NeedHours)
 	}
 	hold, relaunch := costPerHour(b.HoldWorkerHours, b.HoldDollars), costPerHour(b.RelaunchWorkerHours, b.RelaunchDollars)
 	switch {

@@ -28,12 +28,12 @@ func TestBurstNote(t *testing.T) {
 	if got := burstNote(d); got != want {
 		t.Errorf("note\n%q\nwant\n%q", got, want)
 	}
-	d.Bursts.NeedRank, d.Bursts.NeedHours = 3, 3
+	d.Bursts.NeedHours = 3
 	withRank := "5 in the last hour, the median of 11,000 messages over 1m, 3m apart, 20 msg/s between them; 190 workers serve them within the promise (all but the largest 2 of the last 3 hours' bursts); 190 kept warm for the promise: relaunching them for each burst would leave ~5,400 messages an hour past it (holding them costs 150 worker-hours an hour, relaunching 200 worker-hours an hour)."
 	if got := burstNote(d); got != withRank {
 		t.Errorf("note\n%q\nwant\n%q", got, withRank)
 	}
-	d.Bursts.NeedRank, d.Bursts.NeedHours = 1, 1
+	d.Bursts.NeedHours = 1
 	d.Bursts.InBurst, d.Bursts.NotLaunchedWorkers, d.Bursts.LaunchKeepsMessages = true, 67, 175
 	want = want[:len(want)-1] + "; a burst is on: 67 more workers would start after most of it and are not launched (they would keep ~175 more messages within the promise, worth less than they cost)."
 	if got := burstNote(d); got != want {
