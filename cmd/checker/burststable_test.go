@@ -22,9 +22,15 @@ var burstsFlag = flag.Bool("bursts", false, "run the bursty-traffic yardstick (i
 type burstSet struct {
 	name string
 	runs [][]string // each run's scenario, seed and settings
-	// draws: the runs are draws of one traffic (one generator, its
-	// seeds), for which one fixed fleet can be chosen (oneFleetTable).
-	draws bool
+	// draws are the runs that are draws of one traffic (one generator,
+	// its seeds), for which one fixed fleet can be chosen (oneFleetTable).
+	draws []draws
+}
+
+// draws are runs of one traffic: their indices among the set's runs.
+type draws struct {
+	name string
+	runs []int
 }
 
 // burstSettings are the bursty-traffic measurements' settings: lognormal
@@ -62,12 +68,32 @@ func burstSets(t *testing.T) []burstSet {
 		}
 		return runs
 	}
+	all := func(name string, n int) []draws {
+		d := draws{name: name}
+		for i := range n {
+			d.runs = append(d.runs, i)
+		}
+		return []draws{d}
+	}
+	// The traces' families (burst-A1.csv to burst-A4.csv, and so on) are
+	// each four draws of one generator.
+	families := func(setting string) []draws {
+		var ds []draws
+		for i, tr := range traces {
+			f := strings.TrimPrefix(filepath.Base(tr), "burst-")[:1]
+			if len(ds) == 0 || !strings.Contains(ds[len(ds)-1].name, "traces "+f) {
+				ds = append(ds, draws{name: fmt.Sprintf("the burst traces %s1–%s4, seed 11%s", f, f, setting)})
+			}
+			ds[len(ds)-1].runs = append(ds[len(ds)-1].runs, i)
+		}
+		return ds
+	}
 	issue, second := burstSettings("60s", "30s", "1s"), burstSettings("120s", "60s", "2s")
 	return []burstSet{
-		{"`irregular`, seeds 1–20", seeds("irregular", 20, slices.Concat(issue, burstHour)...), true},
-		{"the 12 burst traces, seed 11", each(slices.Concat(issue, burstHour)...), false},
-		{"the 12 burst traces, seed 11, second setting", each(slices.Concat(second, burstHour)...), false},
-		{"`irregular`, 4 h scored after 1 h, seeds 1–10", seeds("irregular", 10, slices.Concat(issue, []string{"--duration", "4h", "--warm-up", "1h"})...), true},
+		{"`irregular`, seeds 1–20", seeds("irregular", 20, slices.Concat(issue, burstHour)...), all("`irregular`, seeds 1–20", 20)},
+		{"the 12 burst traces, seed 11", each(slices.Concat(issue, burstHour)...), families("")},
+		{"the 12 burst traces, seed 11, second setting", each(slices.Concat(second, burstHour)...), families(", second setting")},
+		{"`irregular`, 4 h scored after 1 h, seeds 1–10", seeds("irregular", 10, slices.Concat(issue, []string{"--duration", "4h", "--warm-up", "1h"})...), all("`irregular`, 4 h scored after 1 h, seeds 1–10", 10)},
 	}
 }
 
@@ -145,54 +171,61 @@ func TestBurstTable(t *testing.T) {
 	}
 }
 
-// oneFleetTable compares, for each set of draws, the model with one fixed fleet for
-// every run of the set, chosen knowing the traffic (all its runs) but not
-// the run, as a user who had watched this traffic for a while would choose
-// it: the fewest such workers that keep 99 % of the set's scored messages
-// within the promise, on how many runs they keep 99 %, and their
-// worker-seconds ÷ each run's fixed-best (the mean); and the model's
-// worker-seconds ÷ those of the fewest such workers that keep the model's
-// share of the set's messages (above 1: the model paid more than a fleet
-// that never moves, sized for this traffic, for what it kept).
+// oneFleetTable compares the model, on each set's draws of one traffic,
+// with one fixed fleet for all of them, chosen knowing the traffic (all
+// its draws) but not the run, as a user who had watched this traffic for a
+// while would choose it: the fewest such workers that keep 99 % of the
+// draws' scored messages within the promise, on how many runs they keep
+// 99 %, and their worker-seconds ÷ each run's fixed-best (the mean); and
+// the model's worker-seconds ÷ those of the fewest such workers that keep
+// the model's share of the draws' messages (above 1: the model paid more
+// than a fleet that never moves, sized for this traffic, for what it kept).
 func oneFleetTable(t *testing.T, sets []burstSet, results [][]map[string]simResult) string {
 	t.Helper()
 	var b strings.Builder
-	b.WriteString("| traffic | one fixed fleet for the set at 99 % | its runs at 99 % | it ÷ `fixed-best` | model ÷ one fixed fleet at the model's share |\n")
+	b.WriteString("| traffic | one fixed fleet for the traffic at 99 % | its runs at 99 % | it ÷ `fixed-best` | model ÷ one fixed fleet at the model's share |\n")
 	b.WriteString("| --- | --- | --- | --- | --- |\n")
 	for i, s := range sets {
-		if !s.draws {
-			continue // the traces are three families of traffic
+		for _, d := range s.draws {
+			oneFleetRow(t, &b, s, d, results[i])
 		}
-		var model pooled
-		hi := 1
-		for _, by := range results[i] {
-			model.add(by["model"])
-			hi = max(hi, by["fixed-best"].Workers, by["fixed-same-share"].Workers)
-		}
-		runs := map[int][]simResult{}
-		fleet := func(n int) pooled {
-			if _, ok := runs[n]; !ok {
-				runs[n] = fixedRuns(t, s, n)
-			}
-			var p pooled
-			for _, r := range runs[n] {
-				p.add(r)
-			}
-			return p
-		}
-		n99 := fewestPooled(hi, func(n int) bool { return fleet(n).share() >= 0.99 })
-		nSame := fewestPooled(hi, func(n int) bool { return fleet(n).share() >= model.share() })
-		at99, best := 0, 0.0
-		for j, r := range runs[n99] {
-			if r.SLOAttainment >= 0.99 {
-				at99++
-			}
-			best += r.WorkerSeconds / results[i][j]["fixed-best"].WorkerSeconds
-		}
-		fmt.Fprintf(&b, "| %s | %d workers | %d of %d | %.3f× | %.3f× |\n",
-			s.name, n99, at99, len(s.runs), best/float64(len(s.runs)), model.ws/fleet(nSame).ws)
 	}
 	return b.String()
+}
+
+// oneFleetRow writes oneFleetTable's row for the draws d of set s, whose
+// runs gave results.
+func oneFleetRow(t *testing.T, b *strings.Builder, s burstSet, d draws, results []map[string]simResult) {
+	t.Helper()
+	var model pooled
+	hi := 1
+	for _, j := range d.runs {
+		by := results[j]
+		model.add(by["model"])
+		hi = max(hi, by["fixed-best"].Workers, by["fixed-same-share"].Workers)
+	}
+	runs := map[int][]simResult{}
+	fleet := func(n int) pooled {
+		if _, ok := runs[n]; !ok {
+			runs[n] = fixedRuns(t, s, d, n)
+		}
+		var p pooled
+		for _, r := range runs[n] {
+			p.add(r)
+		}
+		return p
+	}
+	n99 := fewestPooled(hi, func(n int) bool { return fleet(n).share() >= 0.99 })
+	nSame := fewestPooled(hi, func(n int) bool { return fleet(n).share() >= model.share() })
+	at99, best := 0, 0.0
+	for k, r := range runs[n99] {
+		if r.SLOAttainment >= 0.99 {
+			at99++
+		}
+		best += r.WorkerSeconds / results[d.runs[k]]["fixed-best"].WorkerSeconds
+	}
+	fmt.Fprintf(b, "| %s | %d workers | %d of %d | %.3f× | %.3f× |\n",
+		d.name, n99, at99, len(d.runs), best/float64(len(d.runs)), model.ws/fleet(nSame).ws)
 }
 
 // pooled sums runs: their messages, those within the promise, and their
@@ -222,17 +255,19 @@ func fewestPooled(hi int, enough func(n int) bool) int {
 	return hi
 }
 
-// fixedRuns runs n fixed workers on each run of the set, in parallel.
-func fixedRuns(t *testing.T, s burstSet, n int) []simResult {
+// fixedRuns runs n fixed workers on each of the draws d of set s, in
+// parallel.
+func fixedRuns(t *testing.T, s burstSet, d draws, n int) []simResult {
 	t.Helper()
-	out := make([]simResult, len(s.runs))
+	out := make([]simResult, len(d.runs))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.NumCPU())
-	for j, run := range s.runs {
+	for k, j := range d.runs {
+		run := s.runs[j]
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			out[j] = simJSON(t, append(run, "--policy", "fixed", "--workers", fmt.Sprint(n))...)[0]
+			out[k] = simJSON(t, append(slices.Clip(run), "--policy", "fixed", "--workers", fmt.Sprint(n))...)[0]
 		})
 	}
 	wg.Wait()
