@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -88,13 +89,71 @@ func burstSets(t *testing.T) []burstSet {
 		}
 		return ds
 	}
+	// Each family's four traces, end to end: four hours of one traffic,
+	// where the model has learned the bursts after the first.
+	dir := t.TempDir()
+	var joined []string
+	for _, d := range families("") {
+		var fam []string
+		for _, j := range d.runs {
+			fam = append(fam, traces[j])
+		}
+		joined = append(joined, joinTraces(t, dir, fam))
+	}
+	endToEnd := func(args ...string) [][]string {
+		var runs [][]string
+		for _, tr := range joined {
+			runs = append(runs, append([]string{"--scenario", tr, "--seed", "11"}, args...))
+		}
+		return runs
+	}
 	issue, second := burstSettings("60s", "30s", "1s"), burstSettings("120s", "60s", "2s")
+	long := []string{"--duration", "4h", "--warm-up", "1h"}
 	return []burstSet{
 		{"`irregular`, seeds 1–20", seeds("irregular", 20, slices.Concat(issue, burstHour)...), all("`irregular`, seeds 1–20", 20)},
 		{"the 12 burst traces, seed 11", each(slices.Concat(issue, burstHour)...), families("")},
 		{"the 12 burst traces, seed 11, second setting", each(slices.Concat(second, burstHour)...), families(", second setting")},
-		{"`irregular`, 4 h scored after 1 h, seeds 1–10", seeds("irregular", 10, slices.Concat(issue, []string{"--duration", "4h", "--warm-up", "1h"})...), all("`irregular`, 4 h scored after 1 h, seeds 1–10", 10)},
+		{"`irregular`, 4 h scored after 1 h, seeds 1–10", seeds("irregular", 10, slices.Concat(issue, long)...), all("`irregular`, 4 h scored after 1 h, seeds 1–10", 10)},
+		{"each family's 4 traces end to end, seed 11, 4 h scored after 1 h", endToEnd(slices.Concat(issue, long)...), nil},
+		{"each family's 4 traces end to end, seed 11, second setting, 4 h scored after 1 h", endToEnd(slices.Concat(second, long)...), nil},
 	}
+}
+
+// joinTraces writes the traces end to end, each shifted by the hours
+// before it (each is an hour, t_seconds 0 to 3599), to a file of dir, and
+// returns its path.
+func joinTraces(t *testing.T, dir string, traces []string) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("t_seconds,arrivals_per_second\n")
+	for i, tr := range traces {
+		data, err := os.ReadFile(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			ts, rate, ok := strings.Cut(strings.TrimSpace(line), ",")
+			sec, err := strconv.Atoi(ts)
+			if !ok || err != nil {
+				continue // the comment, the header and the last newline
+			}
+			if sec < 0 || sec >= 3600 {
+				t.Fatalf("%s: t_seconds %d outside its hour", tr, sec)
+			}
+			fmt.Fprintf(&b, "%d,%s\n", 3600*i+sec, rate)
+		}
+	}
+	path := filepath.Join(dir, strings.Join(slices.Collect(func(yield func(string) bool) {
+		for _, tr := range traces {
+			if !yield(strings.TrimSuffix(filepath.Base(tr), ".csv")) {
+				return
+			}
+		}
+	}), "+")+".csv")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // TestBurstTable prints, with -bursts, the bursty-traffic yardstick of
