@@ -77,15 +77,20 @@ func burstSets(t *testing.T) []burstSet {
 		return []draws{d}
 	}
 	// The traces' families (burst-A1.csv to burst-A4.csv, and so on) are
-	// each four draws of one generator.
+	// each four draws of one generator: the runs of each, in order.
+	var letters []string
+	var members [][]int
+	for i, tr := range traces {
+		f := strings.TrimPrefix(filepath.Base(tr), "burst-")[:1]
+		if len(letters) == 0 || letters[len(letters)-1] != f {
+			letters, members = append(letters, f), append(members, nil)
+		}
+		members[len(members)-1] = append(members[len(members)-1], i)
+	}
 	families := func(setting string) []draws {
-		var ds []draws
-		for i, tr := range traces {
-			f := strings.TrimPrefix(filepath.Base(tr), "burst-")[:1]
-			if len(ds) == 0 || !strings.Contains(ds[len(ds)-1].name, "traces "+f) {
-				ds = append(ds, draws{name: fmt.Sprintf("the burst traces %s1–%s4, seed 11%s", f, f, setting)})
-			}
-			ds[len(ds)-1].runs = append(ds[len(ds)-1].runs, i)
+		ds := make([]draws, len(letters))
+		for k, f := range letters {
+			ds[k] = draws{fmt.Sprintf("the burst traces %s1–%s4, seed 11%s", f, f, setting), members[k]}
 		}
 		return ds
 	}
@@ -93,12 +98,12 @@ func burstSets(t *testing.T) []burstSet {
 	// where the model has learned the bursts after the first.
 	dir := t.TempDir()
 	var joined []string
-	for _, d := range families("") {
+	for k, f := range letters {
 		var fam []string
-		for _, j := range d.runs {
+		for _, j := range members[k] {
 			fam = append(fam, traces[j])
 		}
-		joined = append(joined, joinTraces(t, dir, fam))
+		joined = append(joined, joinTraces(t, filepath.Join(dir, "burst-"+f+".csv"), fam))
 	}
 	endToEnd := func(args ...string) [][]string {
 		var runs [][]string
@@ -119,10 +124,9 @@ func burstSets(t *testing.T) []burstSet {
 	}
 }
 
-// joinTraces writes the traces end to end, each shifted by the hours
-// before it (each is an hour, t_seconds 0 to 3599), to a file of dir, and
-// returns its path.
-func joinTraces(t *testing.T, dir string, traces []string) string {
+// joinTraces writes the traces end to end to path, each shifted by the
+// hours before it (each is an hour, t_seconds 0 to 3599), and returns path.
+func joinTraces(t *testing.T, path string, traces []string) string {
 	t.Helper()
 	var b strings.Builder
 	b.WriteString("t_seconds,arrivals_per_second\n")
@@ -143,13 +147,6 @@ func joinTraces(t *testing.T, dir string, traces []string) string {
 			fmt.Fprintf(&b, "%d,%s\n", 3600*i+sec, rate)
 		}
 	}
-	path := filepath.Join(dir, strings.Join(slices.Collect(func(yield func(string) bool) {
-		for _, tr := range traces {
-			if !yield(strings.TrimSuffix(filepath.Base(tr), ".csv")) {
-				return
-			}
-		}
-	}), "+")+".csv")
 	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
