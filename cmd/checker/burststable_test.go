@@ -169,24 +169,21 @@ func TestBurstTable(t *testing.T) {
 		t.Skip("prints the bursty-traffic table with -bursts")
 	}
 	sets := burstSets(t)
+	var all [][]string
+	for _, s := range sets {
+		all = append(all, s.runs...)
+	}
+	ran := simAll(t, all, "--policy", "model,fixed-best,fixed-same-cost,fixed-same-share")
 	results := make([][]map[string]simResult, len(sets))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.NumCPU())
 	for i, s := range sets {
-		results[i] = make([]map[string]simResult, len(s.runs))
-		for j, run := range s.runs {
-			wg.Go(func() {
-				sem <- struct{}{}
-				defer func() { <-sem }()
-				by := map[string]simResult{}
-				for _, r := range simJSON(t, append(run, "--policy", "model,fixed-best,fixed-same-cost,fixed-same-share")...) {
-					by[r.Policy] = r
-				}
-				results[i][j] = by
-			})
+		for range s.runs {
+			by := map[string]simResult{}
+			for _, r := range ran[0] {
+				by[r.Policy] = r
+			}
+			results[i], ran = append(results[i], by), ran[1:]
 		}
 	}
-	wg.Wait()
 
 	var b strings.Builder
 	b.WriteString("| traffic | model: within the promise | model ÷ `fixed-best` | `fixed-same-cost`: within the promise | model ÷ `fixed-same-share` | model cheaper than `fixed-same-share` |\n")
@@ -311,19 +308,32 @@ func fewestPooled(hi int, enough func(n int) bool) int {
 	return hi
 }
 
-// fixedRuns runs n fixed workers on each of the draws d of set s, in
-// parallel.
+// fixedRuns runs n fixed workers on each of the draws d of set s.
 func fixedRuns(t *testing.T, s burstSet, d draws, n int) []simResult {
 	t.Helper()
-	out := make([]simResult, len(d.runs))
+	runs := make([][]string, len(d.runs))
+	for k, j := range d.runs {
+		runs[k] = s.runs[j]
+	}
+	out := make([]simResult, len(runs))
+	for k, res := range simAll(t, runs, "--policy", "fixed", "--workers", fmt.Sprint(n)) {
+		out[k] = res[0]
+	}
+	return out
+}
+
+// simAll runs `checker simulate` with each run's arguments followed by
+// extra, as many at once as there are CPUs, and returns each run's results.
+func simAll(t *testing.T, runs [][]string, extra ...string) [][]simResult {
+	t.Helper()
+	out := make([][]simResult, len(runs))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.NumCPU())
-	for k, j := range d.runs {
-		run := s.runs[j]
+	for i, run := range runs {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			out[k] = simJSON(t, append(slices.Clip(run), "--policy", "fixed", "--workers", fmt.Sprint(n))...)[0]
+			out[i] = simJSON(t, slices.Concat(run, extra)...)
 		})
 	}
 	wg.Wait()
