@@ -11,10 +11,12 @@
 //
 //  1. adds the interval's arrivals as a new cohort;
 //  2. takes messages from the oldest cohorts until what is left is the
-//     visible count: those are the messages started in the interval, each
-//     started, as far as the samples tell, at the middle of the interval;
+//     visible count: those are the messages started in the interval,
+//     started one after another evenly over it, oldest first;
 //  3. counts as late each started message that arrived more than the
-//     promise before it started.
+//     promise before it started: along the messages taken from one cohort
+//     both the arrival and the start move evenly, so the wait does too, and
+//     the late part is where it passes the promise.
 //
 // When more messages are visible than the cohorts hold (arrivals were
 // underestimated), the difference is added as arrivals of the last
@@ -174,16 +176,20 @@ func (e *Estimator) Observe(in Input) Step {
 	}
 	e.anchor(in, t)
 	var st Step
-	// Started: everything above the visible count, oldest first, at the
-	// middle of the interval.
-	at := (prev + t) / 2
+	// Started: everything above the visible count, oldest first, started
+	// evenly over the interval in that order.
+	started := e.sum - visible
+	k := 0.0 // started so far
 	for e.sum > visible+1e-9 && e.count > 0 {
 		c := &e.ring[e.head]
 		take := math.Min(c.n, e.sum-visible)
 		cut := c.from + (c.to-c.from)*take/c.n // the newest arrival taken
-		late := lateShare(c.from, cut, at-e.promise) * take
+		s0 := prev + (t-prev)*k/started
+		s1 := prev + (t-prev)*(k+take)/started
+		late := lateShare(s0-c.from, s1-cut, e.promise) * take
 		st.Late += late
 		st.Within += take - late
+		k += take
 		if take >= c.n-1e-9 {
 			e.pop()
 			continue
@@ -199,7 +205,7 @@ func (e *Estimator) Observe(in Input) Step {
 		e.push(cohort{from: prev, to: t, n: extra})
 		e.unexplained += extra
 	}
-	return e.trust(st, in, at)
+	return e.trust(st, in, t)
 }
 
 // start takes the first input: the backlog found is spread over the oldest
@@ -236,7 +242,8 @@ func (e *Estimator) anchor(in Input, now float64) {
 	}
 }
 
-// trust sets the step's trust from what disturbs the counts.
+// trust sets the step's trust from what disturbs the counts; at is the
+// step's time, seconds since the epoch.
 func (e *Estimator) trust(st Step, in Input, at float64) Step {
 	switch {
 	case in.Held:
@@ -251,17 +258,20 @@ func (e *Estimator) trust(st Step, in Input, at float64) Step {
 	return st
 }
 
-// lateShare is the share of messages arriving evenly over [from, to] that
-// arrived before deadline.
-func lateShare(from, to, deadline float64) float64 {
+// lateShare is the share of messages whose waits run evenly from w0 to w1
+// that waited longer than promise.
+func lateShare(w0, w1, promise float64) float64 {
 	switch {
-	case to <= deadline:
+	case w0 > promise && w1 > promise:
 		return 1
-	case from >= deadline:
+	case w0 <= promise && w1 <= promise:
 		return 0
-	default:
-		return (deadline - from) / (to - from)
 	}
+	u := (promise - w0) / (w1 - w0) // where the wait crosses the promise
+	if w0 > promise {
+		return u
+	}
+	return 1 - u
 }
 
 func (e *Estimator) push(c cohort) {

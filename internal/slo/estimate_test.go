@@ -34,9 +34,9 @@ func TestSteadyQueueIsOnTime(t *testing.T) {
 }
 
 // Nothing is served for a minute while one message a second arrives, then
-// the whole backlog starts in the interval (55 s, 60 s]: started at its
-// middle, 57.5 s, the messages that arrived before 27.5 s waited past a 30 s
-// promise: 27.5 of the 60 (the backlog spread evenly over [0, 60]).
+// the whole backlog starts in the interval (55 s, 60 s], oldest first and
+// evenly: the k-th message arrived at k s and started at 55 + k/12 s, so it
+// waited 55 − 11k/12 s, past a 30 s promise for k < 300/11.
 func TestBacklogStartedLateCountsItsOldPart(t *testing.T) {
 	t.Parallel()
 	e := NewEstimator(30 * time.Second)
@@ -48,18 +48,18 @@ func TestBacklogStartedLateCountsItsOldPart(t *testing.T) {
 		}
 	}
 	st := e.Observe(Input{At: at(60), Visible: 0, Arrived: 5, OldestAge: -1})
-	near(t, "late", st.Late, 27.5, 1e-9)
-	near(t, "within", st.Within, 32.5, 1e-9)
+	near(t, "late", st.Late, 300.0/11, 1e-9)
+	near(t, "within", st.Within, 60-300.0/11, 1e-9)
 	if e.Waiting() != 0 {
 		t.Errorf("waiting = %v after the queue emptied", e.Waiting())
 	}
 }
 
 // A backlog found at start with a known oldest age: 100 messages over the
-// last 100 s. Taking 50 in the next 5 s interval (middle 2.5 s, so the
-// deadline is −27.5 s) takes the oldest half, [−100, −50]: all late.
-// Taking 50 more in the next (middle 7.5 s, deadline −22.5 s) takes
-// [−50, 0]: 27.5 of them late.
+// last 100 s. Taking 50 in the next 5 s interval takes the oldest half,
+// [−100, −50], started over [0, 5]: waits from 100 s to 55 s, all late.
+// Taking 50 more in the next takes [−50, 0] over [5, 10]: waits from 55 s
+// down to 10 s, past 30 s for the first 25/45 of them.
 func TestBacklogAtStartSpreadsOverOldestAge(t *testing.T) {
 	t.Parallel()
 	e := NewEstimator(30 * time.Second)
@@ -71,8 +71,8 @@ func TestBacklogAtStartSpreadsOverOldestAge(t *testing.T) {
 	near(t, "first late", st.Late, 50, 1e-9)
 	near(t, "first within", st.Within, 0, 1e-9)
 	st = e.Observe(Input{At: at(10), Visible: 0, OldestAge: -1})
-	near(t, "second late", st.Late, 27.5, 1e-9)
-	near(t, "second within", st.Within, 22.5, 1e-9)
+	near(t, "second late", st.Late, 50*25.0/45, 1e-9)
+	near(t, "second within", st.Within, 50*20.0/45, 1e-9)
 }
 
 // A fresh oldest age older than the cohorts say moves the oldest cohort
@@ -152,8 +152,8 @@ func TestCohortRingMerges(t *testing.T) {
 	if o, _ := e.Oldest(); !o.Equal(at(0)) {
 		t.Errorf("oldest = %v, want 0 after merging", o.Sub(t0))
 	}
-	// Serving it all at once: those that arrived before the deadline
-	// (3·cap − 0.5 − 30 s) are late, the last 30.5 s of arrivals within.
+	// Serving it all in the next second: those that waited more than 30 s
+	// are late, about the last 30 s of arrivals within.
 	st := e.Observe(Input{At: at(3*cohortCap + 1), Visible: 0, Arrived: 1, OldestAge: -1})
 	near(t, "within", st.Within, 31, 1.0) // merged spans blur the edge by up to a merged span's share
 	near(t, "late+within", st.Late+st.Within, 3*cohortCap+1, 1e-6)
@@ -221,3 +221,17 @@ func BenchmarkObserve(b *testing.B) {
 }
 
 func (e *Estimator) added() float64 { return e.unexplained }
+
+// Arrivals by conservation: 12 more messages in the queues, and 4 busy
+// slots on average over 5 s at 0.5 s a message complete 40: 52 arrived.
+// In flight above the slots (a dead worker's messages) completes nothing.
+func TestArrived(t *testing.T) {
+	t.Parallel()
+	prev := Counts{Visible: 10, InFlight: 3, Slots: -1}
+	cur := Counts{Visible: 20, InFlight: 5, Slots: -1}
+	near(t, "arrived", Arrived(prev, cur, 5, 0.5), 12+40, 1e-9)
+	prev.Slots, cur.Slots = 2, 2
+	near(t, "arrived, capped at the slots", Arrived(prev, cur, 5, 0.5), 12+20, 1e-9)
+	near(t, "falling counts", Arrived(Counts{Visible: 100}, Counts{}, 5, 1), 0, 0)
+	near(t, "no service time", Arrived(prev, cur, 5, 0), 0, 0)
+}
