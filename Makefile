@@ -16,7 +16,7 @@ PROTOC_GEN_GO_GRPC_VERSION ?= v1.6.2
 # moto_server installed by scripts/test-deps is found after whatever PATH has.
 export PATH := $(PATH):$(CURDIR)/.venv/bin:$(HOME)/.local/bin
 
-.PHONY: all build test test-deps vet lint bench comparison bursts tidy-check validate-example clean proto
+.PHONY: all build test test-deps vet lint bench comparison bursts slo tidy-check validate-example clean proto
 
 all: build
 
@@ -59,6 +59,13 @@ comparison:
 # the page's table and prints it (about a minute).
 bursts:
 	$(GO) test -tags comparison -count=1 -timeout 30m -run 'TestBurstTable' ./cmd/checker -bursts -v
+
+# The estimate of the promise measured where the truth is known
+# (docs/simulation.md, "The promise as an SLO"): every built-in scenario,
+# seeds 1 to 3, and the real traces of docs/traces; checks the goals and
+# the page's table and prints it (several minutes).
+slo:
+	$(GO) test -tags comparison -count=1 -timeout 60m -run 'TestSLOTable' ./cmd/checker -slo -v
 
 validate-example:
 	$(GO) run ./cmd/checker validate --config config.example.yaml

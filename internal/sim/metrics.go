@@ -138,3 +138,19 @@ func (m *minuteMetrics) readings(t float64, oldest bool) (deleted, age *model.Re
 	}
 	return deleted, age
 }
+
+// peek is the newest minute published by t within the look-back, as a read
+// at t would find it, without reading: the poller's own reads (sample)
+// are not moved.
+func (m *minuteMetrics) peek(t float64) (datapoint, bool) {
+	var dp datapoint
+	ok := false
+	for _, c := range m.closed {
+		if m.published(c.minute) > t {
+			break
+		}
+		dp, ok = c, true
+	}
+	current := int64(math.Floor((t + m.off) / metricPeriod))
+	return dp, ok && dp.minute >= current-metricLookBack
+}

@@ -127,7 +127,10 @@ type Result struct {
 	// PlanDeadline is the oracle's planning deadline, seconds: the plan
 	// takes every message's work within it (see Oracle).
 	PlanDeadline float64 `json:"plan_deadline_seconds,omitempty"`
-	Series       []Point `json:"-"`
+	// SLO is each hour's share of messages started within the promise,
+	// true and as the daemon would estimate it (slo.go).
+	SLO    []SLOHour `json:"slo,omitempty"`
+	Series []Point   `json:"-"`
 }
 
 // Settings are the checker's policy settings for a simulated group: the
@@ -389,6 +392,7 @@ func (rc RunConfig) runWorld(ctx context.Context, name string, cfg Config, mk fu
 	_, restarts := as.(controlled)
 	restarts = restarts && mk == nil && rc.RestartAt > 0
 	reported := time.Duration(0)
+	probe := newSLOProbe(cfg)
 	for i := 0; i <= steps; i++ {
 		at := time.Duration(i) * rc.Interval
 		if at >= rc.Duration {
@@ -409,6 +413,7 @@ func (rc RunConfig) runWorld(ctx context.Context, name string, cfg Config, mk fu
 		}
 		now := cfg.Start.Add(at)
 		res.Series = append(res.Series, w.Snapshot(now))
+		probe.observe(w, now, at.Seconds())
 		if restarts && at >= rc.RestartAt {
 			restarts = false
 			if as, err = rc.restart(name, w, now); err != nil {
@@ -424,6 +429,7 @@ func (rc RunConfig) runWorld(ctx context.Context, name string, cfg Config, mk fu
 		progress(rc.Duration - reported)
 	}
 	res.Scores = w.Scores()
+	res.SLO = probe.report(w, rc.Duration)
 	return res, false, nil
 }
 

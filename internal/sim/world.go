@@ -271,6 +271,11 @@ type World struct {
 	maxOldestAge   float64
 
 	kill *killState // nil unless cfg.ScaleIn is ScaleInKill
+
+	// startedHours counts the messages started each hour from the start
+	// within the promise and late: the truth the estimate of the promise
+	// (slo.go) is measured against.
+	startedHours []hourTruth
 }
 
 // NewWorld checks cfg and makes a world at cfg.Start, with cfg.Workers in
@@ -496,6 +501,7 @@ func (w *World) dispatch() {
 		if m.arrived >= w.scoreFrom {
 			w.waits.add(wait)
 		}
+		w.noteStart(wait)
 		w.minutes.noteAge(wait) // it was the oldest until now
 		w.workers[id].busy++
 		w.inFlight++

@@ -97,7 +97,42 @@ func Table(w io.Writer, rc sim.RunConfig, results []sim.Result) error {
 			return err
 		}
 	}
+	if err := sloLines(w, results); err != nil {
+		return err
+	}
 	return scaleIn(w, rc, results)
+}
+
+// sloLines shows, for each policy, each hour's share of messages started
+// within the promise as the simulator counts it and as the daemon would
+// estimate it from its samples (internal/slo), with the estimate's trust.
+func sloLines(w io.Writer, results []sim.Result) error {
+	if len(results) == 0 || len(results[0].SLO) == 0 {
+		return nil
+	}
+	if _, err := fmt.Fprintln(w, "\nwithin the promise each hour (warm-up included), true → as the daemon would estimate it:"); err != nil {
+		return err
+	}
+	width := 0
+	for _, r := range results {
+		width = max(width, len(r.Policy))
+	}
+	for _, r := range results {
+		var b strings.Builder
+		for i, h := range r.SLO {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%.2f → %.2f %%", 100*h.Share, 100*h.EstShare)
+			if h.Trust != "good" {
+				fmt.Fprintf(&b, " (%s)", h.Trust)
+			}
+		}
+		if _, err := fmt.Fprintf(w, "  %-*s %s\n", width, r.Policy, b.String()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // SignedDollars writes a difference of dollars with its sign: "+$12.50",
