@@ -153,7 +153,7 @@ func TestValidateCommandUsage(t *testing.T) {
 			stderrHas: []string{"-config"}},
 		{name: "valid with a note", args: []string{"--config", observed}, code: 0,
 			stdout:    observed + ": ok (1 group)\n",
-			stderrHas: []string{observed + ": note: groups[0]: no fleet and no cloudwatch_metrics: the group is only observed"}},
+			stderrHas: []string{observed + ": note: groups[0]: no fleet, no cloudwatch_metrics and no keda.listen: the group is only observed"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

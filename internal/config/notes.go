@@ -18,14 +18,15 @@ func (c Config) Notes() []*FieldError {
 			add("listen", "listens on every interface; metrics and the status page are open to the network")
 		}
 	}
+	keda := c.KEDA.Listen != ""
 	for i, g := range c.Groups {
 		path := indexPath("groups", i)
-		hasFleet := g.Fleet.fleetKinds() > 0
-		switch {
-		case !hasFleet && g.Actions.CloudWatchMetrics == nil:
-			add(path, "no fleet and no cloudwatch_metrics: the group is only observed (Prometheus, logs, `checker once`)")
-		case hasFleet && !g.Actions.SetDesiredCapacity && g.Actions.CloudWatchMetrics == nil:
-			add(joinPath(path, "actions"), "neither set_desired_capacity nor cloudwatch_metrics: the fleet is read, never scaled")
+		if note := g.unscaled(keda); note != "" {
+			if g.Fleet.fleetKinds() == 0 {
+				add(path, note)
+			} else {
+				add(joinPath(path, "actions"), note)
+			}
 		}
 		if !g.OldestAge.CloudWatch && g.Workers.Learn != model.LearnOff {
 			add(joinPath(path, "workers"), "the fleet is not measured: learning the service time needs CloudWatch's deleted count (oldest_age.cloudwatch: true); sizing trusts the configured value")
@@ -35,4 +36,29 @@ func (c Config) Notes() []*FieldError {
 		}
 	}
 	return notes
+}
+
+// unscaled says why nothing scales the group's workers, or "" when
+// something may: the checker itself (set_desired_capacity), a
+// target-tracking policy that follows its CloudWatch metrics
+// (cloudwatch_metrics), or KEDA, which asks the external scaler
+// (keda.listen) for the count of a Kubernetes workload, or of one the
+// group does not read. Whether a policy or a ScaledObject is really there
+// is outside the file: the checker cannot see it, so it does not guess.
+func (g Group) unscaled(keda bool) string {
+	a := g.Actions
+	if a.SetDesiredCapacity || a.CloudWatchMetrics != nil {
+		return ""
+	}
+	switch f := g.Fleet; {
+	case f.fleetKinds() == 0 && keda:
+		return ""
+	case f.fleetKinds() == 0:
+		return "no fleet, no cloudwatch_metrics and no keda.listen: the group is only observed (Prometheus, logs, `checker once`)"
+	case f.Kubernetes != nil && keda:
+		return ""
+	case f.Kubernetes != nil:
+		return "neither set_desired_capacity, cloudwatch_metrics nor keda.listen: the workload is read, never scaled"
+	}
+	return "neither set_desired_capacity nor cloudwatch_metrics: the fleet is read, never scaled (KEDA scales Kubernetes workloads only)"
 }

@@ -372,9 +372,27 @@ func TestNotes(t *testing.T) {
 	}{
 		{"a fleet that is scaled", func(_ *Config, g *Group) { g.Actions.SetDesiredCapacity = true }, nil},
 		{"a fleet only read", func(*Config, *Group) {},
-			[]string{"groups[0].actions: neither set_desired_capacity nor cloudwatch_metrics: the fleet is read, never scaled"}},
+			[]string{"groups[0].actions: neither set_desired_capacity nor cloudwatch_metrics: the fleet is read, never scaled (KEDA scales Kubernetes workloads only)"}},
 		{"observed only", func(_ *Config, g *Group) { g.Fleet.AutoScalingGroup = nil },
-			[]string{"groups[0]: no fleet and no cloudwatch_metrics: the group is only observed (Prometheus, logs, `checker once`)"}},
+			[]string{"groups[0]: no fleet, no cloudwatch_metrics and no keda.listen: the group is only observed (Prometheus, logs, `checker once`)"}},
+		{"an Auto Scaling group is not KEDA's", func(c *Config, _ *Group) { c.KEDA.Listen = "127.0.0.1:9103" },
+			[]string{"groups[0].actions: neither set_desired_capacity nor cloudwatch_metrics: the fleet is read, never scaled (KEDA scales Kubernetes workloads only)"}},
+		{"a workload only read", func(_ *Config, g *Group) {
+			g.Fleet.AutoScalingGroup = nil
+			g.Fleet.Kubernetes = &Kubernetes{Namespace: "workers", Deployment: "jobs"}
+		}, []string{"groups[0].actions: neither set_desired_capacity, cloudwatch_metrics nor keda.listen: the workload is read, never scaled"}},
+		{"a workload KEDA scales", func(c *Config, g *Group) {
+			c.KEDA.Listen = "127.0.0.1:9103"
+			g.Fleet.AutoScalingGroup = nil
+			g.Fleet.Kubernetes = &Kubernetes{Namespace: "workers", Deployment: "jobs"}
+		}, nil},
+		{"no fleet, KEDA's answer only", func(c *Config, g *Group) {
+			c.KEDA.Listen = "127.0.0.1:9103"
+			g.Fleet.AutoScalingGroup = nil
+		}, nil},
+		{"a target-tracking policy follows the metrics", func(_ *Config, g *Group) {
+			g.Actions.CloudWatchMetrics = &CloudWatchMetrics{Namespace: DefaultNamespace}
+		}, nil},
 		{"metrics only", func(_ *Config, g *Group) {
 			g.Fleet.AutoScalingGroup = nil
 			g.Fleet.FixedWorkers = 3
