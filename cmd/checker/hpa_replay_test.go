@@ -44,10 +44,10 @@ func defaultHPARules(lo, hi int) hpaRules {
 }
 
 // shippedHPARules are the default rules with the behaviour of
-// deploy/kubernetes/scaledobject.yaml laid over them.
+// deploy/kubernetes/keda/scaledobject.yaml laid over them.
 func shippedHPARules(t *testing.T, lo, hi int) hpaRules {
 	t.Helper()
-	so := kubetest.ReadObject(t, filepath.Join(kubeManifests, "scaledobject.yaml"))
+	so := kubetest.ReadObject(t, filepath.Join(kubeManifests, "keda", "scaledobject.yaml"))
 	r := defaultHPARules(lo, hi)
 	behavior, found, _ := unstructured.NestedMap(so.Object, "spec", "advanced", "horizontalPodAutoscalerConfig", "behavior")
 	if !found {

@@ -287,10 +287,11 @@ spec:
 	}
 }
 
-// TestManifestsDryRun: every manifest in deploy/kubernetes is accepted by
-// the API server's server-side dry run (the ScaledObject and the
-// TriggerAuthentication against KEDA's own CRDs, from its module), and
-// kustomization.yaml lists every one of them.
+// TestManifestsDryRun: every manifest of the base in deploy/kubernetes is
+// accepted by the API server's server-side dry run, and kustomization.yaml
+// lists every one of them; on a cluster with KEDA's CRDs (from its
+// module), so are the base as kustomize builds it, with the keda
+// component, with keda and keda-tls, and the example overlay.
 func TestManifestsDryRun(t *testing.T) {
 	_, admin := cluster(t)
 	for _, crd := range kubetest.KEDACRDs(t) {
@@ -318,6 +319,9 @@ func TestManifestsDryRun(t *testing.T) {
 			listed, _, _ = unstructured.NestedStringSlice(objs[0].Object, "resources")
 			continue
 		}
+		if o := objs[0]; o.GetAPIVersion() == "keda.sh/v1alpha1" {
+			t.Errorf("%s: a %s in the base: a cluster without KEDA refuses it; it belongs in the keda component", base, o.GetKind())
+		}
 		for _, o := range objs {
 			if err := admin.Create(context.Background(), o, true); err != nil {
 				t.Errorf("%s: dry run: %v", base, err)
@@ -330,31 +334,27 @@ func TestManifestsDryRun(t *testing.T) {
 		}
 	}
 
-	// The TLS component's TriggerAuthentication, and the base with the
-	// component as kustomize builds it (when kubectl is installed).
-	b, err := os.ReadFile(filepath.Join(manifests, "keda-tls", "triggerauthentication.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := kubetest.Decode(b)
-	if err != nil || len(objs) != 1 {
-		t.Fatalf("keda-tls/triggerauthentication.yaml: %v", err)
-	}
-	if err := admin.Create(context.Background(), objs[0], true); err != nil {
-		t.Errorf("keda-tls/triggerauthentication.yaml: dry run: %v", err)
-	}
-	if built := kustomizeWith(t, "keda-tls"); built != nil {
-		for _, o := range built {
-			if o.GetKind() != "ScaledObject" {
-				continue
+	for _, v := range kustomizations {
+		t.Run(v.name, func(t *testing.T) {
+			built := kustomize(t, v.dir, v.components...)
+			kinds := map[string]int{}
+			for _, o := range built {
+				kinds[o.GetKind()]++
+				if err := admin.Create(context.Background(), o, true); err != nil {
+					t.Errorf("%s %s/%s: dry run: %v", o.GetKind(), o.GetNamespace(), o.GetName(), err)
+				}
+				if o.GetKind() == "ScaledObject" {
+					triggers, _, _ := unstructured.NestedSlice(o.Object, "spec", "triggers")
+					_, tls, _ := unstructured.NestedString(triggers[0].(map[string]any), "authenticationRef", "name")
+					if len(triggers) != 1 || tls != slices.Contains(v.components, "keda-tls") {
+						t.Errorf("the ScaledObject's triggers %v: want one, with an authenticationRef only with keda-tls", triggers)
+					}
+				}
 			}
-			if ref, _, _ := unstructured.NestedSlice(o.Object, "spec", "triggers"); len(ref) != 1 {
-				t.Errorf("the component's ScaledObject has %d triggers", len(ref))
+			if kinds["ScaledObject"] != v.scaledObjects || kinds["Deployment"] != 3 || kinds["Service"] != 1 {
+				t.Errorf("built %v: want %d ScaledObject, 3 Deployments and a Service", kinds, v.scaledObjects)
 			}
-			if err := admin.Create(context.Background(), o, true); err != nil {
-				t.Errorf("the ScaledObject with keda-tls: dry run: %v", err)
-			}
-		}
+		})
 	}
 
 	// The dry run is a real check: a ScaledObject with a number in its
@@ -366,37 +366,107 @@ spec:
   scaleTargetRef: {name: thumbnails}
   triggers: [{type: external, metadata: {scalerAddress: "x:9103", group: 5}}]
 `
-	objs, _ = kubetest.Decode([]byte(bad))
+	objs, _ := kubetest.Decode([]byte(bad))
 	if err := admin.Create(context.Background(), objs[0], true); err == nil {
 		t.Error("a ScaledObject with a number in trigger metadata passed the dry run")
 	}
 }
 
-// kustomizeWith builds deploy/kubernetes with one of its components
-// through kubectl's kustomize, or returns nil (logged) without kubectl.
-func kustomizeWith(t *testing.T, component string) []*unstructured.Unstructured {
+// kustomizations are the ways deploy/kubernetes is meant to be applied:
+// the base, with the keda component, with keda and keda-tls, and the
+// example overlay (its own directory), with the ScaledObjects each has.
+var kustomizations = []struct {
+	name          string
+	dir           string
+	components    []string
+	scaledObjects int
+	needsKEDA     bool
+}{
+	{name: "base", dir: manifests},
+	{name: "keda", dir: manifests, components: []string{"keda"}, scaledObjects: 1, needsKEDA: true},
+	{name: "keda-tls", dir: manifests, components: []string{"keda", "keda-tls"}, scaledObjects: 1, needsKEDA: true},
+	{name: "example overlay", dir: "../../examples/kubernetes-overlay"},
+}
+
+// TestManifestsWithoutKEDA: on a cluster without KEDA's CRDs (an API
+// server of its own) the base and the example overlay apply for real,
+// every object; with the keda component only its ScaledObject is
+// refused, as kubectl apply -k would be.
+func TestManifestsWithoutKEDA(t *testing.T) {
+	s := kubetest.StartT(t)
+	admin := kubetest.NewClient(t, s.Config(kubetest.AdminUser))
+	ctx := context.Background()
+	for _, v := range kustomizations {
+		t.Run(v.name, func(t *testing.T) {
+			built := kustomize(t, v.dir, v.components...)
+			kedas, refused := 0, 0
+			for _, o := range built {
+				// For real where the cluster takes everything: the
+				// namespaces first (kustomize orders them so), then what
+				// lives in them; a dry run where it cannot.
+				err := admin.Create(ctx, o, v.needsKEDA)
+				keda := strings.HasPrefix(o.GetAPIVersion(), "keda.sh/")
+				if keda {
+					kedas++
+				}
+				switch {
+				case keda && err != nil && strings.Contains(err.Error(), "no matches for kind"):
+					refused++
+				case err != nil:
+					t.Errorf("%s %s/%s: %v", o.GetKind(), o.GetNamespace(), o.GetName(), err)
+				case keda:
+					t.Errorf("a %s was accepted by a cluster without KEDA's CRDs", o.GetKind())
+				}
+			}
+			if refused != kedas || (kedas > 0) != v.needsKEDA {
+				t.Errorf("%d of %d KEDA objects refused; want them all, and some only where KEDA is needed (%v)", refused, kedas, v.needsKEDA)
+			}
+		})
+	}
+	if got := admin.DeploymentReplicas(t, workers, "thumbnails"); got != 1 {
+		t.Errorf("the base's thumbnails workers: %d replicas, want the 1 applied", got)
+	}
+}
+
+// kustomize builds dir with components (directories under dir) through
+// kubectl's kustomize, as kubectl apply -k would. Without kubectl the
+// test is skipped, or fails when CI is set.
+func kustomize(t *testing.T, dir string, components ...string) []*unstructured.Unstructured {
 	t.Helper()
 	kubectl, err := exec.LookPath("kubectl")
 	if err != nil {
-		t.Log("kubectl is not installed: the base with " + component + " is not built")
-		return nil
+		if os.Getenv("CI") != "" {
+			t.Fatal("kubectl is not installed: the kustomizations cannot be built")
+		}
+		t.Skip("kubectl is not installed: the kustomizations are not built")
 	}
-	dir := t.TempDir()
-	abs, err := filepath.Abs(manifests)
+	build := dir
+	if len(components) > 0 {
+		build = t.TempDir()
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, err := filepath.Rel(build, abs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cs []string
+		for _, c := range components {
+			cs = append(cs, filepath.Join(rel, c))
+		}
+		k := "resources: [" + rel + "]\ncomponents: [" + strings.Join(cs, ", ") + "]\n"
+		if err := os.WriteFile(filepath.Join(build, "kustomization.yaml"), []byte(k), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := exec.Command(kubectl, "kustomize", "--load-restrictor", "LoadRestrictionsNone", build).Output()
 	if err != nil {
-		t.Fatal(err)
-	}
-	rel, err := filepath.Rel(dir, abs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := "resources: [" + rel + "]\ncomponents: [" + filepath.Join(rel, component) + "]\n"
-	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(k), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(kubectl, "kustomize", "--load-restrictor", "LoadRestrictionsNone", dir).Output()
-	if err != nil {
-		t.Fatalf("kubectl kustomize with %s: %v", component, err)
+		var stderr []byte
+		if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("kubectl kustomize %s with %v: %v\n%s", dir, components, err, stderr)
 	}
 	objs, err := kubetest.Decode(out)
 	if err != nil {
@@ -557,7 +627,8 @@ func TestPrometheusOperatorDryRun(t *testing.T) {
 	if !kinds["ServiceMonitor"] || !kinds["PrometheusRule"] {
 		t.Errorf("kinds %v, want a ServiceMonitor and a PrometheusRule", kinds)
 	}
-	if built := kustomizeWith(t, "prometheus-operator"); built != nil {
+	{
+		built := kustomize(t, manifests, "prometheus-operator")
 		n := 0
 		for _, o := range built {
 			if o.GetAPIVersion() != "monitoring.coreos.com/v1" {

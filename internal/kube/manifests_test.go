@@ -2,6 +2,7 @@ package kube
 
 import (
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -29,42 +30,25 @@ func manifestConfig(t *testing.T, name string) config.Config {
 	return cfg
 }
 
-// TestManifestConfig: the checker's configuration in configmap.yaml is
-// valid, its KEDA group only reads its workload and its direct group
-// scales its own, and the ScaledObject and the worker Deployments name
-// the same groups and workloads.
+// TestManifestConfig: the checker's configuration in the base's
+// configmap.yaml is valid and scales every group's workload itself, with
+// no KEDA; the keda component's is the base's with the scaler on and its
+// KEDA group only reading its workload, which the component's ScaledObject
+// scales; the worker Deployments are the groups' workloads.
 func TestManifestConfig(t *testing.T) {
 	t.Parallel()
 	cfg := manifestConfig(t, "configmap.yaml")
-	if cfg.KEDA.Listen == "" {
-		t.Error("keda.listen is empty: the ScaledObject would find no scaler")
+	if cfg.KEDA.Listen != "" {
+		t.Errorf("the base serves KEDA's scaler (keda.listen %s): the base is for clusters without KEDA", cfg.KEDA.Listen)
 	}
-	so := readManifest(t, "scaledobject.yaml")
-	triggers, _, _ := unstructured.NestedSlice(so.Object, "spec", "triggers")
-	if len(triggers) != 1 {
-		t.Fatalf("ScaledObject triggers: %v", triggers)
-	}
-	md, _, _ := unstructured.NestedStringMap(triggers[0].(map[string]any), "metadata")
-	target, _, _ := unstructured.NestedString(so.Object, "spec", "scaleTargetRef", "name")
-	byName := map[string]config.Group{}
-	for _, g := range cfg.Groups {
-		byName[g.Name] = g
-	}
-	kg, ok := byName[md["group"]]
-	switch {
-	case !ok:
-		t.Errorf("ScaledObject asks for group %q; the config has none", md["group"])
-	case kg.Actions.SetDesiredCapacity:
-		t.Errorf("group %s is scaled by KEDA and by the checker: set_desired_capacity must be false", kg.Name)
-	case kg.Fleet.Kubernetes == nil || kg.Fleet.Kubernetes.Deployment != target || kg.Fleet.Kubernetes.Namespace != so.GetNamespace():
-		t.Errorf("group %s reads %+v; the ScaledObject scales %s/%s", kg.Name, kg.Fleet.Kubernetes, so.GetNamespace(), target)
-	}
-	direct := 0
 	for _, g := range cfg.Groups {
 		k := g.Fleet.Kubernetes
 		if k == nil {
 			t.Errorf("group %s has no Kubernetes fleet", g.Name)
 			continue
+		}
+		if !g.Actions.SetDesiredCapacity {
+			t.Errorf("group %s: the base has no KEDA, so the checker must scale it (set_desired_capacity: true)", g.Name)
 		}
 		w := readManifest(t, "worker-"+k.Deployment+".yaml")
 		if w.GetNamespace() != k.Namespace || w.GetKind() != "Deployment" {
@@ -74,15 +58,45 @@ func TestManifestConfig(t *testing.T) {
 		if st := g.Workers.ServiceTime.Seconds(); float64(grace) <= st+20 {
 			t.Errorf("%s: terminationGracePeriodSeconds %d, want above the service time (%vs) plus a 20 s long poll", w.GetName(), grace, st)
 		}
-		if g.Actions.SetDesiredCapacity {
-			direct++
-		}
-	}
-	if direct == 0 {
-		t.Error("no group scales its workload directly: the example shows both ways")
 	}
 	replicas, _, _ := unstructured.NestedInt64(readManifest(t, "deployment.yaml").Object, "spec", "replicas")
 	if replicas != 1 && cfg.Coordination == nil {
 		t.Errorf("the checker's Deployment has %d replicas without a coordination block", replicas)
+	}
+
+	keda := manifestConfig(t, "keda/configmap.yaml")
+	if keda.KEDA.Listen == "" {
+		t.Error("the keda component's keda.listen is empty: the ScaledObject would find no scaler")
+	}
+	so := readManifest(t, "keda/scaledobject.yaml")
+	triggers, _, _ := unstructured.NestedSlice(so.Object, "spec", "triggers")
+	if len(triggers) != 1 {
+		t.Fatalf("ScaledObject triggers: %v", triggers)
+	}
+	md, _, _ := unstructured.NestedStringMap(triggers[0].(map[string]any), "metadata")
+	target, _, _ := unstructured.NestedString(so.Object, "spec", "scaleTargetRef", "name")
+	direct := 0
+	for i, g := range keda.Groups {
+		if g.Actions.SetDesiredCapacity {
+			direct++
+		}
+		if g.Name != md["group"] {
+			continue
+		}
+		switch k := g.Fleet.Kubernetes; {
+		case g.Actions.SetDesiredCapacity:
+			t.Errorf("group %s is scaled by KEDA and by the checker: set_desired_capacity must be false", g.Name)
+		case k == nil || k.Deployment != target || k.Namespace != so.GetNamespace():
+			t.Errorf("group %s reads %+v; the ScaledObject scales %s/%s", g.Name, k, so.GetNamespace(), target)
+		}
+		// Otherwise the base's group, with KEDA in place of the checker.
+		keda.Groups[i].Actions.SetDesiredCapacity = true
+	}
+	if direct == 0 {
+		t.Error("no group of the keda component scales its workload directly: the example shows both ways")
+	}
+	keda.KEDA = cfg.KEDA
+	if !reflect.DeepEqual(keda, cfg) {
+		t.Error("keda/configmap.yaml differs from the base's configmap.yaml by more than keda.listen and its KEDA group's set_desired_capacity")
 	}
 }
