@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 )
 
 const configTestdata = "../../internal/config/testdata"
@@ -169,6 +171,87 @@ func TestValidateCommandUsage(t *testing.T) {
 				if !strings.Contains(stderr, s) {
 					t.Errorf("stderr lacks %q:\n%s", s, stderr)
 				}
+			}
+		})
+	}
+}
+
+// TestValidateShippedConfigs runs `checker validate` on every
+// configuration the repository ships (config.example.yaml, and the
+// config.yaml of every ConfigMap under deploy/ and examples/) and checks
+// its exact notes: none says a group is never scaled where something
+// scales it (the checker, a target-tracking policy on its metrics, KEDA),
+// and a new shipped configuration needs its notes written here.
+func TestValidateShippedConfigs(t *testing.T) {
+	t.Parallel()
+	const (
+		everyInterface = "listen: listens on every interface; metrics and the status page are open to the network"
+		notMeasured    = "groups[%d].workers: the fleet is not measured: learning the service time needs CloudWatch's deleted count (oldest_age.cloudwatch: true); sizing trusts the configured value"
+	)
+	kube := []string{everyInterface, fmt.Sprintf(notMeasured, 0), fmt.Sprintf(notMeasured, 1)}
+	want := map[string][]string{ // file -> its notes, in order
+		"config.example.yaml":                       nil,
+		"deploy/kubernetes/configmap.yaml":          kube,
+		"deploy/kubernetes/keda/configmap.yaml":     kube,
+		"deploy/kubernetes/keda-tls/configmap.yaml": kube,
+	}
+	found := []string{"config.example.yaml"}
+	for _, dir := range []string{"deploy", "examples"} {
+		err := filepath.WalkDir(filepath.Join("../..", dir), func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || (filepath.Ext(path) != ".yaml" && filepath.Ext(path) != ".yml") {
+				return err
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			if bytes.Contains(b, []byte("kind: ConfigMap")) && bytes.Contains(b, []byte("config.yaml:")) {
+				found = append(found, strings.TrimPrefix(path, "../../"))
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(found) != len(want) {
+		t.Errorf("shipped configurations %v; notes are written here for %d", found, len(want))
+	}
+	for _, file := range found {
+		notes, ok := want[file]
+		if !ok {
+			t.Errorf("%s: a shipped configuration without its notes in this test", file)
+			continue
+		}
+		t.Run(file, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join("../..", file)
+			if file != "config.example.yaml" {
+				var cm struct {
+					Data map[string]string `yaml:"data"`
+				}
+				b, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := yaml.Unmarshal(b, &cm); err != nil || cm.Data["config.yaml"] == "" {
+					t.Fatalf("%s: no data.config.yaml (%v)", file, err)
+				}
+				path = filepath.Join(t.TempDir(), "config.yaml")
+				if err := os.WriteFile(path, []byte(cm.Data["config.yaml"]), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			code, stdout, stderr := runValidate(t, "--config", path)
+			if code != 0 || !strings.HasPrefix(stdout, path+": ok (") {
+				t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+			}
+			var wantErr strings.Builder
+			for _, n := range notes {
+				fmt.Fprintf(&wantErr, "%s: note: %s\n", path, n)
+			}
+			if stderr != wantErr.String() {
+				t.Errorf("notes:\n%s\nwant:\n%s", stderr, wantErr.String())
 			}
 		})
 	}
