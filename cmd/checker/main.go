@@ -3,12 +3,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 // command is one subcommand: its name, one line of help, and its body.
@@ -68,8 +70,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if name == "help" {
-		printUsage(stdout)
-		return 0
+		if len(args) == 0 {
+			printUsage(stdout)
+			return 0
+		}
+		// `checker help run` is `checker run -h`.
+		name, args = args[0], []string{"-h"}
 	}
 	for _, c := range commands() {
 		if c.name != name {
@@ -80,6 +86,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 		if errors.Is(err, flag.ErrHelp) {
+			// Asked for: the help goes to stdout, to be paged or grepped.
+			var h *helpError
+			if errors.As(err, &h) {
+				if _, werr := io.WriteString(stdout, h.text); werr != nil {
+					return 1
+				}
+			}
 			return 0
 		}
 		fmt.Fprintf(stderr, "checker %s: %v\n", name, err)
@@ -89,9 +102,62 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
-	fmt.Fprintf(stderr, "checker: unknown command %q\n\n", name)
+	fmt.Fprintf(stderr, "checker: unknown command %q", name)
+	if s := suggest(name); len(s) > 0 {
+		fmt.Fprintf(stderr, "; did you mean %s?", strings.Join(s, " or "))
+	}
+	fmt.Fprint(stderr, "\n\n")
 	printUsage(stderr)
 	return 2
+}
+
+// suggest returns the commands an unknown name was probably meant to be:
+// those within two edits of it (a swap of two neighbouring letters is one)
+// and, failing those, those it begins; nearest first.
+func suggest(name string) []string {
+	var near [3][]string
+	var prefixed []string
+	for _, c := range commands() {
+		if d := editDistance(strings.ToLower(name), c.name); d < len(near) && d < len(name) {
+			near[d] = append(near[d], c.name)
+		} else if len(name) >= 2 && strings.HasPrefix(c.name, strings.ToLower(name)) {
+			prefixed = append(prefixed, c.name)
+		}
+	}
+	for _, n := range near {
+		if len(n) > 0 {
+			return n
+		}
+	}
+	return prefixed
+}
+
+// editDistance is the optimal string alignment distance of a and b:
+// insertions, deletions, substitutions and swaps of adjacent letters, each
+// one edit.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	d := make([][]int, len(ra)+1)
+	for i := range d {
+		d[i] = make([]int, len(rb)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(ra)][len(rb)]
 }
 
 func printUsage(w io.Writer) {
@@ -102,20 +168,61 @@ func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "\n`checker <command> -h` shows a command's flags.")
 }
 
-// newFlags makes a command's flag set: errors are returned, not fatal, and
-// the usage goes to stderr.
+// newFlags makes a command's flag set: errors are returned, not fatal.
+// The usage it prints goes to stderr, but for -h (see parseFlags).
 func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("checker "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(&flagOutput{stderr: stderr})
 	return fs
 }
 
+// flagOutput is a flag set's output. While the flag package parses, it
+// holds what the package prints, the usage, until parseFlags knows
+// whether it was asked for (-h: help, for stdout) or follows a mistake
+// (stderr); at any other time it writes to stderr.
+type flagOutput struct {
+	stderr  io.Writer
+	parsing bool
+	held    bytes.Buffer
+}
+
+func (o *flagOutput) Write(p []byte) (int, error) {
+	if o.parsing {
+		return o.held.Write(p)
+	}
+	return o.stderr.Write(p)
+}
+
+// helpError is -h's answer: the command's help, which run prints on
+// stdout. It is flag.ErrHelp.
+type helpError struct{ text string }
+
+func (*helpError) Error() string  { return flag.ErrHelp.Error() }
+func (*helpError) Unwrap() error { return flag.ErrHelp }
+
 // parseFlags parses args into fs; a bad flag or a stray argument is a usage
-// error (exit 2), and -h is a clean exit.
+// error (exit 2), its usage on stderr, and -h is a clean exit whose help
+// run prints on stdout.
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
+	out, held := fs.Output().(*flagOutput)
+	if held {
+		out.parsing = true
+	}
+	err := fs.Parse(args)
+	if held {
+		out.parsing = false
+	}
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			if held {
+				return &helpError{text: out.held.String()}
+			}
 			return err
+		}
+		if held {
+			if _, werr := out.stderr.Write(out.held.Bytes()); werr != nil {
+				return werr
+			}
 		}
 		return &exitError{code: 2, err: err}
 	}

@@ -326,9 +326,9 @@ func TestPlanRejectsBadFlags(t *testing.T) {
 
 func TestPlanHelp(t *testing.T) {
 	t.Parallel()
-	code, _, errOut := runPlan(t, "-h")
-	if code != 0 || !strings.Contains(errOut, "usage: checker plan") || !strings.Contains(errOut, "-latency-target") {
-		t.Errorf("exit %d, help %q", code, errOut)
+	code, out, errOut := runPlan(t, "-h")
+	if code != 0 || errOut != "" || !strings.Contains(out, "usage: checker plan") || !strings.Contains(out, "-latency-target") {
+		t.Errorf("exit %d, help on stdout %q, stderr %q", code, out, errOut)
 	}
 }
 

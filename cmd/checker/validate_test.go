@@ -141,6 +141,7 @@ func TestValidateCommandUsage(t *testing.T) {
 		args      []string
 		code      int
 		stdout    string
+		stdoutHas []string // instead of stdout
 		stderrHas []string
 	}{
 		{name: "absent file", args: []string{"--config", absent}, code: 2,
@@ -152,7 +153,7 @@ func TestValidateCommandUsage(t *testing.T) {
 		{name: "unknown flag", args: []string{"--conf", observed}, code: 2,
 			stderrHas: []string{"flag provided but not defined: -conf"}},
 		{name: "help", args: []string{"-h"}, code: 0,
-			stderrHas: []string{"-config"}},
+			stdoutHas: []string{"Usage of checker validate:", "-config"}},
 		{name: "valid with a note", args: []string{"--config", observed}, code: 0,
 			stdout:    observed + ": ok (1 group)\n",
 			stderrHas: []string{observed + ": note: groups[0]: no fleet, no cloudwatch_metrics and no keda.listen: the group is only observed"}},
@@ -164,8 +165,13 @@ func TestValidateCommandUsage(t *testing.T) {
 			if code != tt.code {
 				t.Errorf("exit %d, want %d; stderr:\n%s", code, tt.code, stderr)
 			}
-			if stdout != tt.stdout {
+			if tt.stdoutHas == nil && stdout != tt.stdout {
 				t.Errorf("stdout = %q, want %q", stdout, tt.stdout)
+			}
+			for _, s := range tt.stdoutHas {
+				if !strings.Contains(stdout, s) {
+					t.Errorf("stdout lacks %q:\n%s", s, stdout)
+				}
 			}
 			for _, s := range tt.stderrHas {
 				if !strings.Contains(stderr, s) {
