@@ -97,6 +97,9 @@ func cmdDemo(ctx context.Context, args []string, _, stderr io.Writer) error {
 	}
 	ctrl, err := controller.New(controller.Options{
 		Groups: settings, Observer: worlds, Actuator: worlds, Logger: log.Named("controller"), Registerer: base,
+		// The liveness series on the wall clock, as Prometheus's time():
+		// the alerts on them work against the demo as against a daemon.
+		Wall: time.Now,
 	})
 	if err != nil {
 		return err
