@@ -197,7 +197,7 @@ func (o *flagOutput) Write(p []byte) (int, error) {
 // stdout. It is flag.ErrHelp.
 type helpError struct{ text string }
 
-func (*helpError) Error() string  { return flag.ErrHelp.Error() }
+func (*helpError) Error() string { return flag.ErrHelp.Error() }
 func (*helpError) Unwrap() error { return flag.ErrHelp }
 
 // parseFlags parses args into fs; a bad flag or a stray argument is a usage

@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"regexp"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,7 +20,7 @@ import (
 // metricsGatherer serves the process-wide registry together with the
 // current assembly's, which a reload swaps.
 type metricsGatherer struct {
-	base *prometheus.Registry
+	base prometheus.Gatherer
 	mu   sync.RWMutex
 	gen  prometheus.Gatherer
 }
@@ -39,15 +41,39 @@ func (m *metricsGatherer) swap(gen prometheus.Gatherer) {
 	m.mu.Unlock()
 }
 
+// baseRegistry is the process-wide registry: the process, Go runtime and
+// build-info series, and what the controller, the leases and the scaler
+// register. Its Gather leaves out the one Go runtime series that breaks
+// OpenMetrics (see openMetricsClash).
+type baseRegistry struct {
+	*prometheus.Registry
+}
+
+// openMetricsClash is the Go collector's counter of bytes allocated. In
+// OpenMetrics a counter's family is its name without _total, so it and
+// the gauge go_memstats_alloc_bytes (the bytes in use) are two families
+// of one name, which strict parsers (Python's prometheus_client) refuse
+// outright. The gauge stays, being the one dashboards read; the counter's
+// value is served as go_gc_heap_allocs_bytes_total, its name in Go's
+// runtime/metrics (/gc/heap/allocs:bytes), which clashes with nothing.
+const openMetricsClash = "go_memstats_alloc_bytes_total"
+
+// Gather is the registry's, without openMetricsClash.
+func (r *baseRegistry) Gather() ([]*dto.MetricFamily, error) {
+	mfs, err := r.Registry.Gather()
+	return slices.DeleteFunc(mfs, func(mf *dto.MetricFamily) bool { return mf.GetName() == openMetricsClash }), err
+}
+
 // newBaseRegistry holds the process, Go runtime and build-info series.
-func newBaseRegistry() (*prometheus.Registry, error) {
+func newBaseRegistry() (*baseRegistry, error) {
 	reg := prometheus.NewRegistry()
 	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "checker_build_info", Help: "Build of the running checker; always 1.",
 	}, []string{"version", "commit", "goversion"})
 	info.WithLabelValues(version, commit, runtime.Version()).Set(1)
 	for _, c := range []prometheus.Collector{
-		collectors.NewGoCollector(),
+		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(
+			collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/gc/heap/allocs:bytes$`)})),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		info,
 	} {
@@ -55,7 +81,7 @@ func newBaseRegistry() (*prometheus.Registry, error) {
 			return nil, fmt.Errorf("register process metrics: %w", err)
 		}
 	}
-	return reg, nil
+	return &baseRegistry{reg}, nil
 }
 
 // newLogger writes structured logs to w at the configured level and format.
