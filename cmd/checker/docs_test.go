@@ -202,3 +202,32 @@ func firstLines(s string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// TestReadmeQuickStart: the README's quick start is two commands, the
+// demo and the tests, and tells a new user what the first run costs.
+func TestReadmeQuickStart(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	i := strings.Index(doc, "\n## Quick start\n")
+	if i < 0 {
+		t.Fatal("README.md has no ## Quick start")
+	}
+	section := doc[i+1:]
+	section = section[:strings.Index(section[1:], "\n## ")+1]
+	var commands []string
+	for _, m := range mdFence.FindAllStringSubmatch(section, -1) {
+		commands = append(commands, strings.TrimSpace(m[1]))
+	}
+	if want := []string{"go run ./cmd/checker demo --speed 10", "make test"}; strings.Join(commands, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the quick start's commands are %q, want exactly %q", commands, want)
+	}
+	for _, want := range []string{"440 MB", "minutes", "281 s"} {
+		if !strings.Contains(section, want) {
+			t.Errorf("the quick start does not say %q: what the first run downloads and how long it takes", want)
+		}
+	}
+}
