@@ -155,7 +155,7 @@ func TestDemoExercisesEveryAlert(t *testing.T) {
 		n := 0
 		add := func(name string, v float64, ls []*dto.LabelPair, extra ...string) {
 			b := labels.NewScratchBuilder(len(ls) + 4)
-			b.Add(labels.MetricName, name)
+			b.Add(pmodel.MetricNameLabel, name)
 			b.Add("job", "queue-checker")
 			b.Add("instance", addr)
 			for _, l := range ls {

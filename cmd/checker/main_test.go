@@ -77,7 +77,7 @@ func TestUnknownCommandSuggests(t *testing.T) {
 		{"rnu", `checker: unknown command "rnu"; did you mean run?`},
 		{"vaildate", `checker: unknown command "vaildate"; did you mean validate?`},
 		{"Demo", `checker: unknown command "Demo"; did you mean demo?`},
-		{"verison", `checker: unknown command "verison"; did you mean version?`},
+		{"vresion", `checker: unknown command "vresion"; did you mean version?`},
 		{"sim", `checker: unknown command "sim"; did you mean simulate?`},
 		{"plna", `checker: unknown command "plna"; did you mean plan?`},
 		{"xyzzy", `checker: unknown command "xyzzy"`},
