@@ -43,7 +43,7 @@ func TestPrometheusRuleIsTheAlerts(t *testing.T) {
 // awsOnly are remedies that exist only on AWS's own platforms (EC2 Auto
 // Scaling, ECS, the DynamoDB lease table, a systemd unit): a runbook for
 // Kubernetes that names one sends the on-call engineer to the wrong place.
-var awsOnly = regexp.MustCompile(`(?i)auto ?scaling|\bASG\b|\bECS\b|fargate|\btasks?\b|cloudwatch logs|dynamodb|lease table|security group|\bEC2\b|instance role|SetDesiredCapacity|UpdateService|MaxSize|systemd`)
+var awsOnly = regexp.MustCompile(`(?i)auto ?scaling|\bASG\b|\bECS\b|fargate|cloudwatch logs|dynamodb|lease table|security group|\bEC2\b|instance role|SetDesiredCapacity|UpdateService|MaxSize|systemd`)
 
 // kubernetesWords are what a Kubernetes runbook points at.
 var kubernetesWords = regexp.MustCompile(`kubectl|\bpods?\b|Deployment|StatefulSet|\bLeases?\b|ScaledObject|\bHPA\b|ServiceMonitor|\bRole\b`)
