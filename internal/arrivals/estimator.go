@@ -304,7 +304,13 @@ func (e *Estimator) Update(c Counts, key uint64, f Flow) (Counts, bool) {
 		completions = (a + b) / 2 * f.PerServer
 		uncertain = math.Abs(b-a) / 2 * f.PerServer
 		if e.perServer > 0 && f.PerServer != e.perServer && e.known && !f.Held {
-			e.rate = math.Max(e.rate+(f.PerServer-e.perServer)*e.busy, 0)
+			// Never below what was sent, which every observation is
+			// raised to (sentbound.go).
+			floor := 0.0
+			if f.SentOK {
+				floor = math.Min(e.rate, f.Sent)
+			}
+			e.rate = math.Max(e.rate+(f.PerServer-e.perServer)*e.busy, floor)
 		}
 		e.perServer = f.PerServer
 		e.busy += (1 - math.Exp(-dt/f.Tau.Seconds())) * ((a+b)/2 - e.busy)
