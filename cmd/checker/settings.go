@@ -40,6 +40,7 @@ func policySettings(g config.Group, interval time.Duration) policy.Settings {
 		ArrivalSmoothing:     g.Target.ArrivalSmoothing,
 		LatencyQuantile:      g.Target.LatencyQuantile,
 		MetricStaleAfter:     g.OldestAge.StaleAfter,
+		CloudWatchCounts:     g.OldestAge.CloudWatch,
 		Forecast:             forecastSettings(g.Forecast),
 
 		Paused:     g.Fleet.Paused,

@@ -158,6 +158,7 @@ type call struct {
 	lambdaKnown bool
 	surging     bool    // lambda is a surge measured over saturated intervals
 	held        bool    // messages are received and not deleted (held.go)
+	suspect     bool    // more in flight than the slots, not explained yet (held.go)
 	rise        float64 // what the sizing adds to lambda while arrivals climb (arrivals.Trend)
 	slope       float64 // their climb, msg/s per second, when rise > 0
 	lambdaEff   float64 // λ with the burst reserve
@@ -329,13 +330,18 @@ func (c *call) observe() {
 	c.prevOK = prevOK
 	if rate, ok := st.est.Rate(); ok && !math.IsNaN(rate) && !math.IsInf(rate, 0) {
 		c.lambda, c.lambdaKnown = math.Max(rate, 0), true
-		if surge, ok := st.est.Surge(c.at); ok && surge > c.lambda && !held {
+		if surge, ok := st.est.Surge(c.at); ok && surge > c.lambda && !held && !c.suspect {
 			c.lambda, c.surging = surge, true
 		}
 		c.setLambda(c.lambda)
-		c.learnBursts()
+		// While in flight is above the slots unexplained (held.go), the
+		// interval's arrivals rest on completions nobody has seen: no
+		// burst, forecast minute or climb is learned from them.
+		if !c.suspect {
+			c.learnBursts()
+		}
 		c.learnNoise()
-		if st.est.Updated(c.at) {
+		if st.est.Updated(c.at) && !c.suspect {
 			st.climb.Observe(c.at, rate, 2*s.ArrivalSmoothing)
 		}
 		if s.Policy == PolicyModel && !c.surging && c.lambda > 0 {
@@ -379,7 +385,7 @@ func (c *call) forecast() {
 		return
 	}
 	st.fc.Init(s.Forecast.History)
-	if obs, ok := st.est.Observation(c.at); c.prevOK && ok {
+	if obs, ok := st.est.Observation(c.at); c.prevOK && ok && !c.suspect {
 		st.lastDt = c.at.Sub(c.prev.at)
 		st.fc.Observe(c.prev.at, c.at, obs, st.horizon(s))
 	}
@@ -493,8 +499,11 @@ func (c *call) guard() {
 		c.reason("holding at %d: more workers will not fix workers that hold messages without completing them", c.current)
 		return
 	case model.DiagMessagesHeld:
-		c.holdHeld()
-		return
+		if !c.newWork() {
+			c.holdHeld(false)
+			return
+		}
+		c.holdHeld(true)
 	}
 
 	target := c.rec
@@ -540,6 +549,13 @@ func (c *call) guard() {
 				target = c.current
 			}
 		}
+	}
+
+	switch {
+	case (c.held || c.suspect) && c.newWork():
+		target = c.keepHeld(target)
+	case c.suspect:
+		target = c.holdSuspect(target)
 	}
 
 	if s.MaxStepOut > 0 && target > c.current && target-c.current > s.MaxStepOut {

@@ -32,10 +32,39 @@ import (
 // count at capacity. Batch consumers hold more than their slots too, but
 // they delete what they hold: D × S explains it.
 //
-// While the last judged minute is held, the fleet is held at its count when
-// the first held minute began: more workers only receive the held messages
-// again, fewer would serve the good ones late. The first minute with in
+// A minute whose deletions keep up with what was sent is not held, however
+// much it holds in flight: batch consumers delete what they receive, late.
+// So, when the sent count is known, a held minute's deletions (after the
+// onset, below) also fall short of it by heldOutageShare of it and
+// heldMinMessages or more.
+//
+// While the last judged minute is held, the fleet is held at its count
+// before the onset: the held messages are no work that more workers could
+// finish, and fewer would serve the good ones late. The first minute with in
 // flight explained by the deletions ends it.
+//
+// Evidence before action. CloudWatch names held messages two minutes after
+// their onset; the samples show them at once, as more in flight than the
+// slots in service hold (measure's batching test: 1.2 times the slots and
+// two messages more). Until a judged minute explains such a count (batch
+// consumers, whose deletions keep up), it is a suspicion: Little's law
+// counts completions for every slot they keep busy, messages their
+// visibility timeout returns come back as visible ones, and either would buy
+// workers nobody has seen complete anything. So from the first such sample
+// the fleet is not scaled out, and its count then is the one a hold keeps
+// once they are named. The onset also splits the first held minute: its
+// deletions before the onset are the previous minute's rate, so an outage
+// that began mid-minute is named an outage.
+//
+// New work. A hold explains what it holds, and no more: whatever is held,
+// the queue's total (visible, in flight and delayed) grows by at most what
+// arrives, and what arrived when the suspicion began (the sent count then,
+// or, unknown, the arrival estimate) is what the hold explains. Growth over
+// the last two samples by more than that, by three standard deviations of
+// its Poisson noise and two messages, or a sent count above it by three
+// standard deviations of a minute's count, is new work: for heldNewWorkFor
+// after it shows, the policy sizes as it would without the hold or the
+// suspicion, and no lower than the count they keep.
 const (
 	heldShare       = 0.5
 	heldMinMessages = 5
@@ -51,6 +80,19 @@ const (
 	// heldOutageShare: deletions below this share of the messages sent (or,
 	// unknown, none at all) make an outage rather than poison.
 	heldOutageShare = 0.05
+	// heldOverRatio and heldOverMessages: a sample holds more in flight
+	// than its slots when above heldOverRatio × slots and slots +
+	// heldOverMessages (measure's batching test).
+	heldOverRatio    = 1.2
+	heldOverMessages = 2
+	// heldSuspectClear is how long in flight must stay within the slots
+	// before a suspicion ends.
+	heldSuspectClear = time.Minute
+	// heldNewWorkFor is how long work the hold does not explain lifts it.
+	heldNewWorkFor = 2 * time.Minute
+	// heldNewWorkSigmas: growth beyond what arrives by this many standard
+	// deviations of its Poisson noise is new work.
+	heldNewWorkSigmas = 3
 )
 
 // heldWatch keeps what recognising held messages needs (see above). The
@@ -69,6 +111,46 @@ type heldWatch struct {
 	active bool      // the last judged minute was held
 	since  time.Time // the start of the first minute of the held run
 	last   model.HeldMessages
+
+	// lastDel is the deleted count of the minute starting at lastDelAt,
+	// msg/s: the rate before an onset within the next minute.
+	lastDel   float64
+	lastDelAt time.Time
+	// batched: the last judged minute whose samples held more than the
+	// slots was explained by its deletions, at batchedAt, with at most
+	// batchedPeak in flight.
+	batched     bool
+	batchedAt   time.Time
+	batchedPeak float64
+
+	// The suspicion (see above): since the sample at suspectAt, with the
+	// fleet at suspectCount; clearAt is when in flight came back within the
+	// slots.
+	suspect      bool
+	suspectAt    time.Time
+	suspectCount int
+	clearAt      time.Time
+
+	// reads: the group reads CloudWatch's counts (a deleted count came, or
+	// the settings say so): only then is a suspicion waited out.
+	reads bool
+
+	// level is the count the hold or the suspicion keeps, and allow the
+	// arrivals it explains, msg/s (both set when levelSet).
+	level    int
+	allow    float64
+	levelSet bool
+
+	// totals are the last complete samples' totals, newest last, for new
+	// work; newWorkAt is the last sample that showed it.
+	totals    [3]heldTotal
+	newWorkAt time.Time
+}
+
+type heldTotal struct {
+	at    time.Time
+	total float64
+	ok    bool
 }
 
 // heldMinute accumulates one minute's samples.
@@ -80,6 +162,8 @@ type heldMinute struct {
 	slots    float64 // ∫ slots dt
 	noSlots  bool    // some span had no known slot count
 	tainted  bool    // an incomplete sample fell in it
+	over     bool    // a sample in it held more than its slots
+	peak     float64 // the most in flight of its samples
 }
 
 // fleetAtMinute is the fleet's count at a minute's first decision.
@@ -134,10 +218,10 @@ func (h *heldWatch) sample(at time.Time, inFlight, slots float64, complete bool)
 			from = end
 		}
 	}
-	if !complete {
-		if b := h.bucket(minuteIndex(at)); b != nil {
-			b.tainted = true
-		}
+	if b := h.bucket(minuteIndex(at)); b != nil {
+		b.tainted = b.tainted || !complete
+		b.over = b.over || overSlots(inFlight, slots)
+		b.peak = math.Max(b.peak, inFlight)
 	}
 	if h.prevOK && !at.After(h.prevAt) {
 		return
@@ -179,6 +263,10 @@ func (h *heldWatch) judge(at time.Time, deleted *model.Reading, sent *model.Read
 	if !start.Equal(start.Truncate(time.Minute)) || start.Add(time.Minute).After(at) || !start.After(h.judged) {
 		return
 	}
+	prevDel, prevOK := h.lastDel, h.lastDelAt.Equal(start.Add(-time.Minute))
+	if start.After(h.lastDelAt) {
+		h.lastDel, h.lastDelAt = deleted.Value, start
+	}
 	b := &h.mins[heldSlot(minuteIndex(start))]
 	if !b.used || b.minute != minuteIndex(start) || b.tainted || b.covered < heldMinCovered.Seconds() {
 		return
@@ -186,57 +274,167 @@ func (h *heldWatch) judge(at time.Time, deleted *model.Reading, sent *model.Read
 	h.judged = start
 	l := b.inFlight / b.covered
 	d := deleted.Value
+	s := math.NaN()
+	if sent != nil && sent.At.Equal(start) && finiteOK(sent.Value) && sent.Value >= 0 {
+		s = sent.Value
+	}
+	// The deletions after an onset within the minute: before it, the
+	// previous minute's rate.
+	after := d
+	if f := h.suspectAt.Sub(start).Seconds() / 60; h.suspect && prevOK && f > 0 && f < 0.9 {
+		after = math.Max((d-f*prevDel)/(1-f), 0)
+	}
 	held := l - d*math.Max(sRef, 0)
 	beyondSlots := b.noSlots || l > b.slots/b.covered
-	if !(held >= math.Max(heldMinMessages, heldShare*l)) || !beyondSlots || !finiteOK(held) {
+	// Deletions that keep up with what was sent hold nothing back.
+	short := math.IsNaN(s) || (s-after)*60 >= math.Max(heldMinMessages, heldOutageShare*s*60)
+	if !(held >= math.Max(heldMinMessages, heldShare*l)) || !beyondSlots || !finiteOK(held) || !short {
 		h.active = false
+		if b.over && !b.noSlots {
+			h.batched, h.batchedAt, h.batchedPeak = true, start, b.peak
+		}
 		return
 	}
+	h.batched = false
 	if !h.active {
 		h.active, h.since = true, start
 	}
 	h.last = model.HeldMessages{Kind: model.HeldPoison, Since: h.since, Minute: start, InFlight: l, Held: held, Deleted: d}
-	s := math.NaN()
-	if sent != nil && sent.At.Equal(start) && finiteOK(sent.Value) && sent.Value >= 0 {
-		s = sent.Value
+	if !math.IsNaN(s) {
 		h.last.Sent = &s
 	}
-	if d <= 0 || finiteOK(s) && d < heldOutageShare*s {
+	if after <= 0 || !math.IsNaN(s) && after < heldOutageShare*s {
 		h.last.Kind = model.HeldOutage
 	}
 }
 
-func finiteOK(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+// overSlots reports a sample with more in flight than its slots hold
+// (slots negative: unknown, never).
+func overSlots(inFlight, slots float64) bool {
+	return slots > 0 && inFlight > heldOverRatio*slots && inFlight >= slots+heldOverMessages
+}
+
+// A group that reads no deleted count has no evidence to wait for: it sizes
+// as before.
+
+// observeTotal records a complete sample's total and reports whether the
+// queue grew over the last two samples by more than allow msg/s arrive, or
+// the sent count (msg/s over a minute, when sentOK) is above it (see New
+// work); allow infinite: never.
+func (h *heldWatch) observeTotal(at time.Time, total, allow, sent float64, sentOK bool) bool {
+	if !h.totals[2].ok || at.After(h.totals[2].at) {
+		h.totals[0], h.totals[1] = h.totals[1], h.totals[2]
+		h.totals[2] = heldTotal{at: at, total: total, ok: true}
+	}
+	if math.IsInf(allow, 0) || !finiteOK(allow) {
+		return false
+	}
+	allow = math.Max(allow, 0)
+	if minute := 60.0; sentOK && sent > allow+heldNewWorkSigmas*math.Sqrt(allow*minute)/minute {
+		return true
+	}
+	from := h.totals[0]
+	span := at.Sub(from.at).Seconds()
+	if !from.ok || span <= 0 || span > 3*heldMaxHold.Seconds() {
+		return false
+	}
+	expect := allow * span
+	return total-from.total > expect+heldNewWorkSigmas*math.Sqrt(expect)+heldOverMessages
+}
 
 // watchHeld feeds the sample to the held watch and judges the minute the
 // deleted count covers; it reports whether messages are held now. servers
-// is the slots in service, negative when unknown.
+// is the slots in service, negative when unknown. It also keeps the
+// suspicion and the new work (see above).
 func (c *call) watchHeld(servers float64) bool {
 	st, s := c.st, c.s
+	h := &st.held
 	slots := servers
 	if slots >= 0 {
 		// Draining workers still hold the messages they finish.
 		slots += float64(max(c.fleet.Draining, 0) * s.Concurrency)
 	}
-	st.held.sample(c.at, float64(c.sample.InFlight), slots, !c.partial && !c.fleetFailed)
-	st.held.judge(c.at, c.sample.Deleted, c.sample.Sent, math.Max(c.learn.configured, s.ServiceSeconds()))
+	complete := !c.partial && !c.fleetFailed
+	inFlight := float64(c.sample.InFlight)
+	sRef := math.Max(c.learn.configured, s.ServiceSeconds())
+	h.sample(c.at, inFlight, slots, complete)
+	h.judge(c.at, c.sample.Deleted, c.sample.Sent, sRef)
 	// A judgement older than the readings may be is forgotten: no deleted
 	// count, no verdict.
-	if st.held.active && c.now.Sub(st.held.judged) > s.MetricStaleAfter+2*time.Minute {
-		st.held.active = false
+	stale := s.MetricStaleAfter + 2*time.Minute
+	if h.active && c.now.Sub(h.judged) > stale {
+		h.active = false
 	}
-	c.held = st.held.active
+	if h.batched && c.now.Sub(h.batchedAt) > stale {
+		h.batched = false
+	}
+	h.reads = h.reads || s.CloudWatchCounts || c.sample.Deleted != nil
+	if complete {
+		// Explained: by a minute of batches, or by the deletions now, as a
+		// minute is judged.
+		explained := h.batched && inFlight <= 2*h.batchedPeak ||
+			c.deletedOK && inFlight-c.deleted*sRef < math.Max(heldMinMessages, heldShare*inFlight)
+		switch {
+		case overSlots(inFlight, slots) && !explained && h.reads:
+			if !h.suspect {
+				h.suspect, h.suspectAt, h.suspectCount = true, c.at, c.current
+			}
+			h.clearAt = time.Time{}
+		case h.suspect && h.clearAt.IsZero():
+			h.clearAt = c.at
+		case h.suspect && c.at.Sub(h.clearAt) >= heldSuspectClear:
+			h.suspect = false
+		}
+	}
+	c.held = h.active
+	c.suspect = h.suspect && !c.held
+	sent, sentOK := c.fresh(c.sample.Sent)
+	if !h.levelSet && (c.held || c.suspect) {
+		h.allow = math.Inf(1)
+		if sentOK {
+			h.allow = sent
+		} else if v, ok := st.est.Rate(); ok {
+			h.allow = v
+		}
+	}
+	switch {
+	case c.held && !h.levelSet:
+		// Named: the count before the onset, which the suspicion saw when
+		// it began with the first held minute or before.
+		h.level, h.levelSet = c.current, true
+		if n, ok := h.countBefore(h.since); ok {
+			h.level = n
+		}
+		if h.suspect && h.suspectAt.Before(h.since.Add(time.Minute)) {
+			h.level = h.suspectCount
+		}
+	case c.suspect && !h.levelSet:
+		h.level, h.levelSet = h.suspectCount, true
+	case !c.held && !c.suspect:
+		h.levelSet = false
+	}
+	if complete && c.usable {
+		total := float64(c.sample.Visible + c.sample.InFlight + c.sample.Delayed)
+		if h.observeTotal(c.at, total, h.allow, sent, sentOK) && h.levelSet {
+			h.newWorkAt = c.at
+		}
+	}
 	return c.held
 }
 
+// newWork reports whether the hold or the suspicion is lifted by work it
+// does not explain (see New work).
+func (c *call) newWork() bool {
+	h := &c.st.held
+	return !h.newWorkAt.IsZero() && c.now.Sub(h.newWorkAt) <= heldNewWorkFor
+}
+
 // holdHeld holds the fleet at its count from before the messages began to
-// be held, and says why (see heldWatch).
-func (c *call) holdHeld() {
+// be held, and says why (see heldWatch). With new work it only says so: the
+// sizing goes on and keepHeld keeps the level under it.
+func (c *call) holdHeld(lifted bool) {
 	h := c.st.held.last
-	h.HoldAt = c.current
-	if n, ok := c.st.held.countBefore(h.Since); ok {
-		h.HoldAt = n
-	}
+	h.HoldAt = c.st.held.level
 	var sent string
 	if h.Sent != nil {
 		sent = fmt.Sprintf(", %v msg/s sent", number(*h.Sent))
@@ -251,7 +449,38 @@ func (c *call) holdHeld() {
 		c.reason("messages are received and not deleted (poison messages?): in the minute from %s, %s in flight, %s more than its %s msg/s deleted explain%s; add a dead-letter queue (redrive policy, maxReceiveCount 5)",
 			h.Minute.UTC().Format("15:04"), number(math.Round(h.InFlight)), number(math.Round(h.Held)), number(h.Deleted), sent)
 	}
-	c.reason("holding at %d, the count before they began (%s): more workers would only receive them again", h.HoldAt, h.Since.UTC().Format("15:04"))
 	c.d.HeldMessages = &h
+	if lifted {
+		return
+	}
+	c.reason("holding at %d, the count before they began (%s): the messages held are not work more workers could finish; arrivals beyond the %s msg/s sent then still add workers",
+		h.HoldAt, h.Since.UTC().Format("15:04"), number(c.st.held.allow))
 	c.target = h.HoldAt
 }
+
+// holdSuspect keeps the fleet from scaling out on a suspicion (see
+// heldWatch), and says why.
+func (c *call) holdSuspect(target int) int {
+	if target <= c.current {
+		return target
+	}
+	c.reason("not scaling out from %d to %d: %d messages in flight, more than the %s slots in service hold, and no deleted count explains them yet (batches, or messages received and not deleted?)",
+		c.current, target, c.sample.InFlight, number(c.slotsNow()))
+	return c.current
+}
+
+// keepHeld keeps a hold or a suspicion lifted by new work at least at its
+// level, and says why.
+func (c *call) keepHeld(target int) int {
+	h := &c.st.held
+	c.reason("arrivals beyond the %s msg/s sent when they began, which the held messages do not explain: sizing for the new work, no fewer than %d",
+		number(h.allow), h.level)
+	return max(target, h.level)
+}
+
+// slotsNow is the slots in service, draining ones included.
+func (c *call) slotsNow() float64 {
+	return float64((c.inService + max(c.fleet.Draining, 0)) * c.s.Concurrency)
+}
+
+func finiteOK(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

@@ -61,6 +61,12 @@ type Settings struct {
 	// deleted) may be, from the start of its period, and still be used.
 	// CloudWatch's 1-minute datapoints arrive a minute or two late. Default 5m.
 	MetricStaleAfter time.Duration
+	// CloudWatchCounts: the group reads CloudWatch's per-minute sent and
+	// deleted counts (oldest_age.cloudwatch), so the evidence held messages
+	// are judged by is on its way even before its first minute arrives (see
+	// heldWatch). A group whose samples carry a deleted count reads them
+	// too.
+	CloudWatchCounts bool
 
 	// Operator switches from the configuration; the fleet's tags
 	// (model.Switches) can set them as well. See switches.go.
