@@ -29,14 +29,12 @@ import (
 //
 // Workers that hang on the messages they hold keep the in-flight count at
 // the slots instead: that is the stuck diagnosis, which needs the in-flight
-// count at capacity. Batch consumers hold more than their slots too, but
-// they delete what they hold: D × S explains it.
-//
-// A minute whose deletions keep up with what was sent is not held, however
-// much it holds in flight: batch consumers delete what they receive, late.
-// So, when the sent count is known, a held minute's deletions (after the
-// onset, below) also fall short of it by heldOutageShare of it and
-// heldMinMessages or more.
+// count at capacity. Batch consumers hold more than their slots too, each
+// message for its whole batch, but they delete what they hold: a minute
+// whose deletions keep up with what was sent is not held, however much it
+// holds in flight. So, when the sent count is known, a held minute's
+// deletions (after the onset, below) also fall short of it by
+// heldOutageShare of it and heldMinMessages or more.
 //
 // While the last judged minute is held, the fleet is held at its count
 // before the onset: the held messages are no work that more workers could
@@ -46,15 +44,21 @@ import (
 // Evidence before action. CloudWatch names held messages two minutes after
 // their onset; the samples show them at once, as more in flight than the
 // slots in service hold (measure's batching test: 1.2 times the slots and
-// two messages more). Until a judged minute explains such a count (batch
-// consumers, whose deletions keep up), it is a suspicion: Little's law
+// two messages more). In a group that reads CloudWatch's counts, such a
+// sample that neither the deleted count now (as a minute is judged) nor a
+// judged minute of batches (beyond its slots, its deletions keeping up, and
+// in flight within twice its most) explains is a suspicion: Little's law
 // counts completions for every slot they keep busy, messages their
 // visibility timeout returns come back as visible ones, and either would buy
 // workers nobody has seen complete anything. So from the first such sample
 // the fleet is not scaled out, and its count then is the one a hold keeps
-// once they are named. The onset also splits the first held minute: its
-// deletions before the onset are the previous minute's rate, so an outage
-// that began mid-minute is named an outage.
+// once they are named; nothing is learned from the intervals' arrivals
+// (bursts, the forecast's minutes, a climb) and no surge is measured. It
+// ends when in flight stays within the slots for heldSuspectClear, or a
+// minute explains it. A group that reads no deleted count has no evidence
+// to wait for, and sizes as before. The onset also splits the first held
+// minute: its deletions before the onset are the previous minute's rate,
+// so an outage that began mid-minute is named an outage.
 //
 // New work. A hold explains what it holds, and no more: whatever is held,
 // the queue's total (visible, in flight and delayed) grows by at most what
@@ -314,9 +318,6 @@ func overSlots(inFlight, slots float64) bool {
 	return slots > 0 && inFlight > heldOverRatio*slots && inFlight >= slots+heldOverMessages
 }
 
-// A group that reads no deleted count has no evidence to wait for: it sizes
-// as before.
-
 // observeTotal records a complete sample's total and reports whether the
 // queue grew over the last two samples by more than allow msg/s arrive, or
 // the sent count (msg/s over a minute, when sentOK) is above it (see New
@@ -372,14 +373,16 @@ func (c *call) watchHeld(servers float64) bool {
 	if complete {
 		// Explained: by a minute of batches, or by the deletions now, as a
 		// minute is judged.
-		explained := h.batched && inFlight <= 2*h.batchedPeak ||
-			c.deletedOK && inFlight-c.deleted*sRef < math.Max(heldMinMessages, heldShare*inFlight)
+		batches := h.batched && inFlight <= 2*h.batchedPeak
+		explained := batches || c.deletedOK && inFlight-c.deleted*sRef < math.Max(heldMinMessages, heldShare*inFlight)
 		switch {
 		case overSlots(inFlight, slots) && !explained && h.reads:
 			if !h.suspect {
 				h.suspect, h.suspectAt, h.suspectCount = true, c.at, c.current
 			}
 			h.clearAt = time.Time{}
+		case batches:
+			h.suspect = false
 		case h.suspect && h.clearAt.IsZero():
 			h.clearAt = c.at
 		case h.suspect && c.at.Sub(h.clearAt) >= heldSuspectClear:
