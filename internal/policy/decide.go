@@ -68,9 +68,12 @@ const (
 // in sizing.go), then applies its guards in this order, each one recorded in
 // the reasons: hold on missing, invalid or stale data, or an unknown fleet;
 // hold when the diagnosis says more workers will not help (not_consuming,
-// stuck); the backlog hold (workers added for a backlog stay until it is
-// served) and scale-in stabilisation of the rate floors; no scale-in on
-// partial data; the deadband;
+// stuck), and at the count from before messages began to be held
+// (messages_held) unless arrivals they do not explain show new work; the
+// backlog hold (workers added for a backlog stay until it is served) and
+// scale-in stabilisation of the rate floors; no scale-in on partial data;
+// the deadband; no scale-out while more is in flight than the slots hold
+// and no deleted count explains it (held.go);
 // the scale-out step limit; and last the clamp to [lo, hi] of
 // Settings.Bounds. However wrong the inputs, the desired count is within
 // those bounds and every number in the decision is finite.
