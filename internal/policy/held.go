@@ -275,6 +275,10 @@ func (h *heldWatch) judge(at time.Time, deleted *model.Reading, sent *model.Read
 	if !b.used || b.minute != minuteIndex(start) || b.tainted || b.covered < heldMinCovered.Seconds() {
 		return
 	}
+	// A run begins only after a judged minute: the first minute of a load
+	// starting with the checker falls short by what it took into flight
+	// (a batch consumer's first batches), which the next does not repeat.
+	chained := h.judged.Equal(start.Add(-time.Minute))
 	h.judged = start
 	l := b.inFlight / b.covered
 	d := deleted.Value
@@ -292,7 +296,11 @@ func (h *heldWatch) judge(at time.Time, deleted *model.Reading, sent *model.Read
 	beyondSlots := b.noSlots || l > b.slots/b.covered
 	// Deletions that keep up with what was sent hold nothing back.
 	short := math.IsNaN(s) || (s-after)*60 >= math.Max(heldMinMessages, heldOutageShare*s*60)
-	if !(held >= math.Max(heldMinMessages, heldShare*l)) || !beyondSlots || !finiteOK(held) || !short {
+	isHeld := held >= math.Max(heldMinMessages, heldShare*l) && beyondSlots && finiteOK(held) && short
+	if isHeld && !h.active && !chained {
+		return // no verdict either way
+	}
+	if !isHeld {
 		h.active = false
 		if b.over && !b.noSlots {
 			h.batched, h.batchedAt, h.batchedPeak = true, start, b.peak
