@@ -35,7 +35,7 @@ func TestPolicySettings(t *testing.T) {
 		Min: 1, Max: 60, Cap: 40,
 		StartDelay: 90 * time.Second, ScaleInStabilization: 7 * time.Minute,
 		Deadband: 0.05, MaxStepOut: 8, StaleAfter: 40 * time.Second, ArrivalSmoothing: 90 * time.Second,
-		LatencyQuantile: 0.95, MetricStaleAfter: 3 * time.Minute,
+		LatencyQuantile: 0.95, MetricStaleAfter: 3 * time.Minute, CloudWatchCounts: true,
 		Forecast: policy.ForecastSettings{ReportOnly: true, History: 36 * time.Hour},
 		Paused:   true, ScaleInOff: true, Pinned: true, Pin: 5, Activation: 4,
 		WorkerCostPerHour: 0.17,
