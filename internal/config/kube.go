@@ -16,7 +16,8 @@ type KEDA struct {
 	Listen string `yaml:"listen"`
 	// TLS, when present, serves TLS, and mutual TLS with a client CA.
 	TLS *KEDATLS `yaml:"tls"`
-	// MaxStreams bounds the StreamIsActive streams open at once; more are
+	// MaxStreams bounds the streams open at once, of every streaming
+	// method together (StreamIsActive, StreamMetricSpec, reflection); more are
 	// refused (ResourceExhausted). 0 means DefaultKEDAMaxStreams.
 	MaxStreams int `yaml:"max_streams"`
 }

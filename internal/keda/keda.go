@@ -16,6 +16,10 @@
 //   - StreamMetricSpec: GetMetricSpec's answer, sent once on a stream
 //     kept open (the spec never changes).
 //
+// Every stream the server serves (StreamIsActive, StreamMetricSpec and
+// server reflection's) takes one of the same maxStreams places, and one
+// connection carries at most the streams and a few calls more (NewServer).
+//
 // A held decision (stale, partial or missing data, a pause) answers the
 // count the checker holds the fleet at, never a drop. Errors carry gRPC
 // codes: InvalidArgument without scalerMetadata.group, NotFound for a
@@ -60,13 +64,12 @@ type Scaler struct {
 	src Decisions
 	// poll is how often a StreamIsActive stream looks for a change.
 	poll time.Duration
-	// streams holds a token per StreamIsActive stream open; a stream
-	// that finds it full is refused.
+	// streams holds a token per stream open, of any streaming method; a
+	// stream that finds it full is refused (NewServer's interceptor).
 	streams chan struct{}
 }
 
-// DefaultMaxStreams bounds the StreamIsActive streams open at once when
-// New is given 0.
+// DefaultMaxStreams bounds the streams open at once when New is given 0.
 const DefaultMaxStreams = 1000
 
 // maxEcho bounds how much of a caller's input an error repeats.
@@ -79,9 +82,10 @@ const DefaultPoll = 250 * time.Millisecond
 // New returns a Scaler answering from src. poll is how often an open
 // StreamIsActive looks for a change (DefaultPoll when 0): a change is sent
 // within poll of the decision that made it. At most maxStreams streams
-// (DefaultMaxStreams when 0) are open at once: each costs a goroutine and
-// a look every poll, and a client opening them without end would
-// otherwise take the checker's CPU and memory.
+// (DefaultMaxStreams when 0), of all streaming methods together, are open
+// at once on the server NewServer makes: each costs a goroutine and its
+// buffers (and a StreamIsActive a look every poll), and a client opening
+// them without end would otherwise take the checker's CPU and memory.
 func New(src Decisions, poll time.Duration, maxStreams int) *Scaler {
 	if poll <= 0 {
 		poll = DefaultPoll
@@ -153,12 +157,6 @@ func (s *Scaler) IsActive(_ context.Context, ref *pb.ScaledObjectRef) (*pb.IsAct
 // sends nothing until it has one; an unknown group or missing metadata
 // ends the stream with the error.
 func (s *Scaler) StreamIsActive(ref *pb.ScaledObjectRef, stream pb.ExternalScaler_StreamIsActiveServer) error {
-	select {
-	case s.streams <- struct{}{}:
-		defer func() { <-s.streams }()
-	default:
-		return status.Errorf(codes.ResourceExhausted, "%d StreamIsActive streams are open, the most this checker serves (keda.max_streams): close some, or ask IsActive", cap(s.streams))
-	}
 	t := time.NewTicker(s.poll)
 	defer t.Stop()
 	sent, last := false, false
@@ -227,6 +225,20 @@ func (s *Scaler) GetMetrics(_ context.Context, req *pb.GetMetricsRequest) (*pb.G
 	return &pb.GetMetricsResponse{MetricValues: []*pb.MetricValue{
 		{MetricName: name, MetricValue: int64(min(n, math.MaxInt32)), MetricValueFloat: float64(n)},
 	}}, nil
+}
+
+// admit takes a place for a stream of method, or refuses it with
+// ResourceExhausted when maxStreams are open; release gives the place
+// back.
+func (s *Scaler) admit(method string) (release func(), err error) {
+	select {
+	case s.streams <- struct{}{}:
+		return func() { <-s.streams }, nil
+	default:
+		return nil, status.Errorf(codes.ResourceExhausted,
+			"%s refused: %d streams are open, the most this checker serves (keda.max_streams): close some, or ask the unary call (IsActive, GetMetricSpec)",
+			method, cap(s.streams))
+	}
 }
 
 // ReplicasFor is the count an HPA sets for an AverageValue external metric

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"time"
@@ -31,13 +32,39 @@ type ServerOptions struct {
 	TLS *config.KEDATLS
 	// Registerer receives checker_keda_requests_total; nil exports none.
 	Registerer prometheus.Registerer
+	// MaxConnStreams bounds the calls one connection has in flight at
+	// once; 0 is the scaler's stream bound and connCallRoom more.
+	MaxConnStreams int
 }
+
+// connCallRoom is how many calls one connection may have in flight
+// beyond the scaler's stream bound: room for the unary calls of a client
+// that also holds every stream (KEDA shares one connection per scaler
+// address among all its ScaledObjects).
+const connCallRoom = 100
 
 // NewServer returns a gRPC server serving s, with server reflection (so
 // that grpcurl can list and call it) and a count of the requests by
-// method and code.
+// method and code. Every streaming method is bounded: at most s's
+// maxStreams streams are open at once across all connections, more are
+// refused with ResourceExhausted; and one connection carries at most
+// maxStreams + connCallRoom calls at once (o.MaxConnStreams; HTTP/2's
+// SETTINGS_MAX_CONCURRENT_STREAMS: a client's call beyond it waits on its
+// side and costs the server nothing).
 func NewServer(s *Scaler, o ServerOptions) (*grpc.Server, error) {
-	var opts []grpc.ServerOption
+	perConn := o.MaxConnStreams
+	if perConn <= 0 {
+		perConn = cap(s.streams) + connCallRoom
+	}
+	opts := []grpc.ServerOption{grpc.MaxConcurrentStreams(uint32(min(perConn, math.MaxInt32)))}
+	bound := grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+		release, err := s.admit(info.FullMethod)
+		if err != nil {
+			return err
+		}
+		defer release()
+		return h(srv, ss)
+	})
 	if o.TLS != nil {
 		cfg, err := tlsConfig(*o.TLS)
 		if err != nil {
@@ -65,6 +92,8 @@ func NewServer(s *Scaler, o ServerOptions) (*grpc.Server, error) {
 				return err
 			}))
 	}
+	// After the count: a refused stream is counted, with its code.
+	opts = append(opts, bound)
 	srv := grpc.NewServer(opts...)
 	pb.RegisterExternalScalerServer(srv, s)
 	reflection.Register(srv)
