@@ -5,6 +5,7 @@ package lease
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -80,6 +81,15 @@ func parseItem(av map[string]types.AttributeValue) (string, item, bool) {
 		}
 	}
 	return k, it, true
+}
+
+// nextCounter is the counter a write after seen leaves: seen + 1, or 0
+// past the largest 64-bit number, where a checker could not read it.
+func nextCounter(seen int64) int64 {
+	if seen == math.MaxInt64 {
+		return 0
+	}
+	return seen + 1
 }
 
 // counterText describes a malformed counter for a warning: its stored

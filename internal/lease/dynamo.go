@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -72,12 +73,15 @@ func (d *dynamoStore) heartbeat(ctx context.Context, id, session string, exp tim
 		TableName:              aws.String(d.table),
 		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
 		Key:                    keyOf(checkerPrefix + id),
-		UpdateExpression:       aws.String("SET #o = :o, #s = :s, #e = :e, #t = :t ADD #c :one"),
+		// The counter is set, not added to: a heartbeat is written by its
+		// checker alone, on no condition, and a counter left there by
+		// hand (a string, 64 bits' end) must not make ADD fail.
+		UpdateExpression: aws.String("SET #o = :o, #s = :s, #e = :e, #t = :t, #c = :c"),
 		ExpressionAttributeNames: map[string]string{
 			"#o": attrOwner, "#s": attrSession, "#e": attrExpires, "#t": attrTTL, "#c": attrCounter,
 		},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":o": str(id), ":s": str(session), ":e": millis(exp), ":t": seconds(exp.Add(ttlAfterExpiry)), ":one": number(1),
+			":o": str(id), ":s": str(session), ":e": millis(exp), ":t": seconds(exp.Add(ttlAfterExpiry)), ":c": millis(exp),
 		},
 	})
 	d.units.updated(consumed(out), err)
@@ -118,6 +122,13 @@ func (d *dynamoStore) write(ctx context.Context, group, owner, session string, s
 	case seen < 0:
 		cond = "attribute_not_exists(#k)"
 		names["#k"] = attrKey
+	case seen == math.MaxInt64:
+		// ADD would carry the counter past 64 bits, where no checker reads
+		// it: it starts over at 0 instead, on the same condition.
+		values[":seen"] = number(seen)
+		values[":zero"] = number(0)
+		delete(values, ":one")
+		update = "SET #o = :o, #s = :s, #e = :e, #t = :t, #c = :zero"
 	default:
 		values[":seen"] = number(seen)
 	}
@@ -139,9 +150,27 @@ func (d *dynamoStore) write(ctx context.Context, group, owner, session string, s
 		}
 		return 0, false, err
 	}
-	var n int64
-	if v, ok := out.Attributes[attrCounter].(*types.AttributeValueMemberN); ok {
-		n, _ = strconv.ParseInt(v.Value, 10, 64)
+	n, err := writtenCounter(out.Attributes[attrCounter])
+	if err != nil {
+		// The write went through, but the counter it left is not one the
+		// next conditional write can name: the caller treats the lease as
+		// not renewed, and the next scan shows it.
+		return 0, false, fmt.Errorf("lease of %s written, but %w", group, err)
 	}
 	return n, false, nil
+}
+
+// writtenCounter is the counter a write returned, or why it is not a whole
+// number >= 0: never a silent 0, which the next renewal would condition on
+// and fail.
+func writtenCounter(av types.AttributeValue) (int64, error) {
+	v, ok := av.(*types.AttributeValueMemberN)
+	if !ok {
+		return 0, fmt.Errorf("the table returned %s", counterText(av))
+	}
+	n, err := strconv.ParseInt(v.Value, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("the table returned %s", counterText(av))
+	}
+	return n, nil
 }

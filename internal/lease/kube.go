@@ -265,7 +265,7 @@ func (k *kubeStore) write(ctx context.Context, group, owner, session string, see
 			return present && ok && s.Value == text
 		}
 	}
-	next := seen + 1
+	next := nextCounter(seen)
 	if seen == counterMalformed {
 		next = 1
 	}
@@ -331,7 +331,7 @@ func (k *kubeStore) heartbeat(ctx context.Context, id, session string, exp time.
 			l = l.DeepCopy()
 		}
 		n, _, _ := counterOf(l)
-		k.set(l, key, id, session, max(n, 0)+1, exp)
+		k.set(l, key, id, session, nextCounter(max(n, 0)), exp)
 		var out *coordinationv1.Lease
 		var err error
 		if l.ResourceVersion == "" {
@@ -366,7 +366,7 @@ func (k *kubeStore) endHeartbeat(ctx context.Context, id, session string, now ti
 		return nil
 	}
 	n, _, _ := counterOf(l)
-	k.set(l, key, id, session, max(n, 0)+1, now)
+	k.set(l, key, id, session, nextCounter(max(n, 0)), now)
 	if _, err := k.leases.Update(ctx, l, metav1.UpdateOptions{}); err != nil && !conflict(err) {
 		return err
 	}

@@ -136,6 +136,16 @@ type Manager struct {
 	unsure map[string]time.Time
 	// units counts the request units the table's calls consume (units.go).
 	units units
+	// beats holds each peer's heartbeat as last seen changed, by item key.
+	beats map[string]beat
+}
+
+// beat is a peer's heartbeat as a scan showed it, and since when it has
+// shown it unchanged.
+type beat struct {
+	expires time.Time
+	session string
+	since   time.Time
 }
 
 // New checks the options and makes a Manager whose leases are items of
@@ -182,6 +192,7 @@ func newLeaseManager(o Options, errs []error) (*Manager, error) {
 		groups: slices.Clone(o.Groups), log: o.Logger, now: o.Now,
 		held: map[string]*held{}, owners: map[string]item{}, peers: map[string]time.Time{},
 		freeSince: map[string]time.Time{}, failedTakes: map[string]int{}, unsure: map[string]time.Time{},
+		beats: map[string]beat{},
 	}
 	slices.Sort(m.groups)
 	if m.log == nil {
@@ -380,12 +391,18 @@ func (m *Manager) renew(ctx context.Context, g string, groups []string, items ma
 		m.releaseOne(ctx, g, counter, now)
 		return nil
 	}
+	var raw types.AttributeValue
 	if scanned {
 		it, ok := items[groupPrefix+g]
 		switch {
 		case ok && it.owner == m.id && it.session == m.session:
-			// A write of ours the table took after we gave up on it.
+			// A write of ours the table took after we gave up on it, or
+			// whose counter was not one to read back (see write): renewed
+			// on the counter as stored, a malformed one on its exact value.
 			counter = it.counter
+			if counter == counterMalformed {
+				raw = it.rawCounter
+			}
 		case !ok || it.counter != counter:
 			// Someone else wrote the lease: it is lost, and no write is
 			// needed to learn it.
@@ -394,7 +411,7 @@ func (m *Manager) renew(ctx context.Context, g string, groups []string, items ma
 		}
 	}
 	sent := now
-	n, failed, err := m.write(ctx, g, m.id, m.session, counter, nil, sent.Add(m.duration))
+	n, failed, err := m.write(ctx, g, m.id, m.session, counter, raw, sent.Add(m.duration))
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	switch {
@@ -826,7 +843,10 @@ func (m *Manager) Taken() []string {
 // vetAll makes the items that no live checker holds so harmless, and
 // reports them: each is warned of once, by key, and counted at each scan
 // (reportBad). A heartbeat or lease that expires beyond the lease duration
-// and maxClockSkew counts as expired: no live checker writes one. A lease
+// and maxClockSkew counts as expired: no live checker writes one; so does
+// a peer's heartbeat that has not changed for longer than a lease (a live
+// checker writes a new expiry every interval), whatever its expiry, so
+// that no group is given to a checker that is not there. A lease
 // whose owner has no live heartbeat is trusted for at most the lease
 // duration and an interval (the clock skew a checker tolerates, see the
 // package comment) and counts as expired beyond: its owner renews nothing,
@@ -839,6 +859,12 @@ func (m *Manager) vetAll(items map[string]item, now time.Time) {
 	trusted := now.Add(m.duration + m.interval)
 	problems := map[string]string{}
 	live := map[string]bool{}
+	m.mu.Lock()
+	for k := range m.beats {
+		if _, ok := items[k]; !ok {
+			delete(m.beats, k)
+		}
+	}
 	for k, it := range items {
 		id, ok := strings.CutPrefix(k, checkerPrefix)
 		if !ok {
@@ -849,10 +875,26 @@ func (m *Manager) vetAll(items map[string]item, now time.Time) {
 			it.expires = time.Time{}
 			items[k] = it
 		}
+		if id != m.id && it.owner != "" && it.expires.After(now) {
+			// A live checker writes a new expiry every interval; one that
+			// stays for longer than a lease has no checker behind it,
+			// whatever expiry it claims, and would be given groups it
+			// never takes.
+			b, seen := m.beats[k]
+			if !seen || !b.expires.Equal(it.expires) || b.session != it.session {
+				m.beats[k] = beat{expires: it.expires, session: it.session, since: now}
+			} else if now.Sub(b.since) > m.duration {
+				problems[k] = fmt.Sprintf("heartbeat unchanged since %s, longer than a lease, though it expires at %s: no checker renews it; not counted live",
+					b.since.UTC().Format(time.RFC3339), it.expires.UTC().Format(time.RFC3339))
+				it.expires = time.Time{}
+				items[k] = it
+			}
+		}
 		if it.owner != "" && it.expires.After(now) {
 			live[id] = true
 		}
 	}
+	m.mu.Unlock()
 	for k, it := range items {
 		if !strings.HasPrefix(k, groupPrefix) {
 			continue
