@@ -41,7 +41,7 @@ var decisionKeys = []string{
 	"recommended_workers", "desired_workers", "capped", "held", "hold_reason",
 	"partial", "diagnosis", "reasons", "utilization", "drain_seconds", "oldest_age_seconds", "oldest_age_at",
 	"forecast", "measured", "need_without_forecast", "bursts", "held_messages",
-	"paused", "paused_by", "paused_since", "scale_in_off", "pinned", "warnings",
+	"paused", "paused_by", "paused_since", "scale_in_off", "pinned", "warnings", "switch_problems",
 }
 
 // cloudWatchMetrics are the names `once --apply` publishes on a group's

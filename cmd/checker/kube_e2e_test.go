@@ -19,6 +19,7 @@ import (
 	"github.com/queuechecker/queue-checker/internal/awstest"
 	"github.com/queuechecker/queue-checker/internal/keda"
 	"github.com/queuechecker/queue-checker/internal/kubetest"
+	"github.com/queuechecker/queue-checker/internal/switchkey"
 )
 
 // kubeManifests is deploy/kubernetes, seen from this package.
@@ -131,14 +132,17 @@ func TestE2EKubernetes(t *testing.T) {
 		return m.MetricValues[0].MetricValueFloat
 	}
 	replicas := func() int { return admin.DeploymentReplicas(t, ns, "direct") }
-	decision := func(group string) (desired int, paused bool, warnings []string) {
+	// decision reads a group's decision: its count, whether paused, and
+	// its notes (warnings, then the switches not understood).
+	decision := func(group string) (desired int, paused bool, notes []string) {
 		_, body := d.get(t, "/api/v1/groups?group="+group)
 		var doc struct {
 			Groups []struct {
 				Decision struct {
-					Desired  int      `json:"desired_workers"`
-					Paused   bool     `json:"paused"`
-					Warnings []string `json:"warnings"`
+					Desired        int      `json:"desired_workers"`
+					Paused         bool     `json:"paused"`
+					Warnings       []string `json:"warnings"`
+					SwitchProblems []string `json:"switch_problems"`
 				} `json:"decision"`
 			} `json:"groups"`
 		}
@@ -146,7 +150,7 @@ func TestE2EKubernetes(t *testing.T) {
 			t.Fatalf("decode %s: %v", body, err)
 		}
 		g := doc.Groups[0].Decision
-		return g.Desired, g.Paused, g.Warnings
+		return g.Desired, g.Paused, append(g.Warnings, g.SwitchProblems...)
 	}
 	time.Sleep(3 * interval)
 
@@ -211,7 +215,7 @@ func TestE2EKubernetes(t *testing.T) {
 		admin.Annotate(t, ns, "direct", key+"pin", "3")
 		eventually(t, 5*time.Second, "pin=3 applied", func() bool { return replicas() == 3 })
 
-		admin.Annotate(t, ns, "direct", key+"scale-in", "no") // not true or false: scale-in held
+		admin.Annotate(t, ns, "direct", key+"scale-in", "no") // not true or false: held
 		admin.Annotate(t, ns, "direct", key+"pin", "")
 		held("scale-in=no, pin removed", 3)
 		if _, _, w := decision("direct"); !strings.Contains(strings.Join(w, " "), "annotation queue-checker/scale-in") {
@@ -220,9 +224,12 @@ func TestE2EKubernetes(t *testing.T) {
 		admin.Annotate(t, ns, "direct", key+"scale-in", "")
 		eventually(t, 10*time.Second, "scale-in released", func() bool { return replicas() == 1 })
 
-		for _, v := range []string{"true", "maybe"} { // maybe is not false: paused
+		for _, v := range []string{"true", "maybe"} { // maybe is not understood: held
 			admin.Annotate(t, ns, "direct", key+"paused", v)
-			eventually(t, 5*time.Second, "paused="+v+" seen", func() bool { _, p, _ := decision("direct"); return p })
+			eventually(t, 5*time.Second, "paused="+v+" seen", func() bool {
+				_, p, notes := decision("direct")
+				return p || len(notes) > 0
+			})
 			admin.Annotate(t, ns, "direct", key+"pin", "4") // a pause wins over a pin
 			held("paused="+v+" with pin=4", 1)
 			admin.Annotate(t, ns, "direct", key+"pin", "")
@@ -235,6 +242,49 @@ func TestE2EKubernetes(t *testing.T) {
 		eventually(t, 5*time.Second, "unpaused: pin=2 applied", func() bool { return replicas() == 2 })
 		admin.Annotate(t, ns, "direct", key+"pin", "")
 		admin.Annotate(t, ns, "direct", key+"paused", "")
+		eventually(t, 15*time.Second, "back at 1 replica", func() bool { return replicas() == 1 })
+	})
+
+	// Annotations the checker cannot read or follow hold the Deployment:
+	// with each one on, a pin asking for more (scale out) and then no pin
+	// on an empty queue (scale in) leave spec.replicas where it was, and
+	// the decision names the annotation.
+	t.Run("annotations not understood hold", func(t *testing.T) {
+		const key = "queue-checker/"
+		near := switchkey.NearMisses()
+		cases := [][2]string{
+			{key + "paws", "true"}, {key + "pausing", "true"}, {key + "hold", "true"},
+			{key + "scale-in-enabled", "false"}, {key + "scale-out-only", "true"}, {key + "pinned", "5"},
+			{key + "no-scale-in", "true"}, {key + "unpaused", "true"}, {"queue-cheker/paused", "true"},
+			{key + "pin", "3.0"}, {key + "pin", "99999"},
+			{strings.Replace(near[len(near)/3], "queue-checker:", key, 1), "true"},
+			{strings.Replace(near[2*len(near)/3], "queue-checker:", key, 1), "true"},
+		}
+		for _, c := range cases {
+			admin.Annotate(t, ns, "direct", key+"pin", "2")
+			eventually(t, 10*time.Second, "pin=2 applied", func() bool { return replicas() == 2 })
+			name := c[0] + "=" + c[1]
+			admin.Annotate(t, ns, "direct", c[0], c[1])
+			if c[0] != key+"pin" {
+				admin.Annotate(t, ns, "direct", key+"pin", "5") // would scale out
+			}
+			time.Sleep(3 * interval)
+			if got := replicas(); got != 2 {
+				t.Errorf("%s, pin=5: spec.replicas %d after 3 intervals, want 2 held", name, got)
+			}
+			if _, _, notes := decision("direct"); !strings.Contains(strings.Join(notes, " "), strings.SplitN(c[0], "/", 2)[1]) {
+				t.Errorf("%s: the decision's notes %q do not name it", name, notes)
+			}
+			if c[0] != key+"pin" {
+				admin.Annotate(t, ns, "direct", key+"pin", "") // would scale in
+				time.Sleep(2 * interval)
+				if got := replicas(); got != 2 {
+					t.Errorf("%s, no pin, empty queue: spec.replicas %d after 2 intervals, want 2 held", name, got)
+				}
+			}
+			admin.Annotate(t, ns, "direct", c[0], "")
+		}
+		admin.Annotate(t, ns, "direct", key+"pin", "")
 		eventually(t, 15*time.Second, "back at 1 replica", func() bool { return replicas() == 1 })
 	})
 

@@ -400,7 +400,8 @@ func (c *Controller) record(g policy.Settings, st *groupState, o model.Observati
 }
 
 // logDecision logs at info when the desired count changes, and warns when a
-// group becomes held or capped or its diagnosis changes.
+// group becomes held or capped or its diagnosis changes, and once for each
+// operator switch it cannot read or follow.
 func (c *Controller) logDecision(group string, prev *model.Decision, d model.Decision) {
 	log := c.log.With(zap.String("group", group))
 	if prev == nil || prev.DesiredWorkers != d.DesiredWorkers {
@@ -414,6 +415,11 @@ func (c *Controller) logDecision(group string, prev *model.Decision, d model.Dec
 	}
 	if d.Held && (prev == nil || !prev.Held || prev.HoldReason != d.HoldReason) {
 		log.Warn("holding the fleet", zap.String("hold_reason", d.HoldReason), zap.Int("desired", d.DesiredWorkers))
+	}
+	for _, p := range d.SwitchProblems {
+		if prev == nil || !slices.Contains(prev.SwitchProblems, p) {
+			log.Warn("switch not understood; the group is held", zap.String("problem", p))
+		}
 	}
 	if d.Capped && (prev == nil || !prev.Capped) {
 		log.Warn("capped: the target is out of reach", zap.Int("recommended", d.RecommendedWorkers),

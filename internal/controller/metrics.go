@@ -30,6 +30,7 @@ type metrics struct {
 	latency          *prometheus.GaugeVec
 	capped           *prometheus.GaugeVec
 	held             *prometheus.GaugeVec
+	switchProblems   *prometheus.GaugeVec
 	partial          *prometheus.GaugeVec
 	diagnosis        *prometheus.GaugeVec
 	measuredService  *prometheus.GaugeVec
@@ -65,6 +66,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		latency:          g("checker_group_latency_target_seconds", "The latency promise: how long a message may wait.", "group"),
 		capped:           g("checker_group_capped", "1 when the cap or max keeps the group below its target.", "group"),
 		held:             g("checker_group_held", "1 when the decision is held on missing, partial or stale data.", "group"),
+		switchProblems:   g("checker_group_switch_problems", "Operator switches on the group's fleet (tags, annotations) not understood: keys in the checker's namespace that name no switch exactly, values not understood, a pin outside min and max. Above 0 the group is held, neither scaled in nor out.", "group"),
 		partial:          g("checker_group_partial", "1 when only some of the group's queues answered.", "group"),
 		diagnosis:        g("checker_group_diagnosis", "1 for the group's current diagnosis state, 0 for the others.", "group", "state"),
 		measuredService:  g("checker_group_measured_service_time_seconds", "Time a message holds a worker's slot, measured by Little's law over the in-flight messages and CloudWatch's deleted count; absent while unknown.", "group"),
@@ -94,7 +96,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}),
 	}
 	for _, c := range []prometheus.Collector{m.backlog, m.backlogPerWorker, m.target, m.ratio, m.workers,
-		m.bounds, m.arrival, m.forecast, m.utilization, m.drain, m.oldestAge, m.latency, m.capped, m.held, m.partial,
+		m.bounds, m.arrival, m.forecast, m.utilization, m.drain, m.oldestAge, m.latency, m.capped, m.held, m.switchProblems, m.partial,
 		m.diagnosis, m.measuredService, m.measuredWorker, m.measuredConf, m.ceiling, m.cost, m.groupAWSCost, m.awsCost, m.actions, m.actionErrors, m.cycleDuration, m.cycleFailures, m.lastSuccess} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register controller metrics: %w", err)
@@ -155,6 +157,7 @@ func (m *metrics) observe(s policy.Settings, d model.Decision, a *model.Action) 
 	m.latency.WithLabelValues(grp).Set(s.Latency.Seconds())
 	m.capped.WithLabelValues(grp).Set(boolGauge(d.Capped))
 	m.held.WithLabelValues(grp).Set(boolGauge(d.Held))
+	m.switchProblems.WithLabelValues(grp).Set(float64(len(d.SwitchProblems)))
 	m.partial.WithLabelValues(grp).Set(boolGauge(d.Partial))
 	for _, state := range model.Diagnoses {
 		m.diagnosis.WithLabelValues(grp, state).Set(boolGauge(d.Diagnosis == state))
@@ -184,7 +187,7 @@ func (m *metrics) observe(s policy.Settings, d model.Decision, a *model.Action) 
 // forget removes every series of a group that is no longer configured.
 func (m *metrics) forget(group string) {
 	for _, v := range []*prometheus.GaugeVec{m.backlog, m.backlogPerWorker, m.target, m.ratio, m.workers,
-		m.bounds, m.arrival, m.forecast, m.utilization, m.drain, m.oldestAge, m.latency, m.capped, m.held, m.partial, m.diagnosis,
+		m.bounds, m.arrival, m.forecast, m.utilization, m.drain, m.oldestAge, m.latency, m.capped, m.held, m.switchProblems, m.partial, m.diagnosis,
 		m.measuredService, m.measuredWorker, m.measuredConf, m.ceiling, m.cost, m.groupAWSCost} {
 		v.DeletePartialMatch(prometheus.Labels{"group": group})
 	}

@@ -78,8 +78,9 @@ type Workload struct {
 	// Terminating counts the pods of the selector being deleted: finishing
 	// their messages after SIGTERM, not capacity.
 	Terminating int
-	// Annotations are the workload's annotations under AnnotationPrefix, and
-	// those whose key names a switch in another spelling (see switchkey).
+	// Annotations are the workload's annotations in the checker's
+	// namespace (queue-checker/..., in any spelling switchkey counts as
+	// the checker's, known or not).
 	Annotations map[string]string
 }
 
@@ -322,7 +323,7 @@ func parseWorkload(scale, obj map[string]any) (Workload, string, error) {
 	w.Desired, w.Replicas, w.Ready = clampInt(desired), clampInt(replicas), clampInt(ready)
 	annotations, _, _ := unstructured.NestedStringMap(obj, "metadata", "annotations")
 	for k, v := range annotations {
-		if strings.HasPrefix(k, AnnotationPrefix) || switchkey.Candidate(k) {
+		if switchkey.Candidate(k) {
 			if w.Annotations == nil {
 				w.Annotations = map[string]string{}
 			}

@@ -145,7 +145,14 @@ type Switches struct {
 	ScaleInOff  bool      // queue-checker:scale-in=false: scale out only
 	Pinned      bool      // queue-checker:pin=N: hold at Pin, within min and max
 	Pin         int
-	// Warnings name tags that were ignored: unknown keys or values.
+	// NotUnderstood name the switches the checker cannot read: a key in
+	// its namespace that names no switch exactly (a misspelling, another
+	// word, a negation), a value not understood, two keys for one switch
+	// at odds. Any one holds the group: neither in nor out, no scaling
+	// call.
+	NotUnderstood []string
+	// Warnings name what was ignored without holding: a paused-at that is
+	// not a time, a key read as the switch it names in another spelling.
 	Warnings []string
 }
 
@@ -248,8 +255,14 @@ type Decision struct {
 	// Pinned is the count an operator pinned the group at; nil when none.
 	Pinned *int `json:"pinned"`
 	// Warnings are problems an operator must see that do not stop the
-	// decision, such as a switch tag with a value that is not understood.
+	// decision, such as a paused-at tag that is not a time.
 	Warnings []string `json:"warnings"`
+	// SwitchProblems are the operator's switches (tags, annotations) the
+	// checker cannot read or follow: a key in its namespace that names no
+	// switch exactly, a value not understood, a pin outside min and max.
+	// Any one holds the group (Held, HoldReason "switch not understood"):
+	// neither in nor out, and no scaling call. Empty when none.
+	SwitchProblems []string `json:"switch_problems"`
 	// Forecast is the arrival rate the fleet is sized to meet over the next
 	// start delay when it is above today's estimate; nil when there is none.
 	Forecast *Forecast `json:"forecast"`

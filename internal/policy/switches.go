@@ -2,8 +2,14 @@ package policy
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
+
+// HoldSwitchNotUnderstood is the HoldReason of a group held because an
+// operator's switch on its fleet is not understood (Decision.SwitchProblems).
+const HoldSwitchNotUnderstood = "switch not understood"
 
 // safety applies the guards that make the checker safe to own a fleet,
 // after the sizing guards and before the clamp: it says when the fleet was
@@ -26,7 +32,28 @@ func (c *call) safety() {
 	if len(sw.Warnings) > 0 {
 		c.d.Warnings = append([]string(nil), sw.Warnings...)
 	}
+	problems := slices.Clone(sw.NotUnderstood)
+	if sw.Pinned {
+		// A pin outside the bounds is not clamped into them: the operator
+		// asked for a count the fleet may not have, and what they meant
+		// is not known.
+		switch lo, hi, by := c.s.Bounds(c.fleet); {
+		case sw.Pin > hi:
+			problems = append(problems, fmt.Sprintf("pin=%d on the fleet is above the %s (%d): not clamped; the group is held, neither scaled in nor out", sw.Pin, by, hi))
+		case sw.Pin < lo:
+			problems = append(problems, fmt.Sprintf("pin=%d on the fleet is below the min (%d): not clamped; the group is held, neither scaled in nor out", sw.Pin, lo))
+		}
+	}
 	switch {
+	case len(problems) > 0:
+		// Intent that is not understood holds: neither in nor out, and no
+		// scaling call (see the publisher), as a pause.
+		c.d.SwitchProblems = problems
+		c.d.Held, c.d.HoldReason = true, HoldSwitchNotUnderstood
+		c.target = c.current
+		c.reason("holding at %d, neither in nor out, no scaling call: %d switch(es) on the fleet not understood: %s; metrics are still published",
+			c.current, len(problems), strings.Join(problems, "; "))
+		return
 	case sw.Paused || c.s.Paused:
 		c.d.Paused = true
 		c.d.Held, c.d.HoldReason = true, "paused"

@@ -50,6 +50,8 @@ func TestSwitches(t *testing.T) {
 		reason    string
 		pausedBy  string
 		scaleInOf bool
+		// switchHeld: held for a switch not understood or refused.
+		switchHeld bool
 	}{
 		{name: "no switch scales out", sample: busy, want: 100},
 		{name: "paused by tag holds", sample: busy, sw: model.Switches{Paused: true, PausedBy: "alice", PausedSince: since},
@@ -66,10 +68,20 @@ func TestSwitches(t *testing.T) {
 			sw: model.Switches{Pinned: true, Pin: 6}, want: 6, reason: "pinned at 6 by tag"},
 		{name: "configuration pin", sample: busy, s: func(s *Settings) { s.Pinned, s.Pin = true, 2 }, want: 2,
 			reason: "pinned at 2 by the configuration (fleet.pin)"},
-		{name: "pin above max is clamped", sample: idle, sw: model.Switches{Pinned: true, Pin: 900}, want: 100,
-			reason: "pinned at 900"},
-		{name: "pin below min is raised", sample: idle, s: func(s *Settings) { s.Min = 3 }, sw: model.Switches{Pinned: true, Pin: 0}, want: 3,
-			reason: "raised to the min 3"},
+		{name: "pin above max holds, not clamped", sample: idle, sw: model.Switches{Pinned: true, Pin: 900}, want: 4,
+			reason: "pin=900 on the fleet is above the max (100): not clamped", switchHeld: true},
+		{name: "pin above the cap holds", sample: busy, s: func(s *Settings) { s.Cap = 8 }, sw: model.Switches{Pinned: true, Pin: 9}, want: 4,
+			reason: "pin=9 on the fleet is above the cap (8)", switchHeld: true},
+		{name: "pin below min holds, not raised", sample: idle, s: func(s *Settings) { s.Min = 3 }, sw: model.Switches{Pinned: true, Pin: 0}, want: 4,
+			reason: "pin=0 on the fleet is below the min (3)", switchHeld: true},
+		{name: "pin at max is followed", sample: idle, sw: model.Switches{Pinned: true, Pin: 100}, want: 100, reason: "pinned at 100"},
+		{name: "a switch not understood holds against scale-in", sample: idle, sw: model.Switches{NotUnderstood: []string{`tag "queue-checker:no-scale-in" is not a switch`}},
+			want: 4, reason: `not understood: tag "queue-checker:no-scale-in" is not a switch`, switchHeld: true},
+		{name: "a switch not understood holds against scale-out", sample: busy, sw: model.Switches{NotUnderstood: []string{`tag "queue-checker:unpaused" is not a switch`}},
+			want: 4, reason: "holding at 4, neither in nor out", switchHeld: true},
+		{name: "a switch not understood wins over a pin and scale-in off", sample: idle,
+			sw: model.Switches{Pinned: true, Pin: 2, ScaleInOff: true, NotUnderstood: []string{`tag "queue-checker:hold" is not a switch`}},
+			want: 4, reason: "holding at 4", switchHeld: true},
 		{name: "scale-in off by tag holds against scale-in", sample: idle, sw: model.Switches{ScaleInOff: true}, want: 4,
 			reason: "scale-in is off by tag queue-checker:scale-in=false on the fleet: holding at 4", scaleInOf: true},
 		{name: "scale-in off by configuration still scales out", sample: busy, s: func(s *Settings) { s.ScaleInOff = true }, want: 100,
@@ -92,8 +104,11 @@ func TestSwitches(t *testing.T) {
 			smp.At = t0
 			d := Decide(s, smp, f, &State{}, t0)
 			checkDecision(t, s, f, d)
-			if d.DesiredWorkers != tt.want || d.Paused != tt.held || d.Held != tt.held {
-				t.Errorf("desired %d paused %v held %v, want %d, %v, %v; reasons %q", d.DesiredWorkers, d.Paused, d.Held, tt.want, tt.held, tt.held, d.Reasons)
+			if held := tt.held || tt.switchHeld; d.DesiredWorkers != tt.want || d.Paused != tt.held || d.Held != held {
+				t.Errorf("desired %d paused %v held %v, want %d, %v, %v; reasons %q", d.DesiredWorkers, d.Paused, d.Held, tt.want, tt.held, held, d.Reasons)
+			}
+			if tt.switchHeld != (len(d.SwitchProblems) > 0) || tt.switchHeld && d.HoldReason != HoldSwitchNotUnderstood {
+				t.Errorf("switch problems %q, hold reason %q; want held for a switch: %v", d.SwitchProblems, d.HoldReason, tt.switchHeld)
 			}
 			if tt.reason != "" && !hasReason(d, tt.reason) {
 				t.Errorf("no reason with %q: %q", tt.reason, d.Reasons)

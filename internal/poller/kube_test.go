@@ -16,8 +16,9 @@ import (
 )
 
 // TestParseAnnotationSwitches: a workload's queue-checker/ annotations are
-// the same switches as the tags, failing safe the same way (the tag
-// spelling and misspelt keys included), and the warnings name annotations.
+// the same switches as the tags, read the same way (the tag spelling
+// included; a key or value not understood holds), and the messages name
+// annotations.
 func TestParseAnnotationSwitches(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -28,18 +29,19 @@ func TestParseAnnotationSwitches(t *testing.T) {
 	}{
 		{"paused", map[string]string{"queue-checker/paused": "true", "queue-checker/paused-by": "alice"}, model.Switches{Paused: true, PausedBy: "alice"}, ""},
 		{"pin", map[string]string{"queue-checker/pin": "7"}, model.Switches{Pinned: true, Pin: 7}, ""},
-		{"paused=maybe pauses", map[string]string{"queue-checker/paused": "maybe"}, model.Switches{Paused: true}, `annotation queue-checker/paused="maybe" not understood`},
-		{"scale-in=no holds scale-in", map[string]string{"queue-checker/scale-in": "no"}, model.Switches{ScaleInOff: true}, `annotation queue-checker/scale-in="no" not understood`},
-		{"a tag's spelling pauses, with a warning", map[string]string{"queue-checker:paused": "true"}, model.Switches{Paused: true}, `annotation "queue-checker:paused" taken for queue-checker/paused`},
-		{"a tag's scale-in holds scale-in", map[string]string{"queue-checker:scale-in": "false"}, model.Switches{ScaleInOff: true}, `annotation "queue-checker:scale-in" taken for queue-checker/scale-in`},
-		{"a misspelt pause pauses", map[string]string{"queue-checker/pause": "true"}, model.Switches{Paused: true}, `annotation "queue-checker/pause" taken for queue-checker/paused`},
-		{"unknown", map[string]string{"queue-checker/resume": "true"}, model.Switches{}, "annotation queue-checker/resume ignored: unknown; known are queue-checker/paused"},
+		{"paused=maybe holds", map[string]string{"queue-checker/paused": "maybe"}, model.Switches{}, `annotation queue-checker/paused="maybe" not understood: want true or false`},
+		{"scale-in=no holds", map[string]string{"queue-checker/scale-in": "no"}, model.Switches{}, `annotation queue-checker/scale-in="no" not understood`},
+		{"a tag's spelling pauses, with a warning", map[string]string{"queue-checker:paused": "true"}, model.Switches{Paused: true}, `annotation "queue-checker:paused" read as queue-checker/paused`},
+		{"a tag's scale-in holds scale-in", map[string]string{"queue-checker:scale-in": "false"}, model.Switches{ScaleInOff: true}, `annotation "queue-checker:scale-in" read as queue-checker/scale-in`},
+		{"a misspelt pause holds", map[string]string{"queue-checker/pause": "true"}, model.Switches{}, `annotation "queue-checker/pause" is not a switch this checker reads`},
+		{"a negation holds", map[string]string{"queue-checker/no-scale-in": "true"}, model.Switches{}, `annotation "queue-checker/no-scale-in" is not a switch this checker reads`},
+		{"unknown", map[string]string{"queue-checker/resume": "true"}, model.Switches{}, `annotation "queue-checker/resume" is not a switch this checker reads (queue-checker/paused, `},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			got := parseSwitchKeys(tc.in, kube.AnnotationPrefix, "annotation")
-			w := strings.Join(got.Warnings, "; ")
-			got.Warnings = nil
+			w := strings.Join(append(got.Warnings, got.NotUnderstood...), "; ")
+			got.Warnings, got.NotUnderstood = nil, nil
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got %+v, want %+v", got, tc.want)
 			}

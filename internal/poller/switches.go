@@ -31,59 +31,69 @@ const (
 // maxTagText bounds the free text of a tag shown on the status page.
 const maxTagText = 128
 
-// parseSwitches reads the switch tags among tags (key -> value). The
-// switches fail safe: a paused or scale-in tag whose value is not true or
-// false pauses the group or holds its scale-in, with a warning (an
-// operator who typed paused=yes during an incident meant to pause, and
-// scale-in=no meant no scale-in); only false (paused) and true (scale-in)
-// release. So do their keys: a key that folds (case, separators,
-// whitespace) to a switch's, or is within a couple of letters of it, in
-// either spelling (queue-checker:paused, queue-checker/paused), counts as
-// that switch, with one warning naming the key and what it was taken for;
-// where two keys name one switch, the one that holds wins. A pin is taken
-// from a key that differs only in case and separators, never from a
-// misspelt one (a pin may scale in). A pin or paused-at that is not
-// understood, or an unknown key under the prefix, is ignored with a
-// warning.
+// parseSwitches reads the switch tags among tags (key -> value). A key
+// names a switch only exactly, after folding case, whitespace, '-', '_'
+// and '.', in either spelling (queue-checker:paused, queue-checker/paused;
+// see switchkey); one spelt otherwise than TagPrefix+name is read with a
+// warning naming what it was read as. Every other key in the checker's
+// namespace (a misspelling, another word, a negation such as no-scale-in
+// or unpaused, a misspelt namespace), a paused, scale-in or pin value not
+// understood (only true and false, a whole number >= 0 for the pin), and
+// two keys naming one switch with different values, is intent the checker
+// cannot read: it goes into NotUnderstood, which holds the group, neither
+// in nor out, until it is fixed. A paused-at that is not a time is
+// ignored with a warning: it tells when, not what to do.
 func parseSwitches(tags map[string]string) model.Switches {
 	return parseSwitchKeys(tags, TagPrefix, "tag")
 }
 
 // parseSwitchKeys is parseSwitches for switches spelt with prefix instead
 // of TagPrefix (a Kubernetes workload's annotations, queue-checker/paused),
-// named what ("annotation") in the warnings.
+// named what ("annotation") in the messages.
 func parseSwitchKeys(tags map[string]string, prefix, what string) model.Switches {
 	var s model.Switches
 	warn := func(format string, a ...any) { s.Warnings = append(s.Warnings, fmt.Sprintf(format, a...)) }
+	hold := func(format string, a ...any) {
+		s.NotUnderstood = append(s.NotUnderstood, fmt.Sprintf(format, a...)+": the group is held, neither scaled in nor out")
+	}
 	keys := make([]string, 0, len(tags))
 	for k := range tags {
-		if strings.HasPrefix(k, prefix) || switchkey.Candidate(k) {
+		if switchkey.Candidate(k) {
 			keys = append(keys, k)
 		}
 	}
 	slices.Sort(keys)
+	known := make([]string, len(switchkey.All))
+	for i, sw := range switchkey.All {
+		known[i] = prefix + string(sw)
+	}
+	first := map[switchkey.Switch]string{} // the key that set each switch
 	for _, k := range keys {
 		v := strings.TrimSpace(tags[k])
-		sw, edits, ok := switchkey.Match(k)
+		verdict, sw := switchkey.Read(k)
 		name := prefix + string(sw)
-		switch {
-		case !ok:
-			warn(what+" %s ignored: unknown; known are %s, %s, %s, %s and %s", clip(k), prefix+"paused", prefix+"paused-by", prefix+"paused-at", prefix+"scale-in", prefix+"pin")
+		if verdict != switchkey.Known {
+			hold(what+" %q is not a switch this checker reads (%s)", clip(k), strings.Join(known, ", "))
 			continue
-		case sw == switchkey.Pin && edits > 0:
-			warn(what+" %q ignored: it looks like %s, but a pin is taken only as spelt", clip(k), name)
+		}
+		if other, dup := first[sw]; dup {
+			if !strings.EqualFold(v, strings.TrimSpace(tags[other])) {
+				hold(what+"s %q=%q and %q=%q both name %s, with different values", clip(other), clip(strings.TrimSpace(tags[other])), clip(k), clip(v), name)
+			}
 			continue
-		case k != name:
-			warn(what+" %q taken for %s", clip(k), name)
+		}
+		first[sw] = k
+		if k != name {
+			warn(what+" %q read as %s", clip(k), name)
 		}
 		switch sw {
 		case switchkey.Paused:
 			b, err := strconv.ParseBool(v)
 			if err != nil {
-				warn(what+" %s=%q not understood: the group is paused (its count held) until it reads true or false", clip(k), clip(v))
-				b = true
+				hold(what+" %s=%q not understood: want true or false", clip(k), clip(v))
+				continue
 			}
-			s.Paused = s.Paused || b
+			s.Paused = b
 		case switchkey.PausedBy:
 			s.PausedBy = clip(v)
 		case switchkey.PausedAt:
@@ -96,14 +106,14 @@ func parseSwitchKeys(tags map[string]string, prefix, what string) model.Switches
 		case switchkey.ScaleIn:
 			b, err := strconv.ParseBool(v)
 			if err != nil {
-				warn(what+" %s=%q not understood: scale-in is held (scale out only) until it reads true or false", clip(k), clip(v))
-				b = false
+				hold(what+" %s=%q not understood: want true or false", clip(k), clip(v))
+				continue
 			}
-			s.ScaleInOff = s.ScaleInOff || !b
+			s.ScaleInOff = !b
 		case switchkey.Pin:
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 0 {
-				warn(what+" %s=%q ignored: want a whole number of workers >= 0", clip(k), clip(v))
+				hold(what+" %s=%q not understood: want a whole number of workers >= 0", clip(k), clip(v))
 				continue
 			}
 			s.Pinned, s.Pin = true, n
@@ -147,13 +157,15 @@ func (f *fleetReader) applyParsedSwitches(fl *model.Fleet, s model.Switches, now
 			f.log.Warn("switch tags ignored", zap.Strings("warnings", s.Warnings))
 		}
 	}
+	// The switches not understood are the decision's to report
+	// (Decision.SwitchProblems), logged once each by the controller.
 	fl.Switches = s
 }
 
 func asgTags(g *asgtypes.AutoScalingGroup) map[string]string {
 	var m map[string]string
 	for _, t := range g.Tags {
-		if k := aws.ToString(t.Key); strings.HasPrefix(k, TagPrefix) || switchkey.Candidate(k) {
+		if k := aws.ToString(t.Key); switchkey.Candidate(k) {
 			if m == nil {
 				m = map[string]string{}
 			}
@@ -166,7 +178,7 @@ func asgTags(g *asgtypes.AutoScalingGroup) map[string]string {
 func serviceTags(s *ecstypes.Service) map[string]string {
 	var m map[string]string
 	for _, t := range s.Tags {
-		if k := aws.ToString(t.Key); strings.HasPrefix(k, TagPrefix) || switchkey.Candidate(k) {
+		if k := aws.ToString(t.Key); switchkey.Candidate(k) {
 			if m == nil {
 				m = map[string]string{}
 			}

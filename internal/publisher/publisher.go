@@ -206,8 +206,9 @@ func (p *Publisher) Apply(ctx context.Context, d model.Decision, f model.Fleet) 
 
 // plan returns the count to set and whether to set it at all.
 func (p *Publisher) plan(g config.Group, d model.Decision, f model.Fleet, log *zap.Logger) (int, bool, error) {
-	if !g.Actions.SetDesiredCapacity || !f.Known || d.Paused {
-		// A paused group is never scaled, not even into its bounds.
+	if !g.Actions.SetDesiredCapacity || !f.Known || d.Paused || len(d.SwitchProblems) > 0 {
+		// A paused group, or one with a switch not understood, is never
+		// scaled, not even into its bounds.
 		return f.Desired, false, nil
 	}
 	to, err := clamp(d.DesiredWorkers, g.Fleet, f, g.Fleet.AutoScalingGroup != nil)

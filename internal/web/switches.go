@@ -8,12 +8,16 @@ import (
 )
 
 // switchNotes says, one line each, which operator switches hold a group
-// (paused, pinned, scale-in off) and which switch tags were ignored, from
+// (a switch not understood, paused, pinned, scale-in off) and what of the
+// switch tags was ignored or read in another spelling, from
 // its last decision; an empty list when none.
 func switchNotes(d *model.Decision) []string {
 	notes := []string{}
 	if d == nil {
 		return notes
+	}
+	for _, p := range d.SwitchProblems {
+		notes = append(notes, "Held, switch not understood: "+p+".")
 	}
 	if d.Paused {
 		who, since := d.PausedBy, "an unknown time"
@@ -32,7 +36,7 @@ func switchNotes(d *model.Decision) []string {
 		notes = append(notes, "Scale-in is off: the group only scales out.")
 	}
 	for _, w := range d.Warnings {
-		notes = append(notes, "Ignored: "+w+".")
+		notes = append(notes, "Note: "+w+".")
 	}
 	return notes
 }
