@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -54,6 +56,11 @@ func sourceFlag(flagValue string) (*configSource, error) {
 			return nil, usageErr("--config %q: want ssm:/parameter/name or ssm:arn:aws:ssm:REGION:ACCOUNT:parameter/NAME", name)
 		}
 		src.param = rest
+		if region := arnRegion(rest); region != "" {
+			if msg := config.RegionProblem(region); msg != "" {
+				return nil, usageErr("--config %q: the region of the ARN: %s", name, msg)
+			}
+		}
 	}
 	return src, nil
 }
@@ -95,7 +102,33 @@ func newSSM(ctx context.Context, param string) (*ssm.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load AWS configuration for SSM: %w", err)
 	}
+	if len(opts) == 0 && cfg.Region != "" {
+		if msg := config.RegionProblem(cfg.Region); msg != "" {
+			return nil, fmt.Errorf("read config from SSM parameter %s: the SDK's region from %s: %s", param, regionSource(), msg)
+		}
+	}
 	return ssm.NewFromConfig(cfg), nil
+}
+
+// sdkRegion is the region the SDK's default chain resolves (AWS_REGION,
+// AWS_DEFAULT_REGION, the shared config profile; no call is made), and
+// where it comes from.
+func sdkRegion(ctx context.Context) (region, from string, err error) {
+	cfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return "", "", fmt.Errorf("load the AWS SDK's configuration: %w", err)
+	}
+	return cfg.Region, regionSource(), nil
+}
+
+// regionSource names where the SDK's default chain takes its region from.
+func regionSource() string {
+	for _, env := range []string{"AWS_REGION", "AWS_DEFAULT_REGION"} {
+		if os.Getenv(env) != "" {
+			return env
+		}
+	}
+	return fmt.Sprintf("the shared config profile %q", cmp.Or(os.Getenv("AWS_PROFILE"), "default"))
 }
 
 // arnRegion is the region of arn:PARTITION:ssm:REGION:ACCOUNT:parameter/...,
@@ -120,6 +153,12 @@ func (s *configSource) load(ctx context.Context) (config.Config, [32]byte, error
 	cfg, err := config.Parse(data)
 	if err != nil && config.Problems(err) == nil {
 		return config.Config{}, sum, fmt.Errorf("parse config %s: %w", s.name, err)
+	}
+	// What takes the SDK's region is checked against it, as aws.region
+	// would be: a typing error in AWS_REGION would otherwise pass and fail
+	// every call.
+	if rerr := cfg.CheckSDKRegion(func() (string, string, error) { return sdkRegion(ctx) }); rerr != nil {
+		err = errors.Join(err, rerr)
 	}
 	return cfg, sum, err
 }
