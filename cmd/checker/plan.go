@@ -73,7 +73,7 @@ func cmdPlan(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(fs.Output(), "usage: checker plan --arrival-rate R (--per-worker M | --service-time S) [flags]\n\n"+
 			"How many workers a queue needs: enough to clear the backlog within the drain target\n"+
 			"while arrivals continue, to keep utilisation under the ceiling and, with a latency\n"+
-			"target, to start 99 %% of messages within it (Erlang C, as the daemon sizes).\n\nflags:\n")
+			"target, to start 99 % of messages within it (Erlang C, as the daemon sizes).\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args); err != nil {
@@ -86,6 +86,12 @@ func cmdPlan(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	p, err := capacity.NewPlan(in)
 	if err != nil {
 		return planUsageErr(err)
+	}
+	if p.BeyondAnyFleet && !p.Capped {
+		// A target no fleet reaches is an input off by orders of
+		// magnitude; with a cap the plan still says what the cap does.
+		// The plan's first warning says which.
+		return usageErr("invalid flags: %s (give --cap to plan a capped fleet)", p.Warnings[0])
 	}
 	if err := planreport.Write(stdout, p, format); err != nil {
 		return fmt.Errorf("print the plan: %w", err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -294,6 +295,11 @@ func TestPlanRejectsBadFlags(t *testing.T) {
 		{"negative backlog", append([]string{"--backlog", "-5"}, base...), []string{"--backlog"}},
 		{"zero drain target", append([]string{"--drain-target", "0s"}, base...), []string{"--drain-target"}},
 		{"overhead of 100 %", append([]string{"--overhead", "100"}, base...), []string{"--overhead"}},
+		// 12 msg/s at 2.4 × 1e-12 msg/s per worker: 5e12 workers, more than
+		// any fleet holds; refused rather than printed as 2^31 − 1.
+		{"overhead of 99.9999999999 %", append([]string{"--overhead", "99.9999999999"}, base...),
+			[]string{"the target is more than 10,000,000 workers", "after 99.9999999999 % overhead", "--cap"}},
+		{"a rate in the wrong unit", []string{"--arrival-rate", "3e7", "--per-worker", "2"}, []string{"more than any fleet holds"}},
 		{"negative burst", append([]string{"--burst", "-10"}, base...), []string{"--burst"}},
 		{"negative start delay", append([]string{"--start-delay", "-1m"}, base...), []string{"--start-delay"}},
 		{"negative cap", append([]string{"--cap", "-1"}, base...), []string{"--cap"}},
@@ -329,6 +335,22 @@ func TestPlanHelp(t *testing.T) {
 	code, out, errOut := runPlan(t, "-h")
 	if code != 0 || errOut != "" || !strings.Contains(out, "usage: checker plan") || !strings.Contains(out, "-latency-target") {
 		t.Errorf("exit %d, help on stdout %q, stderr %q", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "to start 99 % of messages within it") || strings.Contains(errOut, "%%") {
+		t.Errorf("help %q, want \"99 %% of messages\" with one percent sign", errOut)
+	}
+}
+
+// A target past what any fleet holds is kept with a cap, which binds, and
+// flagged: the first warning says so, and beyond_any_fleet is true.
+func TestPlanBeyondAnyFleetWithACap(t *testing.T) {
+	t.Parallel()
+	doc := planJSON(t, "--arrival-rate", "12", "--per-worker", "2.4", "--overhead", "99.9999999999", "--cap", "50")
+	warnings, _ := doc["warnings"].([]any)
+	if doc["beyond_any_fleet"] != true || doc["planned_workers"] != 50.0 || doc["capped"] != true || len(warnings) == 0 ||
+		!strings.HasPrefix(fmt.Sprint(warnings[0]), "the target is more than 10,000,000 workers") {
+		t.Errorf("beyond_any_fleet %v, planned %v, capped %v, warnings %v; want true, 50, true and the first warning saying so",
+			doc["beyond_any_fleet"], doc["planned_workers"], doc["capped"], warnings)
 	}
 }
 

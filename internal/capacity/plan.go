@@ -35,6 +35,9 @@ type Plan struct {
 	SteadyStateWorkers int  `json:"steady_state_workers"` // max(c_util, c_wait) + s: once the backlog is gone
 	Capped             bool `json:"capped"`
 	PlannedWorkers     int  `json:"planned_workers"` // the recommendation, or the cap when it binds
+	// BeyondAnyFleet: the recommendation is above MaxWorkers, more than any
+	// fleet holds (an input off by orders of magnitude); a warning says so.
+	BeyondAnyFleet bool `json:"beyond_any_fleet"`
 
 	Current     PoolState        `json:"current"`
 	Queueing    PoolQueueing     `json:"queueing"` // at PlannedWorkers
@@ -212,6 +215,26 @@ func NewPlan(in PlanInput) (Plan, error) {
 		}
 	}
 	p.RecommendedWorkers = target + in.SafetyWorkers
+	if p.RecommendedWorkers > MaxWorkers {
+		p.BeyondAnyFleet = true
+		// No fleet holds it: an input is off by orders of magnitude (an
+		// overhead of 99.9999 %, a rate in the wrong unit), and a plan
+		// printed with a count at 2^31 − 1 and no word would hide that.
+		why := fmt.Sprintf("%s msg/s at %s msg/s per worker", FormatNumber(m.lam), FormatNumber(m.mu))
+		if in.OverheadPercent > 0 {
+			why += fmt.Sprintf(" after %v %% overhead", in.OverheadPercent)
+		}
+		if m.qStart > 0 {
+			why += fmt.Sprintf(", %s messages waiting", FormatNumber(m.qStart))
+		}
+		shown := "it"
+		if p.RecommendedWorkers >= math.MaxInt32 {
+			shown = fmt.Sprintf("%s, the largest count shown,", FormatNumber(math.MaxInt32))
+		}
+		p.Warnings = append([]string{fmt.Sprintf(
+			"the target is more than %s workers (%s), more than any fleet holds: %s stands for a count no fleet reaches; check the inputs",
+			FormatNumber(MaxWorkers), why, shown)}, p.Warnings...)
+	}
 	p.SteadyStateWorkers, _ = SteadyWorkers(p.UtilizationFloor, wait, in.SafetyWorkers)
 	p.PlannedWorkers = p.RecommendedWorkers
 	if in.Cap > 0 && p.RecommendedWorkers > in.Cap {
