@@ -137,7 +137,7 @@ func cmdRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 		})
 	})
 	r := &reloader{src: src, sum: sum, ctrl: ctrl, gatherer: gatherer, warm: warm, leases: leases, log: log,
-		coordination: cfg.Coordination}
+		coordination: cfg.Coordination, running: &cfg}
 	g.Go(func() error { return r.run(gctx, *refresh) })
 	err = g.Wait()
 	warm.wait()
@@ -163,6 +163,10 @@ type reloader struct {
 	// coordination is the running configuration's coordination block: a
 	// document that adds, removes or changes it is refused (see reload).
 	coordination *config.Coordination
+	// running is the configuration running, to tell which groups a new
+	// one leaves acting on the same things (config.SameTargets); without
+	// it every group counts as changed.
+	running *config.Config
 }
 
 func (r *reloader) run(ctx context.Context, refresh time.Duration) error {
@@ -206,8 +210,13 @@ func (r *reloader) reload(ctx context.Context, always bool) {
 	r.unread = false
 	if sum == r.sum {
 		// The running document again: a restart is no longer needed for
-		// a document it refused.
+		// a document it refused, and there is nothing to swap in (a storm
+		// of SIGHUPs of one document changes nothing).
 		r.ctrl.SetRestartNeeded("")
+		if always {
+			r.log.Info("configuration unchanged; nothing reloaded", zap.String("config", r.src.name))
+		}
+		return
 	}
 	if !always && (sum == r.sum || sum == r.bad) {
 		return
@@ -235,10 +244,15 @@ func (r *reloader) reload(ctx context.Context, always bool) {
 		fail(err)
 		return
 	}
-	if err := r.ctrl.Reload(asm.groups, asm.observer, asm.actuator); err != nil {
+	var unchanged []string
+	if r.running != nil {
+		unchanged = r.running.SameTargets(cfg)
+	}
+	if err := r.ctrl.Reload(asm.groups, asm.observer, asm.actuator, unchanged...); err != nil {
 		fail(err)
 		return
 	}
+	r.running = &cfg
 	r.ctrl.Views().SetPrices(awscost.FromConfig(cfg.AWS))
 	r.sum, r.bad = sum, [32]byte{}
 	r.ctrl.SetRestartNeeded("")

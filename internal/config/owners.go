@@ -2,6 +2,7 @@ package config
 
 import (
 	"cmp"
+	"fmt"
 	"strings"
 
 	"github.com/queuechecker/queue-checker/internal/sqsurl"
@@ -77,4 +78,42 @@ func queueKey(q Queue, defaultRegion string) string {
 		return ""
 	}
 	return cmp.Or(urlRegion, q.Region, defaultRegion) + "/" + accountAndName(q.URL)
+}
+
+// SameTargets returns the names of the groups of next that act on exactly
+// what they act on under c: the same fleet (kind, region and name, the
+// default region applied), the same set_desired_capacity and CloudWatch
+// metrics (namespace, region, resolution), with the same dry_run and AWS
+// endpoint. A decision made under c for such a group may still be carried
+// out while next is swapped in: it acts on no fleet the new configuration
+// has left.
+func (c Config) SameTargets(next Config) []string {
+	if c.DryRun != next.DryRun || c.AWS.EndpointURL != next.AWS.EndpointURL {
+		return nil
+	}
+	old := make(map[string]Group, len(c.Groups))
+	for _, g := range c.Groups {
+		old[g.Name] = g
+	}
+	metrics := func(g Group, defaultRegion string) string {
+		m := g.Actions.CloudWatchMetrics
+		if m == nil {
+			return ""
+		}
+		return fmt.Sprintf("%s\x00%s\x00%t", m.Namespace, cmp.Or(m.Region, defaultRegion), m.HighResolution)
+	}
+	var out []string
+	for _, g := range next.Groups {
+		o, ok := old[g.Name]
+		if !ok {
+			continue
+		}
+		ko, _ := o.fleetKey(c.AWS.Region)
+		kn, _ := g.fleetKey(next.AWS.Region)
+		if ko == kn && o.Actions.SetDesiredCapacity == g.Actions.SetDesiredCapacity &&
+			metrics(o, c.AWS.Region) == metrics(g, next.AWS.Region) {
+			out = append(out, g.Name)
+		}
+	}
+	return out
 }

@@ -77,8 +77,11 @@ type Controller struct {
 	// reload takes effect between cycles.
 	cycle sync.Mutex
 	// reloading is set from a Reload's call until its swap: the cycle
-	// running meanwhile acts no more, on a configuration that is going.
+	// running meanwhile acts no more, on a configuration that is going,
+	// but for the groups in unchanged (under mu), which act on the same
+	// fleet and metrics under both.
 	reloading atomic.Bool
+	unchanged map[string]bool
 }
 
 // groupState is what the controller keeps about one group between cycles.
@@ -157,8 +160,11 @@ func checkGroups(groups []policy.Settings) error {
 // that nothing acts on the old configuration, nor on a fleet it no longer
 // lists, after Reload returns. Groups that keep their name keep their state
 // (smoothed arrivals, stabilisation window, history); groups that are gone
-// lose theirs and their metrics.
-func (c *Controller) Reload(groups []policy.Settings, obs Observer, act Actuator) error {
+// lose theirs and their metrics. The groups named in unchanged act on the
+// same fleet and metrics under both configurations (config.SameTargets):
+// the cycle running still acts for them, so that reloads, however often
+// they come, never keep such a group from acting.
+func (c *Controller) Reload(groups []policy.Settings, obs Observer, act Actuator, unchanged ...string) error {
 	if obs == nil {
 		return errors.New("controller: an observer is required")
 	}
@@ -166,7 +172,16 @@ func (c *Controller) Reload(groups []policy.Settings, obs Observer, act Actuator
 		return err
 	}
 	// The cycle running acts no more, and the swap waits for its end: no
-	// action of the old configuration follows the reload.
+	// action of the old configuration follows the reload, but for the
+	// groups that act on the same things under both (unchanged): a storm
+	// of reloads would otherwise keep every cycle from acting.
+	keep := make(map[string]bool, len(unchanged))
+	for _, g := range unchanged {
+		keep[g] = true
+	}
+	c.mu.Lock()
+	c.unchanged = keep
+	c.mu.Unlock()
 	c.reloading.Store(true)
 	defer c.reloading.Store(false)
 	c.cycle.Lock()
@@ -331,8 +346,9 @@ func (c *Controller) mayAct(d model.Decision) (bool, model.Decision) {
 	if c.restartNeeded != "" {
 		why = "not acted on: restart needed (" + c.restartNeeded + "); this configuration no longer acts"
 	}
+	unchanged := c.unchanged[d.Group]
 	c.mu.RUnlock()
-	if c.reloading.Load() {
+	if c.reloading.Load() && !unchanged {
 		why = "not acted on: the configuration was reloaded during this cycle; the next cycle acts on the new one"
 	}
 	if why == "" {

@@ -99,3 +99,50 @@ func TestRestartNeededActsOnNothing(t *testing.T) {
 		t.Errorf("acted %d times once the restart is no longer needed, want 1", n)
 	}
 }
+
+// A reload that leaves a group acting on the same fleet and metrics
+// (unchanged) lets the cycle running act for it: only the groups whose
+// targets change wait for the next cycle, so that a storm of reloads
+// cannot keep a group from acting.
+func TestReloadMidCycleActsForUnchangedGroups(t *testing.T) {
+	inObserve, release := make(chan struct{}), make(chan struct{})
+	slow := controllertest.NewObserver(func(_ context.Context, now time.Time) ([]model.Observation, error) {
+		close(inObserve)
+		<-release
+		return []model.Observation{observation("kept", now, 1500, 1), observation("moved", now, 1500, 1)}, nil
+	})
+	oldAct := &controllertest.Actuator{}
+	c, err := New(Options{Groups: []policy.Settings{settings("kept"), settings("moved")}, Observer: slow,
+		Actuator: oldAct, Logger: zaptest.NewLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cycle := make(chan []model.Decision)
+	go func() {
+		ds, _ := c.RunOnce(context.Background(), t0)
+		cycle <- ds
+	}()
+	<-inObserve
+	reloaded := make(chan error)
+	go func() {
+		reloaded <- c.Reload([]policy.Settings{settings("kept"), settings("moved")}, slow, &controllertest.Actuator{}, "kept")
+	}()
+	for !c.reloading.Load() { // the reload is called, and waits for the cycle
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	ds := <-cycle
+	if err := <-reloaded; err != nil {
+		t.Fatal(err)
+	}
+	applied := oldAct.Applied()
+	if len(applied) != 1 || applied[0].Decision.Group != "kept" {
+		t.Errorf("the cycle running applied %+v, want the unchanged group alone", applied)
+	}
+	for _, d := range ds {
+		said := slices.ContainsFunc(d.Reasons, func(r string) bool { return strings.Contains(r, "reloaded during this cycle") })
+		if said != (d.Group == "moved") {
+			t.Errorf("%s: reasons %q; want the not-acted reason only for the moved group", d.Group, d.Reasons)
+		}
+	}
+}
