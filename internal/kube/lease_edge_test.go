@@ -2,11 +2,14 @@ package kube
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap/zaptest"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,8 +26,9 @@ import (
 // place under its holder to 9223372036854775807, ...806, -1, the smallest
 // int64 and a word. Every group is acted on by exactly one checker within
 // a lease and two intervals of the start, keeps its holder through the
-// rewrites, and is never without an actor for longer than a lease and two
-// intervals.
+// rewrites (no lease lost), and is never without an actor for longer than
+// a lease and two intervals. Then a second ghost appears as checker b
+// dies: b's groups are acted on again within a lease and two intervals.
 func TestKubernetesLeaseEdges(t *testing.T) {
 	s, admin := cluster(t)
 	ns := fmt.Sprintf("lease-edges-%d", time.Now().UnixNano()%1e6)
@@ -44,20 +48,29 @@ func TestKubernetesLeaseEdges(t *testing.T) {
 	start := clk.Now()
 	ctx := context.Background()
 	leases := c.Leases(ns)
-	ghostExp := strconv.FormatInt(start.Add(270*time.Second).UnixMilli(), 10)
-	if _, err := leases.Create(ctx, &coordinationv1.Lease{
-		ObjectMeta: metav1.ObjectMeta{Name: "queue-checker-checker-ghost", Annotations: map[string]string{
-			"queue-checker.io/key": "checker/ghost", "queue-checker.io/session": "none",
-			"queue-checker.io/counter": "1", "queue-checker.io/expires": ghostExp,
-		}},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	ghost := func(id string) {
+		t.Helper()
+		exp := strconv.FormatInt(clk.Now().Add(270*time.Second).UnixMilli(), 10)
+		if _, err := leases.Create(ctx, &coordinationv1.Lease{
+			// The name a checker's heartbeat has: the key's hash after it.
+			ObjectMeta: metav1.ObjectMeta{Name: "queue-checker-checker-" + id + "-" + keyHash("checker/"+id), Annotations: map[string]string{
+				"queue-checker.io/key": "checker/" + id, "queue-checker.io/session": "none",
+				"queue-checker.io/counter": "1", "queue-checker.io/expires": exp,
+			}},
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: &id},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
+	ghost("ghost")
 	var ms []*lease.Manager
+	var regs []*prometheus.Registry
 	for _, id := range []string{"a", "b"} {
+		reg := prometheus.NewRegistry()
+		regs = append(regs, reg)
 		m, err := lease.NewKubernetes(c, ns, lease.Options{
 			Identity: id, Duration: duration, Interval: interval, ActionDeadline: deadline,
-			Groups: groups, Logger: zaptest.NewLogger(t).Named(id), Now: clk.Now,
+			Groups: groups, Logger: zaptest.NewLogger(t).Named(id), Now: clk.Now, Registerer: reg,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -141,6 +154,22 @@ func TestKubernetesLeaseEdges(t *testing.T) {
 	if after := holders(); fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Errorf("holders %v after the counters were rewritten in place, were %v: want them kept", after, before)
 	}
+	lost := 0.0
+	for _, reg := range regs {
+		lost += counterValue(t, reg, "checker_lease_changes_total", "reason", "lost")
+	}
+	if lost != 0 {
+		t.Errorf("%v leases lost through the counters' edges, want 0", lost)
+	}
+
+	// b dies; a ghost appears at once, which the groups would be shared
+	// with.
+	ms = ms[:1]
+	ghost("ghost2")
+	died := clk.Now()
+	for clk.Now().Sub(died) < bound+3*interval {
+		step()
+	}
 	for _, g := range groups {
 		if longest[g] > bound {
 			t.Errorf("%s: %s without a checker that may act, want at most %s", g, longest[g], bound)
@@ -152,4 +181,34 @@ func TestKubernetesLeaseEdges(t *testing.T) {
 			t.Error(err)
 		}
 	}
+}
+
+// keyHash is the first four bytes of the SHA-256 of a lease key, in hex,
+// as the Lease names end.
+func keyHash(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:4])
+}
+
+// counterValue is the value of the series of a counter with one label, 0
+// when absent.
+func counterValue(t *testing.T, reg *prometheus.Registry, name, label, value string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if lp.GetName() == label && lp.GetValue() == value {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }
