@@ -80,7 +80,7 @@ func TestSwitches(t *testing.T) {
 		{name: "a switch not understood holds against scale-out", sample: busy, sw: model.Switches{NotUnderstood: []string{`tag "queue-checker:unpaused" is not a switch`}},
 			want: 4, reason: "holding at 4, neither in nor out", switchHeld: true},
 		{name: "a switch not understood wins over a pin and scale-in off", sample: idle,
-			sw: model.Switches{Pinned: true, Pin: 2, ScaleInOff: true, NotUnderstood: []string{`tag "queue-checker:hold" is not a switch`}},
+			sw:   model.Switches{Pinned: true, Pin: 2, ScaleInOff: true, NotUnderstood: []string{`tag "queue-checker:hold" is not a switch`}},
 			want: 4, reason: "holding at 4", switchHeld: true},
 		{name: "scale-in off by tag holds against scale-in", sample: idle, sw: model.Switches{ScaleInOff: true}, want: 4,
 			reason: "scale-in is off by tag queue-checker:scale-in=false on the fleet: holding at 4", scaleInOf: true},

@@ -71,7 +71,7 @@ func TestRead(t *testing.T) {
 			t.Errorf("Read(%q) = %d, %q; want %d, %q", tt.key, v, sw, tt.want, tt.sw)
 		}
 		if Candidate(tt.key) != (tt.want != NotOurs) {
-			t.Errorf("Candidate(%q) = %t", tt.key, !(tt.want != NotOurs))
+			t.Errorf("Candidate(%q) = %t", tt.key, tt.want == NotOurs)
 		}
 	}
 }
