@@ -336,8 +336,8 @@ func TestPlanHelp(t *testing.T) {
 	if code != 0 || errOut != "" || !strings.Contains(out, "usage: checker plan") || !strings.Contains(out, "-latency-target") {
 		t.Errorf("exit %d, help on stdout %q, stderr %q", code, out, errOut)
 	}
-	if !strings.Contains(errOut, "to start 99 % of messages within it") || strings.Contains(errOut, "%%") {
-		t.Errorf("help %q, want \"99 %% of messages\" with one percent sign", errOut)
+	if !strings.Contains(out, "to start 99 % of messages within it") || strings.Contains(out, "%%") {
+		t.Errorf("help %q, want \"99 %% of messages\" with one percent sign", out)
 	}
 }
 
