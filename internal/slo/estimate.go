@@ -43,12 +43,12 @@ import (
 type Trust int
 
 const (
-	// TrustGood: the queue is read as first-in, first-out and nothing
-	// disturbed the counts.
+	// TrustGood means the queue is read as first-in, first-out and
+	// nothing disturbed the counts.
 	TrustGood Trust = iota
-	// TrustRough: the estimate is an approximation (see Step.Why).
+	// TrustRough means the estimate is an approximation (see Step.Why).
 	TrustRough
-	// TrustNone: nothing is known for the step.
+	// TrustNone means nothing is known for the step.
 	TrustNone
 )
 
