@@ -41,16 +41,17 @@ var (
 	}
 )
 
-// comparisonPolicies are the policies of each run: all of them for the
-// table; without -comparison all but fixed-best and fixed-same-share,
-// which the claims do not need and which run the simulation several times.
+// comparisonPolicies are the policies of each run: all but fixed-warm-up
+// (the scoreboard's, scoreboard_test.go) for the table; without
+// -comparison also not fixed-best and fixed-same-share, which the claims
+// do not need and which run the simulation several times.
 func comparisonPolicies() string {
-	if *comparisonFlag {
-		return "all"
-	}
 	var ps []string
 	for _, p := range sim.Policies {
-		if p != sim.PolicyFixedBest && p != sim.PolicyFixedSameShare {
+		switch {
+		case p == sim.PolicyFixedWarmUp:
+		case !*comparisonFlag && (p == sim.PolicyFixedBest || p == sim.PolicyFixedSameShare):
+		default:
 			ps = append(ps, p)
 		}
 	}

@@ -145,12 +145,13 @@ func parseSimFlags(fs *flag.FlagSet, args []string) (simFlags, error) {
 	fs.IntVar(&f.min, "min", 1, "fewest workers")
 	fs.IntVar(&f.max, "max", 200, "most workers (at most 1000000)")
 	fs.IntVar(&f.workers, "workers", 0, "the fixed fleet and every policy's starting size; 0: what the base rate (a CSV file's mean rate) needs at 80 % utilisation and by the Erlang C wait floor")
-	fs.StringVar(&f.policy, "policy", "all", "policies to run, comma-separated: "+strings.Join(sim.Policies, ", ")+", or all. "+
+	fs.StringVar(&f.policy, "policy", "all", "policies to run, comma-separated: "+strings.Join(sim.Policies, ", ")+", or all (fixed-warm-up only with --warm-up). "+
 		"keda: visible + in-flight ÷ queueLength under the HPA (tolerance 0.1, scale-up at most +100 % or +4 pods per 15 s); "+
 		"target-tracking: SQS visible ÷ in-service on 1-minute datapoints, out after 3 above the target, in after 15 below; "+
 		"step: +1 at 1,000 visible, +2 at 1,500, -1 below 100; fixed-best: the fewest fixed workers that start 99 % of messages within the promise, found in hindsight; "+
 		"fixed-same-cost: the most fixed workers that cost no more than the model over the scored window, found in hindsight from its run; "+
 		"fixed-same-share: the fewest fixed workers that keep at least the model's share of messages within the promise, found in hindsight; "+
+		"fixed-warm-up (with --warm-up): the fewest fixed workers that start 99 % of the warm-up's messages within the promise, sized from the warm-up alone and held for the whole run; "+
 		"oracle: a clairvoyant plan that may let a burst wait up to the promise and pays every start delay; oracle-instant: the same with instant workers")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed; the same seed gives the same run (and the days and weeks scenarios' noise)")
 	fs.StringVar(&f.output, "output", "table", "output format: table or json")
@@ -339,13 +340,21 @@ func (f simFlags) runConfig(ctx context.Context) (sim.RunConfig, []string, error
 	}
 	var policies []string
 	if f.policy == "all" {
-		policies = sim.Policies
+		// fixed-warm-up sizes its fleet from the warm-up: without one it
+		// has nothing to size from and is left out.
+		for _, p := range sim.Policies {
+			if p != sim.PolicyFixedWarmUp || f.warmUp > 0 {
+				policies = append(policies, p)
+			}
+		}
 	} else {
 		for _, p := range strings.Split(f.policy, ",") {
 			p = strings.TrimSpace(p)
 			switch {
 			case !slices.Contains(sim.Policies, p):
 				bad("policy", "%q: want %s, a comma-separated list of them, or all", p, strings.Join(sim.Policies, ", "))
+			case p == sim.PolicyFixedWarmUp && f.warmUp <= 0:
+				bad("policy", "%q sizes its fleet from the warm-up: give --warm-up", p)
 			case !slices.Contains(policies, p):
 				policies = append(policies, p)
 			}

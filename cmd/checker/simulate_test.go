@@ -393,3 +393,25 @@ func TestSimulateFixedBest(t *testing.T) {
 		t.Errorf("exit %d, table:\n%s\n%s", code, out, errOut)
 	}
 }
+
+// fixed-warm-up sizes its fleet from the warm-up: asked for without one it
+// is a usage error naming it, `all` leaves it out then and runs it with
+// one, and its fleet is fixed-best's over the warm-up alone.
+func TestSimulateFixedWarmUp(t *testing.T) {
+	t.Parallel()
+	args := []string{"--scenario", "bursty", "--duration", "30m", "--rate", "20"}
+	code, _, errOut := runSimulate(t, append(args, "--policy", "fixed-warm-up")...)
+	if code != 2 || !strings.Contains(errOut, "--policy") || !strings.Contains(errOut, "--warm-up") {
+		t.Errorf("without --warm-up: exit %d, %q; want 2 naming --policy and --warm-up", code, errOut)
+	}
+	for _, r := range simJSON(t, append(args, "--policy", "all")...) {
+		if r.Policy == "fixed-warm-up" {
+			t.Error("all runs fixed-warm-up without a warm-up")
+		}
+	}
+	warm := simJSON(t, append(args, "--warm-up", "10m", "--policy", "fixed-warm-up")...)[0]
+	seen := simJSON(t, "--scenario", "bursty", "--duration", "10m", "--rate", "20", "--policy", "fixed-best")[0]
+	if warm.Policy != "fixed-warm-up" || warm.Workers < 1 || warm.Workers != seen.Workers {
+		t.Errorf("fixed-warm-up: %+v; fixed-best over the first 10 minutes: %d workers", warm, seen.Workers)
+	}
+}

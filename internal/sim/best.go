@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"math"
 	"slices"
 	"time"
@@ -128,6 +129,49 @@ func fewestFixed(s *search[int], c Config, guess int, holds func(searchRun) bool
 	// hi holds, or is the largest fleet, which may not: run it in full.
 	r, err = s.try(hi, false)
 	return r.res, err
+}
+
+// ErrNoWarmUp is the fixed-warm-up policy's error on a run without a
+// warm-up: it has seen nothing to size its fleet from.
+var ErrNoWarmUp = errors.New("fixed-warm-up sizes its fleet from the warm-up: the run has none")
+
+// runFixedWarmUp is the fixed-warm-up policy: the fleet an operator would
+// size from what they had seen, then leave alone. Its size is the fewest
+// workers, never scaled, that start PromiseShare of the warm-up's messages
+// within the promise, found as fixed-best finds its fleet (fewestFixed)
+// but on runs of the warm-up alone, every message in it scored (a message
+// still waiting when the warm-up ends counts with the wait so far);
+// nothing after the warm-up goes into it. That fleet then runs the whole
+// run over the same messages and is scored as every policy is, after the
+// warm-up. Without a fleet within the bounds that holds over the warm-up
+// it is the largest.
+func runFixedWarmUp(ctx context.Context, rc RunConfig) (Result, error) {
+	n, err := warmUpFleet(ctx, rc)
+	if err != nil {
+		return Result{}, err
+	}
+	res, _, err := rc.runFixed(ctx, PolicyFixedWarmUp, n, -1)
+	return res, err
+}
+
+// warmUpFleet is fixed-warm-up's fleet for the run rc (see runFixedWarmUp).
+func warmUpFleet(ctx context.Context, rc RunConfig) (int, error) {
+	if rc.World.WarmUp <= 0 {
+		return 0, ErrNoWarmUp
+	}
+	seen := rc
+	seen.Duration = min(rc.World.WarmUp, rc.Duration)
+	seen.World.WarmUp = 0
+	seen.Progress = nil
+	grid := newWorkGrid(seen.World, seen.Duration.Seconds(), planCell(seen))
+	s := newSearch(grid.missBudget(), func(n int, budget int64) (Result, bool, error) {
+		return seen.runFixed(ctx, PolicyFixedWarmUp, n, budget)
+	})
+	r, err := fewestFixed(s, seen.World, fluidFixed(seen.World, grid), searchRun.holds)
+	if err != nil {
+		return 0, err
+	}
+	return r.Workers, nil
 }
 
 // runFixedSameCost is the fixed-same-cost policy: the most workers, never

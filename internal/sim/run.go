@@ -36,19 +36,20 @@ const (
 	PolicyFixedBest      = "fixed-best"       // the cheapest fixed fleet in hindsight that keeps the promise share
 	PolicyFixedSameCost  = "fixed-same-cost"  // the largest fixed fleet in hindsight that costs no more than the model
 	PolicyFixedSameShare = "fixed-same-share" // the smallest fixed fleet in hindsight that keeps the model's share
+	PolicyFixedWarmUp    = "fixed-warm-up"    // the fleet an operator sizes from the warm-up, then holds
 	PolicyOracle         = "oracle"           // clairvoyant, paying the start delay
 	PolicyOracleInstant  = "oracle-instant"   // clairvoyant with workers that start at once: no real fleet's bound
 )
 
 // Policies lists every policy, in the order of a comparison.
-var Policies = []string{PolicyModel, PolicyBacklog, PolicyKEDA, PolicyTargetTracking, PolicyStep, PolicyFixed, PolicyFixedBest, PolicyFixedSameCost, PolicyFixedSameShare, PolicyOracle, PolicyOracleInstant}
+var Policies = []string{PolicyModel, PolicyBacklog, PolicyKEDA, PolicyTargetTracking, PolicyStep, PolicyFixed, PolicyFixedBest, PolicyFixedSameCost, PolicyFixedSameShare, PolicyFixedWarmUp, PolicyOracle, PolicyOracleInstant}
 
 // plansWholeRun reports whether the policy is chosen over a whole run, from
 // runs of others over the same messages (RunPolicy runs it), rather than
 // acting interval by interval.
 func plansWholeRun(name string) bool {
 	switch name {
-	case PolicyFixedBest, PolicyFixedSameCost, PolicyFixedSameShare, PolicyOracle, PolicyOracleInstant:
+	case PolicyFixedBest, PolicyFixedSameCost, PolicyFixedSameShare, PolicyFixedWarmUp, PolicyOracle, PolicyOracleInstant:
 		return true
 	}
 	return false
@@ -65,6 +66,7 @@ var PolicyLabels = map[string]string{
 	PolicyFixedBest:      "the fewest workers, never scaled, that start 99 % of messages within the promise (chosen in hindsight)",
 	PolicyFixedSameCost:  "the most workers, never scaled, that cost no more than the model (chosen in hindsight): where it keeps more within the promise, the model's motion cost more than it bought",
 	PolicyFixedSameShare: "the fewest workers, never scaled, that keep as many messages within the promise as the model (chosen in hindsight): where it costs less, the model paid more than a fleet that never moves for what it kept",
+	PolicyFixedWarmUp:    "the fewest workers, never scaled, that start 99 % of the warm-up's messages within the promise, sized from the warm-up alone and held for the whole run: the fleet an operator would size from what they had seen",
 	PolicyOracle:         "clairvoyant plan, paying every start delay, 99 % within the promise: the cost to beat",
 	PolicyOracleInstant:  "the same plan with instant workers: a bound no real fleet reaches",
 }
@@ -122,7 +124,7 @@ type Result struct {
 	// not rounded; absent without a price.
 	Dollars *float64 `json:"dollars,omitempty"`
 	// Workers is the fleet of the fixed policies (fixed, fixed-best,
-	// fixed-same-cost and fixed-same-share).
+	// fixed-same-cost, fixed-same-share and fixed-warm-up).
 	Workers int `json:"workers,omitempty"`
 	// PlanDeadline is the oracle's planning deadline, seconds: the plan
 	// takes every message's work within it (see Oracle).
@@ -345,6 +347,8 @@ func RunPolicy(ctx context.Context, rc RunConfig, name string) (Result, error) {
 		res, err = runFixedSameCost(ctx, rc)
 	case PolicyFixedSameShare:
 		res, err = runFixedSameShare(ctx, rc)
+	case PolicyFixedWarmUp:
+		res, err = runFixedWarmUp(ctx, rc)
 	case PolicyOracle, PolicyOracleInstant:
 		res, err = runOracle(ctx, rc, name)
 	default:
