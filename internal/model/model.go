@@ -3,10 +3,7 @@
 // It has no behaviour beyond small derived values, and no dependency on AWS.
 package model
 
-import (
-	"math"
-	"time"
-)
+import "time"
 
 // Error classes of a failed AWS call, as recorded on samples and in metrics.
 const (
@@ -490,30 +487,4 @@ type Action struct {
 	// MetricRequests is the PutMetricData requests made (up to 1,000
 	// datums each), accepted or not; 0 under dry run, which calls nothing.
 	MetricRequests int `json:"metric_requests"`
-}
-
-// Limits are a fleet's configured bounds: fleet.min, fleet.max and
-// fleet.cap (a Max or Cap of 0: none).
-type Limits struct{ Min, Max, Cap int }
-
-// Bounds are the lowest and highest desired count the limits allow for a
-// fleet whose own maximum is ownMax (negative: none): lo is Min (at least
-// 0); hi is the smallest of Max (when > 0), ownMax (when >= 0) and Cap
-// (when > 0), math.MaxInt when there is none, a tie going to the cap; by
-// names the limit that sets hi ("max", "group's max", "cap"), "" when
-// nothing does. lo and hi may cross (a fleet's own maximum below Min): the
-// caller says which wins.
-func (l Limits) Bounds(ownMax int) (lo, hi int, by string) {
-	lo = max(l.Min, 0)
-	hi = math.MaxInt
-	if l.Max > 0 {
-		hi, by = l.Max, "max"
-	}
-	if ownMax >= 0 && ownMax < hi {
-		hi, by = ownMax, "group's max"
-	}
-	if l.Cap > 0 && l.Cap <= hi {
-		hi, by = l.Cap, "cap"
-	}
-	return lo, hi, by
 }

@@ -2,7 +2,6 @@ package model
 
 import (
 	"encoding/json"
-	"math"
 	"testing"
 )
 
@@ -66,36 +65,5 @@ func TestDecisionJSONKeys(t *testing.T) {
 		if string(floors[k]) != "null" {
 			t.Errorf("floors.%s = %s when unknown, want null", k, floors[k])
 		}
-	}
-}
-
-func TestLimitsBounds(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name   string
-		l      Limits
-		own    int
-		lo, hi int
-		by     string
-	}{
-		{"none", Limits{}, -1, 0, math.MaxInt, ""},
-		{"max", Limits{Min: 2, Max: 10}, -1, 2, 10, "max"},
-		{"the group's own max below max", Limits{Min: 2, Max: 10}, 6, 2, 6, "group's max"},
-		{"the group's own max of 0", Limits{Max: 10}, 0, 0, 0, "group's max"},
-		{"the group's own max equal to max: max", Limits{Max: 10}, 10, 0, 10, "max"},
-		{"cap below both", Limits{Max: 10, Cap: 4}, 6, 0, 4, "cap"},
-		{"a cap equal to the group's max: cap", Limits{Max: 10, Cap: 6}, 6, 0, 6, "cap"},
-		{"a cap above max binds nothing", Limits{Max: 10, Cap: 12}, -1, 0, 10, "max"},
-		{"negative min", Limits{Min: -3, Max: 5}, -1, 0, 5, "max"},
-		{"crossing: the caller decides", Limits{Min: 8, Max: 10}, 5, 8, 5, "group's max"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			lo, hi, by := tt.l.Bounds(tt.own)
-			if lo != tt.lo || hi != tt.hi || by != tt.by {
-				t.Errorf("Bounds(%d) of %+v = %d, %d, %q; want %d, %d, %q", tt.own, tt.l, lo, hi, by, tt.lo, tt.hi, tt.by)
-			}
-		})
 	}
 }

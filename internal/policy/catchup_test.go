@@ -24,12 +24,12 @@ func TestCatchingUpIsNotUnderProvisioned(t *testing.T) {
 		want      string
 		reasonHas string
 	}{
-		{"two of six still starting", model.Fleet{Kind: "autoscaling", Known: true, Desired: 6, InService: 4, Pending: 2,
+		{"two of six still starting", model.Fleet{Kind: "autoscaling", Known: true, Max: asgMaxSize, Desired: 6, InService: 4, Pending: 2,
 			PendingSince: []time.Time{t0.Add(-15 * time.Second), t0.Add(-15 * time.Second)}}, age(2),
 			model.DiagCatchingUp, "catching up: 2 workers are starting, the last in service in about 35 s"},
-		{"the oldest past the promise", model.Fleet{Kind: "autoscaling", Known: true, Desired: 6, InService: 4, Pending: 2,
+		{"the oldest past the promise", model.Fleet{Kind: "autoscaling", Known: true, Max: asgMaxSize, Desired: 6, InService: 4, Pending: 2,
 			PendingSince: []time.Time{t0, t0}}, age(45), "", ""},
-		{"nothing on the way", model.Fleet{Kind: "autoscaling", Known: true, Desired: 4, InService: 4}, age(2),
+		{"nothing on the way", model.Fleet{Kind: "autoscaling", Known: true, Max: asgMaxSize, Desired: 4, InService: 4}, age(2),
 			model.DiagUnderProvisioned, ""},
 	}
 	for _, tt := range tests {

@@ -613,9 +613,6 @@ func (c *call) clamp() {
 	if c.recKnown && c.rec > c.hi && c.hiBy != "" && !c.sample.Missing() && !c.invalid {
 		said = true
 		limit, by := c.hi, c.hiBy
-		if c.hiBy == "cap" || c.s.Cap > 0 && c.s.Cap < c.lo {
-			limit, by = c.s.Cap, "cap"
-		}
 		// A group capped stays so while today's need is still at the limit:
 		// a need that wobbles by one around it (an arrival estimate's
 		// noise) would turn the verdict with the same numbers shown.
@@ -626,8 +623,8 @@ func (c *call) clamp() {
 			} else {
 				c.reason("the target needs %d, the %s allows %d", c.rec, by, limit)
 			}
-			if c.s.Cap > 0 && c.s.Cap < c.lo {
-				c.reason("the cap %d is below min %d: min wins", c.s.Cap, c.lo)
+			if b := c.s.Limits().For(c.fleet); b.Crossed {
+				c.reason("the %s %d is above the %s %d: the %s wins", b.LoBy, b.Floor, b.HiBy, b.Hi, b.HiBy)
 			}
 		} else {
 			c.reason("the forecast asks for %d, the %s allows %d; the load now needs %d", c.rec, by, limit, need)
@@ -640,7 +637,11 @@ func (c *call) clamp() {
 		}
 		desired = c.hi
 	case desired < c.lo:
-		c.reason("raised to the min %d", c.lo)
+		if b := c.s.Limits().For(c.fleet); b.Crossed {
+			c.reason("raised to %d: the %s %d is above the %s %d, which wins", c.lo, b.LoBy, b.Floor, b.HiBy, b.Hi)
+		} else {
+			c.reason("raised to the %s %d", b.LoBy, c.lo)
+		}
 		desired = c.lo
 	}
 	c.d.DesiredWorkers = desired

@@ -333,13 +333,13 @@ func TestCapped(t *testing.T) {
 			t.Fatalf("recommended %d, want 100 before the cap", d.RecommendedWorkers)
 		}
 	})
-	t.Run("cap below min: min wins", func(t *testing.T) {
+	t.Run("cap below min: the cap wins", func(t *testing.T) {
 		t.Parallel()
 		s := base()
 		s.Min, s.Cap = 5, 3
 		h := newHarness(t, s, asg(5, 5, 0))
 		d := h.step(0, q(3000, 5))
-		if d.DesiredWorkers != 5 || !d.Capped || !hasReason(d, "the cap allows 3") || !hasReason(d, "min wins") {
+		if d.DesiredWorkers != 3 || !d.Capped || !hasReason(d, "the cap allows 3") || !hasReason(d, "the min 5 is above the cap 3: the cap wins") {
 			t.Fatalf("desired %d capped %v reasons %q", d.DesiredWorkers, d.Capped, d.Reasons)
 		}
 	})

@@ -32,9 +32,14 @@ func q(visible, inFlight int64) model.GroupSample {
 	return model.GroupSample{Group: "g", Visible: visible, InFlight: inFlight, Backlog: visible + inFlight, Queues: 1, Answered: 1}
 }
 
+// asg is an Auto Scaling group read with these counts, its MaxSize far
+// above them (a MaxSize of 0 would hold it at zero).
 func asg(desired, inService, pending int) model.Fleet {
-	return model.Fleet{Kind: "autoscaling", Name: "w", Known: true, Desired: desired, InService: inService, Pending: pending}
+	return model.Fleet{Kind: "autoscaling", Name: "w", Known: true, Desired: desired, InService: inService, Pending: pending, Max: asgMaxSize}
 }
+
+// asgMaxSize is the MaxSize of the test fleets: no test's count reaches it.
+const asgMaxSize = 100_000
 
 // harness drives Decide over a scripted sequence with a fake clock. With
 // follow set, the fleet takes each decision's desired count at once, all in
@@ -72,17 +77,28 @@ func (h *harness) step(dt time.Duration, smp model.GroupSample) model.Decision {
 // numbers, a JSON form with every key of the contract.
 func checkDecision(t *testing.T, s Settings, f model.Fleet, d model.Decision) {
 	t.Helper()
-	lo := max(s.Min, 0)
-	if d.DesiredWorkers < lo {
-		t.Fatalf("desired %d below min %d", d.DesiredWorkers, lo)
-	}
+	// The ceilings are never exceeded (max, cap, the group's own max: an
+	// Auto Scaling group's MaxSize, 0 included; another fleet's when it
+	// reports one); the floors (min, the group's own min) hold below the
+	// lowest ceiling, and a floor above it gives the ceiling.
+	ceiling := math.MaxInt
 	for _, hi := range []int{s.Max, s.Cap} {
-		if hi > 0 && hi >= lo && d.DesiredWorkers > hi {
-			t.Fatalf("desired %d above bound %d (max %d, cap %d)", d.DesiredWorkers, hi, s.Max, s.Cap)
+		if hi > 0 {
+			ceiling = min(ceiling, hi)
 		}
 	}
-	if f.Known && f.Max > 0 && f.Max >= lo && d.DesiredWorkers > f.Max {
-		t.Fatalf("desired %d above the group's max %d", d.DesiredWorkers, f.Max)
+	floor := max(s.Min, 0)
+	if f.Known {
+		if f.Max > 0 || f.Kind == model.KindAutoScaling {
+			ceiling = min(ceiling, max(f.Max, 0))
+		}
+		floor = max(floor, f.Min)
+	}
+	if d.DesiredWorkers > ceiling {
+		t.Fatalf("desired %d above the ceiling %d (max %d, cap %d, the group's max %d)", d.DesiredWorkers, ceiling, s.Max, s.Cap, f.Max)
+	}
+	if d.DesiredWorkers < min(floor, ceiling) {
+		t.Fatalf("desired %d below the floor %d (min %d, the group's min %d; ceiling %d)", d.DesiredWorkers, min(floor, ceiling), s.Min, f.Min, ceiling)
 	}
 	if d.RecommendedWorkers < 0 {
 		t.Fatalf("recommended %d < 0", d.RecommendedWorkers)

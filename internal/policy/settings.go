@@ -38,7 +38,7 @@ type Settings struct {
 	// Min and Max bound the desired count; Max ≤ 0 sets no maximum of its
 	// own (the fleet's own maximum still applies when it is known).
 	Min, Max int
-	Cap      int // downstream ceiling; 0 = none. Below Min, Min wins.
+	Cap      int // downstream ceiling; 0 = none. Below Min, the cap wins (model.Limits).
 
 	StartDelay time.Duration // launch until a new worker takes its first message
 	// ScaleInStabilization: scale in only to the highest recommendation over
@@ -287,21 +287,18 @@ func (s Settings) TargetBacklogPerWorker() float64 {
 	return t
 }
 
+// Limits are the group's configured bounds: Min, Max and Cap.
+func (s Settings) Limits() model.Limits {
+	return model.Limits{Min: s.Min, Max: s.Max, Cap: s.Cap}
+}
+
 // Bounds are the lowest and highest desired count the policy may set for
-// the fleet f: lo is Min (at least 0); hi is the smallest of Max (when > 0),
-// the fleet's own maximum (when f is known and reports one) and Cap (when
-// > 0), and never below lo: when a cap or maximum is below Min, Min wins,
-// because the group refuses a desired count under its minimum and already
-// keeps that many workers. by names the limit that sets hi ("max", "group's
+// the fleet f, as the publisher sets it and the page shows it:
+// s.Limits().For(f) (model.Limits.For: Max, Cap and the fleet's own
+// maximum are ceilings never exceeded; Min and the fleet's own minimum are
+// floors below them). by names the limit that sets hi ("max", "group's
 // max", "cap"), or "" when nothing does.
 func (s Settings) Bounds(f model.Fleet) (lo, hi int, by string) {
-	own := -1
-	if f.Known && f.Max > 0 {
-		own = f.Max
-	}
-	lo, hi, by = model.Limits{Min: s.Min, Max: s.Max, Cap: s.Cap}.Bounds(own)
-	if hi < lo {
-		hi = lo
-	}
-	return lo, hi, by
+	b := s.Limits().For(f)
+	return b.Lo, b.Hi, b.HiBy
 }

@@ -211,7 +211,7 @@ func (p *Publisher) plan(g config.Group, d model.Decision, f model.Fleet, log *z
 		// scaled, not even into its bounds.
 		return f.Desired, false, nil
 	}
-	to, err := clamp(d.DesiredWorkers, g.Fleet, f, g.Fleet.AutoScalingGroup != nil)
+	to, err := clamp(d.DesiredWorkers, g.Fleet, f)
 	if err != nil {
 		return f.Desired, false, fmt.Errorf("scale group %s: %w", g.Name, err)
 	}
@@ -228,24 +228,18 @@ func (p *Publisher) plan(g config.Group, d model.Decision, f model.Fleet, log *z
 	return to, true, nil
 }
 
-// clamp bounds want by the configured min, max and cap and, for an Auto
-// Scaling group, by the group's own MinSize and MaxSize as read back in f.
-// A configured max or cap of 0 means none. When the lower and upper bounds
-// cross, the upper one wins (never exceed a max or cap), unless that falls
-// below the Auto Scaling group's own MinSize, which AWS would refuse: then it
-// is an error.
-func clamp(want int, fc config.Fleet, f model.Fleet, ownBounds bool) (int, error) {
-	ownMin, ownMax := 0, -1
-	if ownBounds {
-		ownMin, ownMax = max(0, f.Min), max(0, f.Max)
+// clamp bounds want as the policy bounds it (model.Limits.For): by the
+// configured min, max and cap and the fleet's own bounds as read back in f
+// (an Auto Scaling group's MinSize and MaxSize). A configured max or cap of
+// 0 means none. When a floor is above a ceiling the ceiling wins (never
+// exceed a max or cap), unless that falls below the Auto Scaling group's
+// own MinSize, which AWS would refuse: then it is an error.
+func clamp(want int, fc config.Fleet, f model.Fleet) (int, error) {
+	b := model.Limits{Min: fc.Min, Max: fc.Max, Cap: fc.Cap}.For(f)
+	if b.Refused {
+		return 0, fmt.Errorf("bounds conflict: the group's own min size %d is above the configured max or cap (%d)", b.Floor, b.Hi)
 	}
-	lo, hi, _ := model.Limits{Min: fc.Min, Max: fc.Max, Cap: fc.Cap}.Bounds(ownMax)
-	lo = max(lo, ownMin)
-	to := min(max(want, lo), hi)
-	if to < ownMin {
-		return 0, fmt.Errorf("bounds conflict: the group's own min size %d is above the configured max or cap (%d)", ownMin, hi)
-	}
-	return to, nil
+	return b.Clamp(want), nil
 }
 
 func (p *Publisher) region(r string) string {

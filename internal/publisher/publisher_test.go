@@ -491,33 +491,32 @@ func TestNewRejects(t *testing.T) {
 
 func TestClamp(t *testing.T) {
 	tests := []struct {
-		name      string
-		want      int
-		fc        config.Fleet
-		f         model.Fleet
-		ownBounds bool
-		to        int
-		err       bool
+		name string
+		want int
+		fc   config.Fleet
+		f    model.Fleet
+		to   int
+		err  bool
 	}{
-		{name: "inside", want: 3, fc: config.Fleet{Min: 1, Max: 10}, f: asgFleet(2, 1, 5), ownBounds: true, to: 3},
-		{name: "own max", want: 9, fc: config.Fleet{Min: 1, Max: 10}, f: asgFleet(2, 1, 5), ownBounds: true, to: 5},
-		{name: "config max", want: 9, fc: config.Fleet{Min: 1, Max: 4}, f: asgFleet(2, 1, 5), ownBounds: true, to: 4},
-		{name: "cap", want: 9, fc: config.Fleet{Min: 1, Max: 10, Cap: 3}, f: asgFleet(2, 1, 5), ownBounds: true, to: 3},
-		{name: "own min", want: 0, fc: config.Fleet{Max: 10}, f: asgFleet(2, 2, 5), ownBounds: true, to: 2},
-		{name: "config min", want: 0, fc: config.Fleet{Min: 3, Max: 10}, f: asgFleet(2, 1, 5), ownBounds: true, to: 3},
+		{name: "inside", want: 3, fc: config.Fleet{Min: 1, Max: 10}, f: asgFleet(2, 1, 5), to: 3},
+		{name: "own max", want: 9, fc: config.Fleet{Min: 1, Max: 10}, f: asgFleet(2, 1, 5), to: 5},
+		{name: "config max", want: 9, fc: config.Fleet{Min: 1, Max: 4}, f: asgFleet(2, 1, 5), to: 4},
+		{name: "cap", want: 9, fc: config.Fleet{Min: 1, Max: 10, Cap: 3}, f: asgFleet(2, 1, 5), to: 3},
+		{name: "own min", want: 0, fc: config.Fleet{Max: 10}, f: asgFleet(2, 2, 5), to: 2},
+		{name: "config min", want: 0, fc: config.Fleet{Min: 3, Max: 10}, f: asgFleet(2, 1, 5), to: 3},
 		{name: "negative", want: -7, fc: config.Fleet{Max: 10}, f: model.Fleet{}, to: 0},
 		{name: "huge", want: math.MaxInt, fc: config.Fleet{Max: 10}, f: model.Fleet{}, to: 10},
 		{name: "no config max: unbounded for ECS", want: 500, fc: config.Fleet{}, f: model.Fleet{}, to: 500},
-		{name: "ECS ignores the zero bounds read back", want: 4, fc: config.Fleet{Max: 10}, f: model.Fleet{Min: 0, Max: 0}, to: 4},
-		{name: "own max 0", want: 4, fc: config.Fleet{Max: 10}, f: asgFleet(0, 0, 0), ownBounds: true, to: 0},
-		{name: "config min above own max: max wins", want: 1, fc: config.Fleet{Min: 6, Max: 10}, f: asgFleet(2, 1, 5), ownBounds: true, to: 5},
+		{name: "ECS ignores the zero bounds read back", want: 4, fc: config.Fleet{Max: 10}, f: model.Fleet{Kind: kindECS, Known: true, Min: 0, Max: 0}, to: 4},
+		{name: "own max 0", want: 4, fc: config.Fleet{Max: 10}, f: asgFleet(0, 0, 0), to: 0},
+		{name: "config min above own max: max wins", want: 1, fc: config.Fleet{Min: 6, Max: 10}, f: asgFleet(2, 1, 5), to: 5},
 		{name: "config min above cap: cap wins", want: 1, fc: config.Fleet{Min: 4, Max: 10, Cap: 2}, f: model.Fleet{}, to: 2},
-		{name: "own min above cap: error", want: 4, fc: config.Fleet{Max: 10, Cap: 2}, f: asgFleet(3, 3, 5), ownBounds: true, err: true},
+		{name: "own min above cap: error", want: 4, fc: config.Fleet{Max: 10, Cap: 2}, f: asgFleet(3, 3, 5), err: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			to, err := clamp(tt.want, tt.fc, tt.f, tt.ownBounds)
+			to, err := clamp(tt.want, tt.fc, tt.f)
 			if (err != nil) != tt.err {
 				t.Fatalf("clamp error = %v, want error %v", err, tt.err)
 			}
@@ -544,7 +543,7 @@ func TestClampBounds(t *testing.T) {
 								continue
 							}
 							fc := config.Fleet{Min: cmin, Max: cmax, Cap: cp}
-							to, err := clamp(want, fc, asgFleet(0, omin, omax), true)
+							to, err := clamp(want, fc, asgFleet(0, omin, omax))
 							if err != nil {
 								continue
 							}

@@ -276,6 +276,10 @@ type World struct {
 	// within the promise and late: the truth the estimate of the promise
 	// (slo.go) is measured against.
 	startedHours []hourTruth
+
+	// bounds are the fleet's own, Min and Max, which every desired count
+	// is clamped to.
+	bounds model.Bounds
 }
 
 // NewWorld checks cfg and makes a world at cfg.Start, with cfg.Workers in
@@ -309,6 +313,7 @@ func NewWorld(cfg Config) (*World, error) {
 	w.waits.target = cfg.LatencyTarget.Seconds()
 	w.kill = newKillState(cfg)
 	w.scoreFrom = cfg.WarmUp.Seconds()
+	w.bounds = model.Limits{}.For(model.Fleet{Kind: FleetKind, Known: true, Min: cfg.Min, Max: cfg.Max})
 	w.cursor.init(cfg.Scenario)
 	w.nextArrival = w.drawArrival(0)
 	w.desired = cfg.Workers
@@ -576,10 +581,12 @@ func (w *World) start(id int) {
 	w.dispatch()
 }
 
-// setDesired clamps n to the bounds and, when it differs from the desired
-// count, launches or retires workers. It reports whether the count changed.
+// setDesired clamps n to the bounds, as the group's own MinSize and
+// MaxSize bound it (model.Limits.For), and, when it differs from the
+// desired count, launches or retires workers. It reports whether the count
+// changed.
 func (w *World) setDesired(n int) bool {
-	n = min(max(n, w.cfg.Min), w.cfg.Max)
+	n = w.bounds.Clamp(n)
 	if n == w.desired {
 		return false
 	}

@@ -43,11 +43,14 @@ type healthDoc struct {
 // groupDoc is one group: its settings, its last decision and what the
 // checker saw and did.
 type groupDoc struct {
-	Name        string               `json:"name"`
-	Settings    settingsDoc          `json:"settings"`
-	Decision    *model.Decision      `json:"decision"` // null before the first cycle
-	Queues      queuesDoc            `json:"queues"`
-	Fleet       fleetDoc             `json:"fleet"`
+	Name     string          `json:"name"`
+	Settings settingsDoc     `json:"settings"`
+	Decision *model.Decision `json:"decision"` // null before the first cycle
+	Queues   queuesDoc       `json:"queues"`
+	Fleet    fleetDoc        `json:"fleet"`
+	// Bounds are the counts the group's fleet may be set to, as the policy
+	// bounds its decision and the publisher the count it sets.
+	Bounds      boundsDoc            `json:"bounds"`
 	Failures    []model.QueueFailure `json:"failures"`
 	LastAction  *model.Action        `json:"last_action"`
 	ActionError string               `json:"action_error"`
@@ -207,6 +210,30 @@ type fleetDoc struct {
 	PendingSince []time.Time `json:"pending_since"`
 }
 
+// boundsDoc is model.Bounds: the group's min, max and cap on the fleet as
+// read (model.Limits.For).
+type boundsDoc struct {
+	Lo int  `json:"lo"`
+	Hi *int `json:"hi"` // null: no ceiling
+	// HiBy and LoBy name the limits that set them ("max", "cap", "group's
+	// max"; "min", "group's min"), "" when none does.
+	HiBy string `json:"hi_by"`
+	LoBy string `json:"lo_by"`
+	// Crossed: a floor was above a ceiling, which wins; Refused: the
+	// fleet's own minimum is above a ceiling, so no count can be set.
+	Crossed bool `json:"crossed"`
+	Refused bool `json:"refused"`
+}
+
+func boundsOf(s policy.Settings, f model.Fleet) boundsDoc {
+	b := s.Limits().For(f)
+	d := boundsDoc{Lo: b.Lo, HiBy: b.HiBy, LoBy: b.LoBy, Crossed: b.Crossed, Refused: b.Refused}
+	if b.Hi < math.MaxInt {
+		d.Hi = &b.Hi
+	}
+	return d
+}
+
 func settingsOf(s policy.Settings) settingsDoc {
 	s = s.WithDefaults()
 	d := settingsDoc{
@@ -264,6 +291,7 @@ func groupOf(v readmodel.GroupView, now time.Time) groupDoc {
 		Decision:     v.Decision,
 		Queues:       queuesOf(v.Sample),
 		Fleet:        fleetOf(v.Fleet),
+		Bounds:       boundsOf(v.Settings, v.Fleet),
 		Failures:     v.Sample.Failures,
 		LastAction:   v.LastAction,
 		ActionError:  v.ActionError,
@@ -275,7 +303,7 @@ func groupOf(v readmodel.GroupView, now time.Time) groupDoc {
 		Ages:         agesOf(v.Decision, now),
 		BurstNote:    burstNote(v.Decision),
 		BacklogTrend: backlogTrend(v.Decision, v.History),
-		Switches:     switchNotes(v.Decision),
+		Switches:     switchNotes(v.Decision, v.Settings.Limits().For(v.Fleet)),
 		Lease:        v.Lease,
 		Cost:         costOf(v.Bill),
 	}

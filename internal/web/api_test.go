@@ -104,7 +104,7 @@ func TestGroupsAPI(t *testing.T) {
 // checkGroupJSON holds one group of the endpoint to the controller's view.
 func checkGroupJSON(t *testing.T, g map[string]any, v readmodel.GroupView) {
 	t.Helper()
-	wantKeys := []string{"action_error", "ages", "backlog_trend", "burst_note", "changes", "cost", "decision", "failures", "fleet", "fleet_minutes", "forecast_note",
+	wantKeys := []string{"action_error", "ages", "backlog_trend", "bounds", "burst_note", "changes", "cost", "decision", "failures", "fleet", "fleet_minutes", "forecast_note",
 		"history", "last_action", "name", "queues", "settings", "switches"}
 	if got := keysOf(g); !slices.Equal(got, wantKeys) {
 		t.Errorf("group keys %v, want %v", got, wantKeys)

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/queuechecker/queue-checker/internal/capacity"
+	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
 	"github.com/queuechecker/queue-checker/internal/readmodel"
 )
@@ -305,7 +306,7 @@ func groupPrefill(g readmodel.GroupView) map[string]string {
 		"overhead":     num(s.OverheadReserve),
 		"start_delay":  num(s.StartDelay.Seconds()),
 		"safety":       strconv.Itoa(s.SafetyWorkers),
-		"cap":          strconv.Itoa(groupCap(s.Cap, s.Max)),
+		"cap":          strconv.Itoa(groupCap(s, s.Cap, g.Fleet)),
 		"concurrency":  "1",
 	}
 	if s.Latency > 0 {
@@ -339,21 +340,23 @@ func groupPrefill(g readmodel.GroupView) map[string]string {
 			if s.Cap > 0 {
 				limit = min(limit, s.Cap)
 			}
-			p["cap"] = strconv.Itoa(groupCap(limit, s.Max))
+			p["cap"] = strconv.Itoa(groupCap(s, limit, g.Fleet))
 		}
 	}
 	return p
 }
 
-// groupCap is the lower of a group's cap and its max, the ones set.
-func groupCap(limit, maxWorkers int) int {
-	switch {
-	case limit > 0 && maxWorkers > 0:
-		return min(limit, maxWorkers)
-	case limit > 0:
-		return limit
+// groupCap is the planner's worker cap for a group: the ceiling its
+// bounds set on the fleet f as the policy and the publisher bound it
+// (model.Limits.For), with limit as its cap: the lowest of limit, the
+// group's max and the fleet's own max, the ones set; 0 when none is.
+func groupCap(s policy.Settings, limit int, f model.Fleet) int {
+	l := s.Limits()
+	l.Cap = limit
+	if hi := l.For(f).Hi; hi < math.MaxInt {
+		return hi
 	}
-	return max(maxWorkers, 0)
+	return 0
 }
 
 // planPage is what the plan template renders.

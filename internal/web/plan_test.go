@@ -294,22 +294,31 @@ func TestPlanExports(t *testing.T) {
 
 func TestGroupCap(t *testing.T) {
 	t.Parallel()
+	asg := func(maxSize int) model.Fleet {
+		return model.Fleet{Kind: model.KindAutoScaling, Known: true, Min: 0, Max: maxSize}
+	}
 	tests := []struct {
 		name          string
 		limit, maxima int
+		f             model.Fleet
 		want          int
 	}{
-		{"neither", 0, 0, 0},
-		{"only a max", 0, 40, 40},
-		{"only a cap", 30, 0, 30},
-		{"the cap is lower", 30, 40, 30},
-		{"the max is lower", 50, 40, 40},
+		{"neither", 0, 0, model.Fleet{}, 0},
+		{"only a max", 0, 40, model.Fleet{}, 40},
+		{"only a cap", 30, 0, model.Fleet{}, 30},
+		{"the cap is lower", 30, 40, model.Fleet{}, 30},
+		{"the max is lower", 50, 40, model.Fleet{}, 40},
+		{"the group's own max is lowest", 50, 40, asg(25), 25},
+		{"the group's own max alone", 0, 0, asg(25), 25},
+		{"the group's own max above both", 30, 40, asg(60), 30},
+		{"an ECS service's 0 is none", 0, 40, model.Fleet{Kind: "ecs", Known: true}, 40},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			if got := groupCap(tt.limit, tt.maxima); got != tt.want {
-				t.Errorf("groupCap(%d, %d) = %d, want %d", tt.limit, tt.maxima, got, tt.want)
+			s := policy.Settings{Min: 1, Max: tt.maxima, Cap: 7}
+			if got := groupCap(s, tt.limit, tt.f); got != tt.want {
+				t.Errorf("groupCap(max %d, %d, %+v) = %d, want %d", tt.maxima, tt.limit, tt.f, got, tt.want)
 			}
 		})
 	}

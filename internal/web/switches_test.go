@@ -59,7 +59,7 @@ func TestStatusPageShowsSwitches(t *testing.T) {
 			t.Errorf("the paused group's panel lacks %s", want)
 		}
 	}
-	if !strings.Contains(section(t, body, "pinned"), "Pinned at 0 workers (within min and max).") {
+	if !strings.Contains(section(t, body, "pinned"), "Pinned at 0 workers (within the bounds).") {
 		t.Errorf("the pinned group's panel does not say it is pinned at 0")
 	}
 
