@@ -141,11 +141,11 @@ func (m *model) priceCosts(p *Plan) {
 
 	p.PromiseCosts = []PromiseCost{}
 	for _, l := range withValue(PromiseLatencies, in.LatencyTarget) {
-		servers, ok := WaitQuantileFloor(m.lam, m.perServer, l, 1-in.LatencyQuantile)
+		wait, ok := WaitFloorWorkers(m.lam, m.perServer, l, in.LatencyQuantile, m.k, 0)
 		if !ok {
 			continue // beyond MaxServers: the plan's warnings say so for its own target
 		}
-		r := PromiseCost{LatencySeconds: l, WaitFloor: ceilDiv(servers, m.k), UtilizationFloor: p.UtilizationFloor,
+		r := PromiseCost{LatencySeconds: l, WaitFloor: wait, UtilizationFloor: p.UtilizationFloor,
 			Current: in.LatencyTarget > 0 && l == in.LatencyTarget}
 		r.Workers, r.Binding = SteadyWorkers(r.UtilizationFloor, r.WaitFloor, in.SafetyWorkers)
 		r.Capped = capped(r.Workers)

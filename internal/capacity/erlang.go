@@ -150,6 +150,26 @@ func WaitQuantileFloor(arrivalRate, perServer, t, miss float64) (int, bool) {
 	})
 }
 
+// WaitFloorWorkers is the Erlang C wait floor in workers, the one the
+// policy, the planner and its price of the promise size with: the fewest
+// workers of concurrency servers each (at least 1), every server taking
+// 1/perServer seconds a message, for which at most 1 − quantile of the
+// messages wait longer than latency seconds in the queue
+// (WaitQuantileFloor, rounded up to whole workers). The second result is
+// false when there is none: no answer from WaitQuantileFloor, or more
+// than maxBusy busy servers (arrivalRate ÷ perServer; maxBusy ≤ 0: no
+// bound but MaxServers), where it is not computed.
+func WaitFloorWorkers(arrivalRate, perServer, latency, quantile float64, concurrency, maxBusy int) (int, bool) {
+	if maxBusy > 0 && arrivalRate/perServer > float64(maxBusy) {
+		return 0, false
+	}
+	servers, ok := WaitQuantileFloor(arrivalRate, perServer, latency, 1-quantile)
+	if !ok {
+		return 0, false
+	}
+	return ceilDiv(servers, max(concurrency, 1)), true
+}
+
 // walkServers returns the smallest stable pool c ≤ MaxServers for which
 // enough(C(c, a), cμ − λ) holds, walking up from floor(a)+1 with the Erlang B
 // recursion. enough must be monotone in c: false, then true from some c on.

@@ -464,3 +464,43 @@ func BenchmarkWaitQuantileFloor(b *testing.B) {
 		})
 	}
 }
+
+// The wait floor in workers, against the smallest pool found by trying
+// every one with Erlang C from its textbook sum (handQuantileFloor): the fewest servers with
+// P(wait > t) = C(c, a)·e^−(cμ−λ)t ≤ 1 − quantile, in whole workers of
+// concurrency servers; and none beyond maxBusy busy servers.
+func TestWaitFloorWorkers(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		lam, mu, t, q float64
+		conc          int
+	}{
+		{10, 1, 5, 0.99, 1},
+		{10, 1, 0, 0.99, 1},
+		{10, 1, 5, 0.99, 3},
+		{40, 5, 2, 0.95, 2},
+		{7.5, 0.5, 30, 0.999, 4},
+		{80, 2, 1, 0.9, 1},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("λ %g μ %g t %g q %g conc %d", tt.lam, tt.mu, tt.t, tt.q, tt.conc), func(t *testing.T) {
+			t.Parallel()
+			a := tt.lam / tt.mu
+			servers := handQuantileFloor(tt.lam, tt.mu, tt.t, 1-tt.q)
+			want := (servers + tt.conc - 1) / tt.conc
+			got, ok := WaitFloorWorkers(tt.lam, tt.mu, tt.t, tt.q, tt.conc, 0)
+			if !ok || got != want {
+				t.Errorf("WaitFloorWorkers = %d, %v; want %d (%d servers)", got, ok, want, servers)
+			}
+			if _, ok := WaitFloorWorkers(tt.lam, tt.mu, tt.t, tt.q, tt.conc, int(a)-1); ok {
+				t.Errorf("computed beyond %d busy servers", int(a)-1)
+			}
+		})
+	}
+	if _, ok := WaitFloorWorkers(10, 1, 5, 1, 1, 0); ok {
+		t.Error("a quantile of 1 has an answer")
+	}
+	if got, ok := WaitFloorWorkers(0, 1, 5, 0.99, 2, 0); !ok || got != 0 {
+		t.Errorf("no arrivals: %d, %v; want 0 workers", got, ok)
+	}
+}

@@ -199,8 +199,7 @@ func NewPlan(in PlanInput) (Plan, error) {
 	target := max(p.DrainFloor, p.UtilizationFloor)
 	wait := 0
 	if in.LatencyTarget > 0 {
-		if servers, ok := WaitQuantileFloor(m.lam, m.perServer, in.LatencyTarget, 1-in.LatencyQuantile); ok {
-			w := ceilDiv(servers, m.k)
+		if w, ok := WaitFloorWorkers(m.lam, m.perServer, in.LatencyTarget, in.LatencyQuantile, m.k, 0); ok {
 			p.WaitFloor = &w
 			target = max(target, w)
 			wait = w

@@ -312,17 +312,15 @@ func (c *call) backlogNeed() int {
 // waitFloor is the Erlang C floor in workers, or false when it is not
 // computed (too large a load, or no answer).
 func (c *call) waitFloor(lam, latency float64) (int, bool) {
-	conc := c.s.Concurrency
 	if lam/c.perServer > maxWaitServers {
 		c.reason("wait floor not computed: over %d busy slots, the utilisation floor governs", maxWaitServers)
 		return 0, false
 	}
-	servers, ok := capacity.WaitQuantileFloor(lam, c.perServer, latency, 1-c.s.LatencyQuantile)
+	w, ok := capacity.WaitFloorWorkers(lam, c.perServer, latency, c.s.LatencyQuantile, c.s.Concurrency, maxWaitServers)
 	if !ok {
 		c.reason("wait floor has no answer for these inputs")
-		return 0, false
 	}
-	return (servers + conc - 1) / conc, true
+	return w, ok
 }
 
 // startNetDrain is the mean service rate, over the next d seconds, of the
@@ -431,9 +429,9 @@ func (r percent) Format(f fmt.State, _ rune) {
 func (c *call) rateFloorAt(lam float64) int {
 	s := c.s
 	n := max(capacity.DrainFloor(lam, c.muEff, 0, 0), capacity.UtilizationFloor(lam, c.muEff, s.Utilization))
-	if latency := c.latency(); latency > 0 && lam/c.perServer <= maxWaitServers {
-		if w, ok := capacity.WaitQuantileFloor(lam, c.perServer, latency, 1-s.LatencyQuantile); ok {
-			n = max(n, (w+s.Concurrency-1)/s.Concurrency)
+	if latency := c.latency(); latency > 0 {
+		if w, ok := capacity.WaitFloorWorkers(lam, c.perServer, latency, s.LatencyQuantile, s.Concurrency, maxWaitServers); ok {
+			n = max(n, w)
 		}
 	}
 	return n + min(max(s.SafetyWorkers, 0), maxRecommended)
