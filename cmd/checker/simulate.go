@@ -462,7 +462,7 @@ func (f simFlags) runConfig(ctx context.Context) (sim.RunConfig, []string, error
 		// The world's service time: every policy starts from the fleet the
 		// world needs, whatever the settings assume.
 		workers = capacity.SteadyFleet(base, f.serviceTime.Seconds(), f.concurrency, model.DefaultUtilization, f.latencyTarget.Seconds())
-		workers = min(max(workers, f.min), f.max)
+		workers = model.Limits{Min: f.min, Max: f.max}.For(model.Fleet{}).Clamp(workers)
 	}
 	rc.World.Scenario, rc.World.Workers, rc.Duration = sc, workers, f.duration
 	rc.World.ScaleIn, rc.World.VisibilityTimeout = f.scaleIn, f.visibility

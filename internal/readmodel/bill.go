@@ -51,11 +51,9 @@ type meter struct {
 }
 
 // clampTo is n within the bounds the policy sets for the fleet f: the
-// group's min, max and cap and the fleet's own max (see
-// policy.Settings.Bounds).
+// group's min, max and cap and the fleet's own (model.Limits.For).
 func clampTo(s policy.Settings, f model.Fleet, n int) int {
-	lo, hi, _ := s.Bounds(f)
-	return min(max(n, lo), hi)
+	return s.Limits().For(f).Clamp(n)
 }
 
 // add bills the time from the previous decision to d at the previous
