@@ -86,7 +86,7 @@ func TestPolicyPublisherAndPageAgreeOnTheBounds(t *testing.T) {
 			t.Fatalf("%s: %v", where, err)
 		}
 		set := act.To
-		if !act.Scaled && d.DesiredWorkers != f.Desired && !(d.Held && d.DesiredWorkers < f.Desired) {
+		if !act.Scaled && d.DesiredWorkers != f.Desired && (!d.Held || d.DesiredWorkers >= f.Desired) {
 			t.Fatalf("%s: the publisher set nothing", where)
 		}
 		if act.Scaled && set != d.DesiredWorkers {
