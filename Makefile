@@ -16,7 +16,7 @@ PROTOC_GEN_GO_GRPC_VERSION ?= v1.6.2
 # moto_server installed by scripts/test-deps is found after whatever PATH has.
 export PATH := $(PATH):$(CURDIR)/.venv/bin:$(HOME)/.local/bin
 
-.PHONY: all build test test-deps vet lint bench comparison bursts slo tidy-check validate-example clean proto
+.PHONY: all build test test-deps vet lint bench comparison bursts slo scoreboard tidy-check validate-example clean proto
 
 all: build
 
@@ -66,6 +66,14 @@ bursts:
 # the page's table and prints it (several minutes).
 slo:
 	$(GO) test -tags comparison -count=1 -timeout 60m -run 'TestSLOTable' ./cmd/checker -slo -v
+
+# The scoreboard of docs/simulation.md: the model against the fleet an
+# operator sizes from the warm-up (fixed-warm-up), fixed-best and the oracle
+# on the real traces of docs/traces and every built-in scenario, seeds 1
+# to 3; checks the page's table and prints it. One run at a time (each
+# runs its four policies side by side); the weeks scenario takes most of it.
+scoreboard:
+	$(GO) test -tags comparison -count=1 -timeout 180m -run 'TestScoreboard' ./cmd/checker -scoreboard -v
 
 validate-example:
 	$(GO) run ./cmd/checker validate --config config.example.yaml
