@@ -52,13 +52,14 @@ func TestE2EReloadStormKeepsActing(t *testing.T) {
 		eventually(t, 10*interval, "raised to the min", func() bool { return asgDesired(t, f, asg) >= 3 })
 	}
 
-	rng := rand.New(rand.NewPCG(53, 7))
+	// One generator each for the storm and the checks, which run side by side.
+	rng, stormRng := rand.New(rand.NewPCG(53, 7)), rand.New(rand.NewPCG(53, 8))
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { // the storm
 		defer cancel()
 		for i := range 28 {
-			time.Sleep(time.Duration((0.3 + 1.1*rng.Float64()) * float64(interval)))
+			time.Sleep(time.Duration((0.3 + 1.1*stormRng.Float64()) * float64(interval)))
 			if i%4 != 3 { // every fourth SIGHUP reloads the document unchanged
 				writeFile(t, path, docs[(i+1)%len(docs)].yaml())
 			}
