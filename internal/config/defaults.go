@@ -38,6 +38,7 @@ const (
 	DefaultScaleInStabilization              = model.DefaultScaleInStabilization
 	DefaultLatencyQuantile                   = model.DefaultLatencyQuantile
 	DefaultForecastMode                      = ForecastAct
+	DefaultSLOWindow                         = Duration(30 * 24 * time.Hour)
 	DefaultForecastHistory                   = Duration(model.DefaultForecastHistory)
 	DefaultMetricStaleAfter                  = model.DefaultMetricStaleAfter
 	DefaultActivation                        = model.DefaultActivation
@@ -89,6 +90,7 @@ func DefaultGroup() Group {
 			Deadband:         DefaultDeadband,
 			ArrivalSmoothing: DefaultArrivalSmoothing,
 			LatencyQuantile:  DefaultLatencyQuantile,
+			SLOWindow:        DefaultSLOWindow,
 		},
 		Forecast: Forecast{Mode: DefaultForecastMode, History: DefaultForecastHistory},
 		Fleet:    Fleet{ScaleInStabilization: DefaultScaleInStabilization, ScaleIn: true, Activation: DefaultActivation},
@@ -129,3 +131,8 @@ func (c Config) WorkerCostPerHour(g Group) float64 {
 	}
 	return c.AWS.WorkerCostPerHour
 }
+
+// MinSLOWindow is the shortest target.slo_window: the shipped alerts read
+// the error budget's burn over windows of up to 3 days, and an hour is the
+// shortest window over which a share of messages means anything.
+const MinSLOWindow = time.Hour

@@ -104,6 +104,12 @@ func TestLoadOK(t *testing.T) {
 				t.Errorf("fleet.ecs_service = %+v, want service workers", g.Fleet.ECSService)
 			}
 		},
+		"slo": func(t *testing.T, c Config) {
+			check(t, "groups[0].target.slo_window", c.Groups[0].Target.SLOWindow, Duration(90*24*time.Hour))
+			check(t, "groups[0].target.latency_quantile", c.Groups[0].Target.LatencyQuantile, 0.995)
+			check(t, "groups[1].target.slo_window", c.Groups[1].Target.SLOWindow, Duration(36*time.Hour))
+			check(t, "groups[2].target.slo_window (default)", c.Groups[2].Target.SLOWindow, Duration(30*24*time.Hour))
+		},
 		"debug": func(t *testing.T, c Config) {
 			check(t, "debug.pprof", c.Debug.Pprof, true)
 		},

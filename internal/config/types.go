@@ -187,6 +187,10 @@ type Target struct {
 	StaleAfter       time.Duration `yaml:"stale_after"`       // default 3 × interval
 	ArrivalSmoothing time.Duration `yaml:"arrival_smoothing"` // EWMA time constant, default 1m
 	LatencyQuantile  float64       `yaml:"latency_quantile"`  // share of messages that start within Latency, default 0.99
+	// SLOWindow is the window of the promise's error budget: the share
+	// LatencyQuantile is counted over it, and 1 − LatencyQuantile of its
+	// messages may start late. Default 30d.
+	SLOWindow Duration `yaml:"slo_window"`
 }
 
 // Forecast is how the model policy anticipates load: it forecasts the

@@ -270,6 +270,9 @@ func (t Target) validate(p *problems, path string, interval time.Duration) {
 	if !(t.LatencyQuantile > 0 && t.LatencyQuantile < 1) {
 		p.add(joinPath(path, "latency_quantile"), "must be a ratio in (0, 1), such as 0.99; got %v", t.LatencyQuantile)
 	}
+	if t.SLOWindow.D() < MinSLOWindow {
+		p.add(joinPath(path, "slo_window"), "must be at least %s (the error budget's window, such as 30d), got %s", Duration(MinSLOWindow), t.SLOWindow)
+	}
 }
 
 func (o OldestAge) validate(p *problems, path string) {

@@ -199,6 +199,14 @@ func TestValidateRules(t *testing.T) {
 		{"latency quantile 1", func(_ *Config, g *Group) { g.Target.LatencyQuantile = 1 },
 			[]string{"groups[0].target.latency_quantile: must be a ratio in (0, 1), such as 0.99; got 1"}},
 		{"latency quantile 0.5", func(_ *Config, g *Group) { g.Target.LatencyQuantile = 0.5 }, nil},
+		{"slo window 1h", func(_ *Config, g *Group) { g.Target.SLOWindow = Duration(time.Hour) }, nil},
+		{"slo window 90d", func(_ *Config, g *Group) { g.Target.SLOWindow = Duration(90 * 24 * time.Hour) }, nil},
+		{"slo window under 1h", func(_ *Config, g *Group) { g.Target.SLOWindow = Duration(59 * time.Minute) },
+			[]string{"groups[0].target.slo_window: must be at least 1h (the error budget's window, such as 30d), got 59m0s"}},
+		{"slo window 0", func(_ *Config, g *Group) { g.Target.SLOWindow = 0 },
+			[]string{"groups[0].target.slo_window: must be at least 1h (the error budget's window, such as 30d), got 0s"}},
+		{"slo window negative", func(_ *Config, g *Group) { g.Target.SLOWindow = Duration(-time.Hour) },
+			[]string{"groups[0].target.slo_window: must be at least 1h (the error budget's window, such as 30d), got -1h0m0s"}},
 		{"forecast history 1h", func(_ *Config, g *Group) { g.Forecast.History = Duration(time.Hour) }, nil},
 		{"forecast history 8d", func(_ *Config, g *Group) { g.Forecast.History = Duration(8 * 24 * time.Hour) }, nil},
 		{"forecast history under 1h", func(_ *Config, g *Group) { g.Forecast.History = Duration(59 * time.Minute) },
@@ -322,7 +330,7 @@ func TestDefaults(t *testing.T) {
 	check(t, "target", g.Target, Target{
 		Policy: "model", DrainTime: 15 * time.Minute, Utilization: 0.8,
 		Deadband: 0.1, ArrivalSmoothing: time.Minute,
-		LatencyQuantile: 0.99,
+		LatencyQuantile: 0.99, SLOWindow: Duration(30 * 24 * time.Hour),
 	})
 	check(t, "forecast", g.Forecast, Forecast{Mode: "act", History: Duration(8 * 24 * time.Hour)})
 	check(t, "oldest_age", g.OldestAge, OldestAge{CloudWatch: false, StaleAfter: 5 * time.Minute})
