@@ -39,6 +39,7 @@ func policySettings(g config.Group, interval time.Duration) policy.Settings {
 		StaleAfter:           g.Target.StaleAfterFor(interval),
 		ArrivalSmoothing:     g.Target.ArrivalSmoothing,
 		LatencyQuantile:      g.Target.LatencyQuantile,
+		SLOWindow:            g.Target.SLOWindow.D(),
 		MetricStaleAfter:     g.OldestAge.StaleAfter,
 		CloudWatchCounts:     g.OldestAge.CloudWatch,
 		Forecast:             forecastSettings(g.Forecast),

@@ -55,6 +55,10 @@ type Settings struct {
 	// Latency; the model policy's Erlang C wait floor sizes for it.
 	// Default 0.99.
 	LatencyQuantile float64
+	// SLOWindow is the window of the promise's error budget, over which
+	// LatencyQuantile is the objective; the controller's estimate of the
+	// messages started within the promise reads it, the sizing does not.
+	SLOWindow time.Duration
 	// Forecast: how the model policy anticipates load (see forecaster).
 	Forecast ForecastSettings
 	// MetricStaleAfter is how old a CloudWatch reading (oldest age, sent,
