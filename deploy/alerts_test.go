@@ -28,8 +28,13 @@ import (
 // promtoolMissing says what to do when promtool is not installed.
 const promtoolMissing = "promtool is not on PATH: run scripts/test-deps (Debian's prometheus package), or set CHECKER_SKIP_PROMTOOL=1 to skip the alert rules' tests"
 
-// TestAlertRulesFire runs `promtool test rules` over
-// deploy/prometheus/alerts_test.yaml, which must hold, for every alert of
+// ruleTestFiles are the promtool rules test files of deploy/prometheus:
+// the error budget's have a file of their own, evaluated less often, for
+// their days of data.
+var ruleTestFiles = []string{"alerts_test.yaml", "slo_test.yaml"}
+
+// TestAlertRulesFire runs `promtool test rules` over the files of
+// ruleTestFiles, which must hold between them, for every alert of
 // alerts.yaml, a case where it fires.
 func TestAlertRulesFire(t *testing.T) {
 	t.Parallel()
@@ -40,7 +45,7 @@ func TestAlertRulesFire(t *testing.T) {
 		}
 		t.Fatal(promtoolMissing)
 	}
-	cmd := exec.Command(promtool, "test", "rules", "alerts_test.yaml")
+	cmd := exec.Command(promtool, append([]string{"test", "rules"}, ruleTestFiles...)...)
 	cmd.Dir = filepath.Join(root, "deploy/prometheus")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -49,36 +54,43 @@ func TestAlertRulesFire(t *testing.T) {
 	fires := firingCases(t)
 	for _, name := range alertNames(t) {
 		if len(fires[name]) == 0 {
-			t.Errorf("alert %s has no case in alerts_test.yaml where it fires", name)
+			t.Errorf("alert %s has no case in %v where it fires", name, ruleTestFiles)
 		}
 	}
 }
 
 // ruleTests is the part of a promtool rules test file read here.
 type ruleTests struct {
-	Tests []struct {
-		InputSeries []struct {
-			Series string `yaml:"series"`
-		} `yaml:"input_series"`
-		AlertRuleTest []struct {
-			Alertname string `yaml:"alertname"`
-			ExpAlerts []any  `yaml:"exp_alerts"`
-		} `yaml:"alert_rule_test"`
-	} `yaml:"tests"`
+	Tests []ruleTestCase `yaml:"tests"`
+}
+
+// ruleTestCase is one test of a promtool rules test file.
+type ruleTestCase struct {
+	InputSeries []struct {
+		Series string `yaml:"series"`
+	} `yaml:"input_series"`
+	AlertRuleTest []struct {
+		Alertname string `yaml:"alertname"`
+		ExpAlerts []any  `yaml:"exp_alerts"`
+	} `yaml:"alert_rule_test"`
 }
 
 var seriesName = regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*`)
 
 // firingCases maps each alert to the metric names of the input series of
-// every test case in which it fires, one set per case.
+// every test case of ruleTestFiles in which it fires, one set per case.
 func firingCases(t *testing.T) map[string][]map[string]bool {
 	t.Helper()
-	var file ruleTests
-	if err := yaml.Unmarshal(readFile(t, "deploy/prometheus/alerts_test.yaml"), &file); err != nil {
-		t.Fatal(err)
+	var tests []ruleTestCase
+	for _, name := range ruleTestFiles {
+		var file ruleTests
+		if err := yaml.Unmarshal(readFile(t, "deploy/prometheus/"+name), &file); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		tests = append(tests, file.Tests...)
 	}
 	fires := map[string][]map[string]bool{}
-	for _, tc := range file.Tests {
+	for _, tc := range tests {
 		names := map[string]bool{}
 		for _, s := range tc.InputSeries {
 			names[seriesName.FindString(s.Series)] = true

@@ -236,13 +236,18 @@ func exportedMetrics(t *testing.T) (map[string]bool, map[string]dto.MetricType) 
 	return rec.names, types
 }
 
-var metricToken = regexp.MustCompile(`checker_[a-z_]+`)
+var metricToken = regexp.MustCompile(`[a-zA-Z0-9_:]*checker_[a-zA-Z0-9_:]*`)
 
 // queriedMetrics returns the checker metrics named anywhere in text, with
 // the histogram suffixes taken off where the base name is a histogram.
+// Names with a colon are recording rules' (level:metric:operations), not
+// the checker's: recordedNames checks them.
 func queriedMetrics(text string, types map[string]dto.MetricType) []string {
 	var out []string
 	for _, tok := range metricToken.FindAllString(text, -1) {
+		if strings.Contains(tok, ":") || !strings.HasPrefix(tok, "checker_") {
+			continue
+		}
 		for _, suffix := range []string{"_bucket", "_sum", "_count"} {
 			base := strings.TrimSuffix(tok, suffix)
 			if base != tok {
@@ -402,6 +407,20 @@ func TestDashboardAndAlertsQueryExportedMetrics(t *testing.T) {
 		}
 	})
 
+	t.Run("recording rules", func(t *testing.T) {
+		// Every recorded name read is recorded in the file.
+		text := string(readFile(t, alertsPath))
+		recorded := recordedNames(t, alertsPath)
+		if len(recorded) == 0 {
+			t.Fatal("no recording rules found")
+		}
+		for _, tok := range metricToken.FindAllString(text, -1) {
+			if strings.Contains(tok, ":") && !recorded[tok] {
+				t.Errorf("%s reads %s, which no rule records", alertsPath, tok)
+			}
+		}
+	})
+
 	t.Run("alerts", func(t *testing.T) {
 		rules := parseAlerts(t, alertsPath, promql)
 		for name, r := range rules {
@@ -425,6 +444,11 @@ func TestDashboardAndAlertsQueryExportedMetrics(t *testing.T) {
 			{"not consuming", `^checker_group_diagnosis\{state="` + qmodel.DiagNotConsuming + `"\} == 1$`, 5 * time.Minute},
 			{"checker down", `^up\{job="([^"]+)"\} == 0$`, 0},
 			{"checker stale", `^time\(\) - checker_last_success_timestamp_seconds > `, 0},
+			// The SRE workbook's multiwindow, multi-burn-rate alerts on the
+			// error budget of the promise.
+			{"error budget burning 14.4x over 1h and 5m", `^group:checker_slo_error:ratio_rate1h > on \(job, group\) \(14\.4 \* \(1 - group:checker_slo_objective:ratio\)\)\s+and on \(job, group\)\s+group:checker_slo_error:ratio_rate5m > on \(job, group\) \(14\.4 \* \(1 - group:checker_slo_objective:ratio\)\)$`, 0},
+			{"error budget burning 6x over 6h and 30m", `^group:checker_slo_error:ratio_rate6h > on \(job, group\) \(6 \* \(1 - group:checker_slo_objective:ratio\)\)\s+and on \(job, group\)\s+group:checker_slo_error:ratio_rate30m > on \(job, group\) \(6 \* \(1 - group:checker_slo_objective:ratio\)\)$`, 0},
+			{"error budget burning 1x over 3d and 6h", `^group:checker_slo_error:ratio_rate3d > on \(job, group\) \(1 - group:checker_slo_objective:ratio\)\s+and on \(job, group\)\s+group:checker_slo_error:ratio_rate6h > on \(job, group\) \(1 - group:checker_slo_objective:ratio\)$`, 0},
 		}
 		for _, w := range wanted {
 			re := regexp.MustCompile(w.pattern)
@@ -462,6 +486,28 @@ func TestDashboardAndAlertsQueryExportedMetrics(t *testing.T) {
 			}
 		}
 	})
+}
+
+// recordedNames returns the names the recording rules of a rule file record.
+func recordedNames(t *testing.T, path string) map[string]bool {
+	t.Helper()
+	var file struct {
+		Groups []struct {
+			Rules []alertRule `yaml:"rules"`
+		} `yaml:"groups"`
+	}
+	if err := yaml.Unmarshal(readFile(t, path), &file); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	names := map[string]bool{}
+	for _, g := range file.Groups {
+		for _, r := range g.Rules {
+			if r.Record != "" {
+				names[r.Record] = true
+			}
+		}
+	}
+	return names
 }
 
 // alertRule is one rule of a Prometheus rule file, as Prometheus reads it.
