@@ -38,7 +38,7 @@ const (
 	DefaultScaleInStabilization              = model.DefaultScaleInStabilization
 	DefaultLatencyQuantile                   = model.DefaultLatencyQuantile
 	DefaultForecastMode                      = ForecastAct
-	DefaultSLOWindow                         = Duration(30 * 24 * time.Hour)
+	DefaultSLOWindow                         = Duration(model.DefaultSLOWindow)
 	DefaultForecastHistory                   = Duration(model.DefaultForecastHistory)
 	DefaultMetricStaleAfter                  = model.DefaultMetricStaleAfter
 	DefaultActivation                        = model.DefaultActivation

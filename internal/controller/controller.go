@@ -23,6 +23,7 @@ import (
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
 	"github.com/queuechecker/queue-checker/internal/readmodel"
+	"github.com/queuechecker/queue-checker/internal/slo"
 )
 
 // Options wire a Controller.
@@ -99,6 +100,9 @@ type groupState struct {
 	// elsewhere is set while another checker holds the group's lease: the
 	// group is neither decided nor exported here.
 	elsewhere bool
+	// slo is the estimate of the messages started within the promise and
+	// the error budget; only cycles touch it (under Controller.cycle).
+	slo groupSLO
 }
 
 // New checks the options and makes a Controller.
@@ -312,7 +316,8 @@ func (c *Controller) RunOnce(ctx context.Context, now time.Time) ([]model.Decisi
 			}
 		}
 		done()
-		c.record(g, st, o, d, action, actErr, minutes)
+		step, status := st.observeSLO(g, o, d, now)
+		c.record(g, st, o, d, action, actErr, minutes, step, status)
 		decisions = append(decisions, d)
 	}
 	err = errors.Join(actErrs...)
@@ -370,6 +375,9 @@ func (c *Controller) leaveToPeer(group string) {
 	if moved {
 		st.elsewhere = true
 		st.haveLogged, st.actionFailing = false, false
+		// Back from the other checker, the estimate counts arrivals from
+		// its first cycle here, not over the time away.
+		st.slo.last = time.Time{}
 	}
 	c.mu.Unlock()
 	if !moved {
@@ -382,8 +390,10 @@ func (c *Controller) leaveToPeer(group string) {
 }
 
 // record feeds the decision to the read model, the metrics and the logs;
-// minutes are the fleet measurement's good minutes after the decision.
-func (c *Controller) record(g policy.Settings, st *groupState, o model.Observation, d model.Decision, a *model.Action, actErr error, minutes []measure.GoodMinute) {
+// minutes are the fleet measurement's good minutes after the decision,
+// step and status the promise's estimate of the cycle and its budget.
+func (c *Controller) record(g policy.Settings, st *groupState, o model.Observation, d model.Decision, a *model.Action, actErr error,
+	minutes []measure.GoodMinute, step slo.Step, status slo.Status) {
 	c.mu.Lock()
 	interval := c.interval
 	prevActErr := st.actionFailing
@@ -392,11 +402,12 @@ func (c *Controller) record(g policy.Settings, st *groupState, o model.Observati
 	st.lastLogged, st.haveLogged = d, true
 	c.mu.Unlock()
 	own := c.views.Record(readmodel.Record{Settings: g, Sample: o.Sample, Fleet: o.Fleet, Decision: d, Action: a,
-		ActionErr: actErr, FleetMinutes: minutes, Interval: interval})
+		ActionErr: actErr, FleetMinutes: minutes, Interval: interval, SLO: &status})
 	ownBill := own.Bill.Total
 
 	if c.metrics != nil {
 		c.metrics.observe(g, d, a)
+		c.metrics.observeSLO(g.Group, step, status)
 		c.metrics.groupAWSCost.WithLabelValues(g.Group).Set(ownBill)
 	}
 	var prev *model.Decision

@@ -9,6 +9,7 @@ import (
 	"github.com/queuechecker/queue-checker/internal/awscost"
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
+	"github.com/queuechecker/queue-checker/internal/slo"
 )
 
 // Worker kinds of checker_group_workers.
@@ -42,6 +43,12 @@ type metrics struct {
 	awsCost          *prometheus.GaugeVec
 	actions          *prometheus.CounterVec
 	actionErrors     *prometheus.CounterVec
+	sloWithin        *prometheus.CounterVec
+	sloLate          *prometheus.CounterVec
+	sloObjective     *prometheus.GaugeVec
+	sloWindow        *prometheus.GaugeVec
+	sloBudget        *prometheus.GaugeVec
+	sloTrusted       *prometheus.GaugeVec
 	cycleDuration    prometheus.Histogram
 	cycleFailures    prometheus.Counter
 	lastSuccess      prometheus.Gauge
@@ -84,6 +91,20 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		actionErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "checker_action_errors_total", Help: "Decisions whose actions (metrics or scaling) failed.",
 		}, []string{"group"}),
+		sloWithin: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "checker_slo_messages_within_promise_total",
+			Help: "Messages started within the latency promise, as estimated from the SQS counts and the arrival rate (not counted one by one).",
+		}, []string{"group"}),
+		sloLate: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "checker_slo_messages_late_total",
+			Help: "Messages started after waiting longer than the latency promise, as estimated from the SQS counts and the arrival rate.",
+		}, []string{"group"}),
+		sloObjective: g("checker_slo_objective_ratio", "The share of messages promised to start within the latency (target.latency_quantile): the SLO's objective.", "group"),
+		sloWindow:    g("checker_slo_window_seconds", "The window of the promise's error budget (target.slo_window).", "group"),
+		sloBudget: g("checker_slo_error_budget_remaining_ratio", "Share of the window's allowance of late messages ((1 - objective) x messages started) "+
+			"not yet spent, over the part of the window this checker has seen: 1 untouched, 0 spent, below 0 overspent.", "group"),
+		sloTrusted: g("checker_slo_estimate_trusted", "1 when every estimate of the last hour was trusted; 0 when one was rough or missing "+
+			"(a standard queue, delayed or held messages, missing samples, the first promise-length after start).", "group"),
 		cycleDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "checker_cycle_duration_seconds", Help: "Time one cycle took: observe, decide, act.",
 			Buckets: []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10},
@@ -97,7 +118,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	}
 	for _, c := range []prometheus.Collector{m.backlog, m.backlogPerWorker, m.target, m.ratio, m.workers,
 		m.bounds, m.arrival, m.forecast, m.utilization, m.drain, m.oldestAge, m.latency, m.capped, m.held, m.switchProblems, m.partial,
-		m.diagnosis, m.measuredService, m.measuredWorker, m.measuredConf, m.ceiling, m.cost, m.groupAWSCost, m.awsCost, m.actions, m.actionErrors, m.cycleDuration, m.cycleFailures, m.lastSuccess} {
+		m.diagnosis, m.measuredService, m.measuredWorker, m.measuredConf, m.ceiling, m.cost, m.groupAWSCost, m.awsCost, m.actions, m.actionErrors,
+		m.sloWithin, m.sloLate, m.sloObjective, m.sloWindow, m.sloBudget, m.sloTrusted, m.cycleDuration, m.cycleFailures, m.lastSuccess} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register controller metrics: %w", err)
 		}
@@ -188,11 +210,35 @@ func (m *metrics) observe(s policy.Settings, d model.Decision, a *model.Action) 
 func (m *metrics) forget(group string) {
 	for _, v := range []*prometheus.GaugeVec{m.backlog, m.backlogPerWorker, m.target, m.ratio, m.workers,
 		m.bounds, m.arrival, m.forecast, m.utilization, m.drain, m.oldestAge, m.latency, m.capped, m.held, m.switchProblems, m.partial, m.diagnosis,
-		m.measuredService, m.measuredWorker, m.measuredConf, m.ceiling, m.cost, m.groupAWSCost} {
+		m.measuredService, m.measuredWorker, m.measuredConf, m.ceiling, m.cost, m.groupAWSCost,
+		m.sloObjective, m.sloWindow, m.sloBudget, m.sloTrusted} {
 		v.DeletePartialMatch(prometheus.Labels{"group": group})
 	}
 	m.actions.DeletePartialMatch(prometheus.Labels{"group": group})
 	m.actionErrors.DeletePartialMatch(prometheus.Labels{"group": group})
+	m.sloWithin.DeletePartialMatch(prometheus.Labels{"group": group})
+	m.sloLate.DeletePartialMatch(prometheus.Labels{"group": group})
+}
+
+// observeSLO exports a cycle's estimate of the promise: the step's
+// messages added to the counters (whose series exist from the first
+// cycle, at 0), and the budget's status.
+func (m *metrics) observeSLO(group string, step slo.Step, s slo.Status) {
+	m.sloWithin.WithLabelValues(group).Add(nonNegative(step.Within))
+	m.sloLate.WithLabelValues(group).Add(nonNegative(step.Late))
+	m.sloObjective.WithLabelValues(group).Set(s.Objective)
+	m.sloWindow.WithLabelValues(group).Set(s.Window.Seconds())
+	m.sloBudget.WithLabelValues(group).Set(s.BudgetLeft)
+	m.sloTrusted.WithLabelValues(group).Set(boolGauge(s.Trust == slo.TrustGood))
+}
+
+// nonNegative is x, or 0 when x is negative or not a number: a counter
+// only goes up.
+func nonNegative(x float64) float64 {
+	if x > 0 && !math.IsInf(x, 1) {
+		return x
+	}
+	return 0
 }
 
 // exportAWSCost sets checker_aws_cost_dollars_per_month by service.

@@ -34,6 +34,7 @@ const (
 	DefaultArrivalSmoothing     = time.Minute
 	DefaultConcurrency          = 1
 	DefaultLatencyQuantile      = 0.99
+	DefaultSLOWindow            = 30 * 24 * time.Hour // the promise's error budget's window
 	DefaultMetricStaleAfter     = 5 * time.Minute
 	DefaultForecastHistory      = 8 * 24 * time.Hour
 	// DefaultForecastStabilization is the scale-in stabilisation window of

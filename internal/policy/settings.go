@@ -178,6 +178,9 @@ func (s Settings) WithDefaults() Settings {
 	if s.DrainTime <= 0 {
 		s.DrainTime = model.DefaultDrainTime
 	}
+	if s.SLOWindow <= 0 {
+		s.SLOWindow = model.DefaultSLOWindow
+	}
 	if !(s.Utilization > 0) {
 		s.Utilization = model.DefaultUtilization
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/queuechecker/queue-checker/internal/model"
+	"github.com/queuechecker/queue-checker/internal/slo"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -67,8 +68,8 @@ func TestHistoryKeepsArrivalsAndForecast(t *testing.T) {
 	at := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	rate := 14.5
 	var r ring
-	r.add(pointOf(model.Decision{At: at, ArrivalRate: &rate, Forecast: &model.Forecast{Rate: 212, At: at.Add(time.Minute)}}), time.Hour)
-	r.add(pointOf(model.Decision{At: at.Add(5 * time.Second)}), time.Hour)
+	r.add(pointOf(model.Decision{At: at, ArrivalRate: &rate, Forecast: &model.Forecast{Rate: 212, At: at.Add(time.Minute)}}, nil), time.Hour)
+	r.add(pointOf(model.Decision{At: at.Add(5 * time.Second)}, nil), time.Hour)
 	got := r.since(time.Hour)
 	if len(got) != 2 {
 		t.Fatalf("%d points, want 2", len(got))
@@ -78,5 +79,29 @@ func TestHistoryKeepsArrivalsAndForecast(t *testing.T) {
 	}
 	if got[1].Arrival != nil || got[1].Forecast != nil {
 		t.Errorf("second point %+v, want neither known", got[1])
+	}
+}
+
+// The history keeps the error budget left, drawn at 0 once overspent, and
+// nil while there is no estimate.
+func TestHistoryKeepsTheBudgetLeft(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	var r ring
+	r.add(pointOf(model.Decision{At: at}, &slo.Status{BudgetLeft: 0.75}), time.Hour)
+	r.add(pointOf(model.Decision{At: at.Add(5 * time.Second)}, &slo.Status{BudgetLeft: -2.5}), time.Hour)
+	r.add(pointOf(model.Decision{At: at.Add(10 * time.Second)}, nil), time.Hour)
+	got := r.since(time.Hour)
+	if len(got) != 3 {
+		t.Fatalf("%d points, want 3", len(got))
+	}
+	if got[0].BudgetLeft == nil || *got[0].BudgetLeft != 0.75 {
+		t.Errorf("first point's budget %v, want 0.75", got[0].BudgetLeft)
+	}
+	if got[1].BudgetLeft == nil || *got[1].BudgetLeft != 0 {
+		t.Errorf("overspent point's budget %v, want 0", got[1].BudgetLeft)
+	}
+	if got[2].BudgetLeft != nil {
+		t.Errorf("point without an estimate has budget %v, want none", *got[2].BudgetLeft)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/queuechecker/queue-checker/internal/measure"
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
+	"github.com/queuechecker/queue-checker/internal/slo"
 )
 
 // Leases is what the views show of the groups' leases when several
@@ -75,6 +76,8 @@ type groupState struct {
 	calls       awscost.Rates
 	published   callrate.Window
 	lastCallsAt time.Time
+	// slo is the promise's error budget at the last cycle; nil before.
+	slo *slo.Status
 }
 
 // maxChanges is how many recent changes of the desired count a group keeps.
@@ -132,6 +135,9 @@ type Record struct {
 	// Interval is the loop's interval: the span a group's first decision
 	// stands for in the rate of its calls.
 	Interval time.Duration
+	// SLO is the promise's error budget after the cycle; nil when not
+	// estimated.
+	SLO *slo.Status
 }
 
 // Record keeps one cycle of a group, and returns what the group's own AWS
@@ -157,7 +163,12 @@ func (m *Model) Record(r Record) AWSCost {
 	if r.ActionErr != nil {
 		st.actionErr = r.ActionErr.Error()
 	}
-	st.points.add(pointOf(d), m.history)
+	st.slo = nil
+	if r.SLO != nil {
+		s := *r.SLO
+		st.slo = &s
+	}
+	st.points.add(pointOf(d, r.SLO), m.history)
 	st.meter.add(r.Settings, r.Fleet, d)
 	st.meterCalls(r.Sample, d, r.Action, r.Interval)
 	st.minutes = appendFleetMinutes(st.minutes[:0], r.FleetMinutes)
@@ -185,6 +196,7 @@ func (m *Model) Leave(group string) {
 	st.decision, st.action, st.actionErr = nil, nil, ""
 	st.sample, st.fleet = model.GroupSample{Group: group}, model.Fleet{}
 	st.calls = awscost.Rates{} // its calls are the holder's
+	st.slo = nil
 }
 
 // FleetMinute is one good minute of the group's fleet measurement, for the

@@ -8,6 +8,7 @@ import (
 
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
+	"github.com/queuechecker/queue-checker/internal/slo"
 )
 
 // Point is one cycle of a group, kept for the status page's charts.
@@ -23,14 +24,22 @@ type Point struct {
 	// or when there was no forecast.
 	Arrival  *float64 `json:"arrival_rate"`
 	Forecast *float64 `json:"forecast_rate"`
+	// BudgetLeft is the share of the promise's error budget left
+	// (slo.Status.BudgetLeft), at least 0: an overspent budget is drawn as
+	// spent. Nil when not estimated.
+	BudgetLeft *float64 `json:"budget_left"`
 }
 
-func pointOf(d model.Decision) Point {
+func pointOf(d model.Decision, s *slo.Status) Point {
 	p := Point{At: d.At, Backlog: d.Backlog, Current: d.CurrentWorkers, Desired: d.DesiredWorkers,
 		Recommended: d.RecommendedWorkers, OldestAge: d.OldestAgeSeconds, Arrival: d.ArrivalRate}
 	if d.Forecast != nil {
 		f := d.Forecast.Rate
 		p.Forecast = &f
+	}
+	if s != nil && !math.IsNaN(s.BudgetLeft) {
+		b := max(s.BudgetLeft, 0)
+		p.BudgetLeft = &b
 	}
 	return p
 }
@@ -47,14 +56,14 @@ type ring struct {
 	head int // index of the oldest point kept
 }
 
-// pointRec is a Point in 40 bytes: the time in Unix nanoseconds, counts as
-// 32-bit numbers, the oldest age, the arrival estimate and the forecast as
-// float32s that are NaN when unknown.
+// pointRec is a Point in 48 bytes: the time in Unix nanoseconds, counts as
+// 32-bit numbers, the oldest age, the arrival estimate, the forecast and
+// the budget left as float32s that are NaN when unknown.
 type pointRec struct {
-	at                            int64
-	backlog                       int64
-	current, desired, recommended int32
-	age, arrival, forecast        float32
+	at                             int64
+	backlog                        int64
+	current, desired, recommended  int32
+	age, arrival, forecast, budget float32
 }
 
 // f32 is *v as a float32, NaN when v is nil.
@@ -78,12 +87,14 @@ func clamp32(n int) int32 { return int32(max(min(n, math.MaxInt32), math.MinInt3
 
 func recOf(p Point) pointRec {
 	return pointRec{at: p.At.UnixNano(), backlog: p.Backlog, current: clamp32(p.Current), desired: clamp32(p.Desired),
-		recommended: clamp32(p.Recommended), age: f32(p.OldestAge), arrival: f32(p.Arrival), forecast: f32(p.Forecast)}
+		recommended: clamp32(p.Recommended), age: f32(p.OldestAge), arrival: f32(p.Arrival), forecast: f32(p.Forecast),
+		budget: f32(p.BudgetLeft)}
 }
 
 func (r pointRec) point() Point {
 	return Point{At: time.Unix(0, r.at).UTC(), Backlog: r.backlog, Current: int(r.current), Desired: int(r.desired),
-		Recommended: int(r.recommended), OldestAge: f64(r.age), Arrival: f64(r.arrival), Forecast: f64(r.forecast)}
+		Recommended: int(r.recommended), OldestAge: f64(r.age), Arrival: f64(r.arrival), Forecast: f64(r.forecast),
+		BudgetLeft: f64(r.budget)}
 }
 
 // add appends p and drops the points older than window before it (none
@@ -150,6 +161,9 @@ type GroupView struct {
 	// AWSCost is what the checker's own AWS calls for the group cost a
 	// month at the last minute's rate (awsbill.go).
 	AWSCost AWSCost
+	// SLO is the promise's error budget at the last cycle; nil before
+	// the first and while another checker holds the group.
+	SLO *slo.Status
 }
 
 // Groups returns a view of every group, in configuration order.
@@ -194,6 +208,10 @@ func (m *Model) viewOf(g policy.Settings) GroupView {
 		}
 		v.Bill = st.meter.bill(g.WorkerCostPerHour, current)
 		v.AWSCost = m.groupCost(st)
+		if st.slo != nil && !st.elsewhere {
+			s := *st.slo
+			v.SLO = &s
+		}
 		if !st.elsewhere && len(st.minutes) > 0 {
 			v.FleetMinutes = slices.Clone(st.minutes)
 		}
