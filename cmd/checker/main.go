@@ -27,6 +27,7 @@ func commands() []command {
 		{"validate", "check a configuration file; exit 2 naming every problem", cmdValidate},
 		{"plan", "the offline capacity calculator (Little's law, drain, Erlang C)", cmdPlan},
 		{"simulate", "replay a traffic scenario against policies and score them", cmdSimulate},
+		{"slo", "print each group's latency promise as an OpenSLO SLO document", cmdSLO},
 		{"demo", "the daemon against a built-in simulated queue and fleet: no AWS needed", cmdDemo},
 		{"health", "probe a running checker's /livez, or --url's endpoint (for container health checks)", cmdHealth},
 		{"version", "print version, commit and Go version", cmdVersion},

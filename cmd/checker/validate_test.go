@@ -33,6 +33,7 @@ func TestValidateCommandOK(t *testing.T) {
 		configTestdata + "/forecast.ok.yaml":      4,
 		configTestdata + "/prices.ok.yaml":        3,
 		configTestdata + "/debug.ok.yaml":         1,
+		configTestdata + "/slo.ok.yaml":           3,
 	}
 	files, err := filepath.Glob(configTestdata + "/*.ok.yaml")
 	if err != nil || len(files) == 0 {
