@@ -13,6 +13,7 @@ import (
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
 	"github.com/queuechecker/queue-checker/internal/readmodel"
+	"github.com/queuechecker/queue-checker/internal/slo"
 )
 
 // groupsDoc is the JSON of GET /api/v1/groups, and the data the status page
@@ -79,6 +80,57 @@ type groupDoc struct {
 	// Cost is the fleet in dollars: now, over the last day, per million
 	// messages served, and against the same rule without the forecast.
 	Cost costDoc `json:"cost"`
+	// SLO is the promise read as a service level objective: the share of
+	// messages started within it, the error budget left and its burn;
+	// null before the first cycle and while another checker holds the
+	// group.
+	SLO *sloDoc `json:"slo"`
+}
+
+// sloDoc is a group's promise as an SLO (docs/observability.md, "The
+// promise as an SLO"): estimates, from the SQS counts, of the messages
+// started within the promise and after it.
+type sloDoc struct {
+	// Objective is target.latency_quantile; WindowSeconds
+	// target.slo_window, whose part this checker has seen the window's
+	// figures cover.
+	Objective     float64 `json:"objective"`
+	WindowSeconds float64 `json:"window_seconds"`
+	// ShareHour and ShareWindow are the shares of the messages started
+	// within the promise over the last hour and the window; 1 when none
+	// started.
+	ShareHour   float64 `json:"share_hour"`
+	ShareWindow float64 `json:"share_window"`
+	// Kept is whether the last hour kept the objective.
+	Kept bool `json:"kept"`
+	// BudgetLeft is the share of the window's allowance of late messages
+	// not yet spent: 1 untouched, 0 spent, below 0 overspent.
+	BudgetLeft float64 `json:"budget_left"`
+	// BurnRate is the last hour's late share over the allowance: 1 spends
+	// the budget exactly over the window.
+	BurnRate float64 `json:"burn_rate"`
+	// Trust is how far the last hour's estimate can be relied on: good,
+	// rough or none; Why says why it is not good ("" when it is).
+	Trust string `json:"trust"`
+	Why   string `json:"why"`
+	// The messages started within and after the promise, estimated.
+	WithinHour   float64 `json:"within_hour"`
+	LateHour     float64 `json:"late_hour"`
+	WithinWindow float64 `json:"within_window"`
+	LateWindow   float64 `json:"late_window"`
+}
+
+func sloOf(s *slo.Status) *sloDoc {
+	if s == nil {
+		return nil
+	}
+	return &sloDoc{
+		Objective: s.Objective, WindowSeconds: s.Window.Seconds(),
+		ShareHour: s.HourShare, ShareWindow: s.Share, Kept: s.Kept(),
+		BudgetLeft: s.BudgetLeft, BurnRate: s.BurnRate,
+		Trust: s.Trust.String(), Why: s.Why,
+		WithinHour: s.HourWithin, LateHour: s.HourLate, WithinWindow: s.Within, LateWindow: s.Late,
+	}
 }
 
 // costDoc is the group's bill with its sentences for the status page,
@@ -306,6 +358,7 @@ func groupOf(v readmodel.GroupView, now time.Time) groupDoc {
 		Switches:     switchNotes(v.Decision, v.Settings.Limits().For(v.Fleet)),
 		Lease:        v.Lease,
 		Cost:         costOf(v.Bill),
+		SLO:          sloOf(v.SLO),
 	}
 	g.Cost.AWS = groupAWSCostOf(v.AWSCost)
 	// Lists are always arrays in the JSON, never null.

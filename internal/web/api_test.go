@@ -105,7 +105,7 @@ func TestGroupsAPI(t *testing.T) {
 func checkGroupJSON(t *testing.T, g map[string]any, v readmodel.GroupView) {
 	t.Helper()
 	wantKeys := []string{"action_error", "ages", "backlog_trend", "bounds", "burst_note", "changes", "cost", "decision", "failures", "fleet", "fleet_minutes", "forecast_note",
-		"history", "last_action", "name", "queues", "settings", "switches"}
+		"history", "last_action", "name", "queues", "settings", "slo", "switches"}
 	if got := keysOf(g); !slices.Equal(got, wantKeys) {
 		t.Errorf("group keys %v, want %v", got, wantKeys)
 	}
@@ -192,6 +192,33 @@ func checkGroupJSON(t *testing.T, g map[string]any, v readmodel.GroupView) {
 	}
 	if g["action_error"] != v.ActionError {
 		t.Errorf("%s: action_error %v, want %q", v.Settings.Group, g["action_error"], v.ActionError)
+	}
+
+	// The promise as an SLO: null before the first cycle, then the view's
+	// status field by field.
+	if v.SLO == nil {
+		if g["slo"] != nil {
+			t.Errorf("%s: slo %v with no estimate, want null", v.Settings.Group, g["slo"])
+		}
+		return
+	}
+	so, ok := g["slo"].(map[string]any)
+	if !ok {
+		t.Fatalf("%s: slo is %T, want an object", v.Settings.Group, g["slo"])
+	}
+	st2 := *v.SLO
+	for key, want := range map[string]any{
+		"objective": st2.Objective, "window_seconds": st2.Window.Seconds(),
+		"share_hour": st2.HourShare, "share_window": st2.Share, "kept": st2.HourShare >= st2.Objective,
+		"budget_left": st2.BudgetLeft, "burn_rate": st2.BurnRate, "trust": st2.Trust.String(), "why": st2.Why,
+		"within_hour": st2.HourWithin, "late_hour": st2.HourLate, "within_window": st2.Within, "late_window": st2.Late,
+	} {
+		if so[key] != want {
+			t.Errorf("%s: slo.%s = %v, want %v", v.Settings.Group, key, so[key], want)
+		}
+	}
+	if len(so) != 13 {
+		t.Errorf("%s: slo has keys %v, want the 13 checked", v.Settings.Group, keysOf(so))
 	}
 }
 

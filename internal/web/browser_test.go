@@ -69,6 +69,9 @@ func TestBrowser(t *testing.T) {
 	t.Run("a late cycle, a stale minute, a job under way and a late message, as on-call meets them", func(t *testing.T) {
 		testMisleadingMoments(t, ctx)
 	})
+	t.Run("the promise's error budget, kept, overspent and roughly estimated", func(t *testing.T) {
+		testPromiseBudget(t, ctx)
+	})
 	t.Run("formatting in the page matches the server's", func(t *testing.T) {
 		testFormatParity(t, ctx)
 	})

@@ -49,7 +49,7 @@ type seriesSpec struct {
 type chartSpec struct {
 	ID     string       `json:"id"`
 	Title  string       `json:"title"`
-	Format string       `json:"format"` // of the value axis: count, rate (msg/s) or seconds
+	Format string       `json:"format"` // of the value axis: count, rate (msg/s), seconds or percent (of a ratio)
 	Series []seriesSpec `json:"series"`
 	// Ref is a path into the group's JSON for a horizontal reference line
 	// (the promise); empty for none. A value of 0 draws no line.
@@ -74,6 +74,8 @@ var charts = []chartSpec{
 			{Key: "arrival_rate", Label: "arrivals"},
 			{Key: "forecast_rate", Label: "forecast", Step: true},
 		}},
+	{ID: "budget", Title: "Error budget left", Format: "percent",
+		Series: []seriesSpec{{Key: "budget_left", Label: "budget left"}}},
 }
 
 // chartView is one rendered chart.
@@ -154,6 +156,11 @@ func pointValue(p readmodel.Point, key string) (float64, bool) {
 			return 0, false
 		}
 		return *p.Forecast, true
+	case "budget_left":
+		if p.BudgetLeft == nil {
+			return 0, false
+		}
+		return *p.BudgetLeft, true
 	}
 	return 0, false
 }
@@ -237,8 +244,11 @@ func pathOf(picked []sample, startMs, windowMs int64, yMax float64, step bool, g
 
 // formatAxis writes an axis or summary value in the chart's format.
 func formatAxis(format string, v float64) string {
-	if format == "seconds" {
+	switch format {
+	case "seconds":
 		return formatSeconds(v)
+	case "percent":
+		return formatPercent(v)
 	}
 	return formatNumber(v)
 }

@@ -299,7 +299,11 @@
     return d;
   }
 
-  function formatAxis(format, v) { return format === "seconds" ? formatSeconds(v) : formatNumber(v); }
+  function formatAxis(format, v) {
+    if (format === "seconds") { return formatSeconds(v); }
+    if (format === "percent") { return formatPercent(v); }
+    return formatNumber(v);
+  }
 
   // chartWindow is the span of the time axis: back to the oldest point of
   // the history within the longest window, rounded up to a whole minute.
