@@ -229,6 +229,15 @@ func TestAlertsFireOnTheShippedConfigs(t *testing.T) {
 	if len(exported) == 0 {
 		t.Fatalf("no metrics scraped from the checker; its log:\n%s", logs.String())
 	}
+	// The promise's estimate is exported without CloudWatch: every series
+	// of docs/observability.md's "The promise as an SLO".
+	for _, n := range []string{"checker_slo_messages_within_promise_total", "checker_slo_messages_late_total",
+		"checker_slo_objective_ratio", "checker_slo_window_seconds", "checker_slo_error_budget_remaining_ratio",
+		"checker_slo_estimate_trusted"} {
+		if !exported[n] {
+			t.Errorf("the checker on the README's configuration exports no %s", n)
+		}
+	}
 	for alert, cases := range firingCases(t) {
 		ok := false
 		var missing []string
