@@ -114,7 +114,7 @@ groups:
 	}
 
 	// Sloth's SLI, evaluated by promtool on the checker's counters.
-	test := fmt.Sprintf(`rule_files: [rules-0.yaml]
+	const test = `rule_files: [rules-0.yaml]
 evaluation_interval: 1m
 tests:
   - interval: 1m
@@ -134,7 +134,7 @@ tests:
         exp_samples:
           - labels: '{}'
             value: 1
-`)
+`
 	testPath := filepath.Join(dir, "sli_test.yaml")
 	if err := os.WriteFile(testPath, []byte(test), 0o600); err != nil {
 		t.Fatal(err)
