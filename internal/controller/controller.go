@@ -377,7 +377,7 @@ func (c *Controller) leaveToPeer(group string) {
 		st.haveLogged, st.actionFailing = false, false
 		// Back from the other checker, the estimate counts arrivals from
 		// its first cycle here, not over the time away.
-		st.slo.last = time.Time{}
+		st.slo.have = false
 	}
 	c.mu.Unlock()
 	if !moved {

@@ -18,15 +18,32 @@ type groupSLO struct {
 	promise   time.Duration
 	objective float64
 	window    time.Duration
-	// last is the time of the previous cycle fed in; zero before the
-	// first and after the group came back from another checker.
-	last time.Time
+	// prev are the counts of the last cycle with data, at prevAt; have is
+	// false before the first and after the group came back from another
+	// checker.
+	prev   slo.Counts
+	prevAt time.Time
+	have   bool
+}
+
+// sloCounts are the counts of a cycle the arrivals are reckoned from: the
+// sample's visible, in-flight and delayed messages, and the slots of the
+// workers that complete messages (in service or draining, × concurrency),
+// unknown while the fleet is.
+func sloCounts(s policy.Settings, o model.Observation, d model.Decision) slo.Counts {
+	c := slo.Counts{Visible: float64(o.Sample.Visible), InFlight: float64(o.Sample.InFlight),
+		Delayed: float64(o.Sample.Delayed), Slots: -1}
+	if o.Fleet.Known {
+		c.Slots = float64((max(d.InServiceWorkers, 0) + max(d.DrainingWorkers, 0)) * max(s.Concurrency, 1))
+	}
+	return c
 }
 
 // sloInput is one cycle of a group as the estimate reads it: the visible
 // and delayed counts and the oldest age of the sample, and the arrivals
-// since the previous cycle at the decision's arrival rate.
-func sloInput(s policy.Settings, o model.Observation, d model.Decision, since time.Duration, now time.Time) slo.Input {
+// since the previous cycle with data by conservation (slo.Arrived, at the
+// settings' service time, as the simulator measures the estimate).
+func (e *groupSLO) sloInput(s policy.Settings, o model.Observation, d model.Decision, now time.Time) slo.Input {
 	in := slo.Input{
 		At:        now,
 		Visible:   float64(o.Sample.Visible),
@@ -39,9 +56,17 @@ func sloInput(s policy.Settings, o model.Observation, d model.Decision, since ti
 	if r := o.Sample.OldestAge; r != nil {
 		in.OldestAge, in.OldestAt = r.Value, r.At
 	}
-	if d.ArrivalRate != nil && since > 0 {
-		in.Arrived = *d.ArrivalRate * since.Seconds()
+	if in.Missing {
+		return in // the next cycle with data counts the arrivals since the last
 	}
+	c := sloCounts(s, o, d)
+	if e.have && now.After(e.prevAt) {
+		if per := s.PerWorker(); per > 0 {
+			service := float64(max(s.Concurrency, 1)) / per
+			in.Arrived = slo.Arrived(e.prev, c, now.Sub(e.prevAt).Seconds(), service)
+		}
+	}
+	e.prev, e.prevAt, e.have = c, now, true
 	return in
 }
 
@@ -50,17 +75,11 @@ func sloInput(s policy.Settings, o model.Observation, d model.Decision, since ti
 // and returns the cycle's step and the budget's status after it.
 func (st *groupState) observeSLO(g policy.Settings, o model.Observation, d model.Decision, now time.Time) (slo.Step, slo.Status) {
 	s := g.WithDefaults()
-	window := s.SLOWindow
 	e := &st.slo
-	if e.tracker == nil || e.promise != s.Latency || e.objective != s.LatencyQuantile || e.window != window {
-		*e = groupSLO{tracker: slo.NewTracker(s.Latency, s.LatencyQuantile, window),
-			promise: s.Latency, objective: s.LatencyQuantile, window: window}
+	if e.tracker == nil || e.promise != s.Latency || e.objective != s.LatencyQuantile || e.window != s.SLOWindow {
+		*e = groupSLO{tracker: slo.NewTracker(s.Latency, s.LatencyQuantile, s.SLOWindow),
+			promise: s.Latency, objective: s.LatencyQuantile, window: s.SLOWindow}
 	}
-	var since time.Duration
-	if !e.last.IsZero() && now.After(e.last) {
-		since = now.Sub(e.last)
-	}
-	e.last = now
-	step := e.tracker.Observe(sloInput(s, o, d, since, now))
+	step := e.tracker.Observe(e.sloInput(s, o, d, now))
 	return step, e.tracker.Status(now)
 }

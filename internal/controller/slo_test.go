@@ -25,7 +25,8 @@ func sloObservation(group string, at time.Time, visible int64) model.Observation
 }
 
 // The controller feeds each group's estimate with the cycle's sample and
-// decision: a FIFO queue kept at 3,000 visible (a minute of waiting at
+// fleet (the arrivals by conservation at the settings' service time): a
+// FIFO queue kept at 3,000 visible (a minute of waiting at
 // 50 msg/s against a 10 s promise) starts its messages late, an empty one
 // starts them within the promise, and a standard queue's estimate is
 // rough. The counters and the view hold what an estimate fed the same
@@ -66,8 +67,14 @@ func TestSLOEstimateFollowsTheQueue(t *testing.T) {
 			g := groups[j]
 			in := slo.Input{At: now, Visible: float64(visible[g.Group]), OldestAge: -1, Unordered: !g.FIFO,
 				Held: d.Diagnosis == model.DiagMessagesHeld}
-			if i > 0 && d.ArrivalRate != nil {
-				in.Arrived = *d.ArrivalRate * 5
+			if i > 0 {
+				// The queue neither grows nor shrinks: what arrived is what
+				// 10 slots completed in 5 s at 0.2 s a message.
+				counts := slo.Counts{Visible: float64(visible[g.Group]), InFlight: 10, Slots: 10}
+				in.Arrived = slo.Arrived(counts, counts, 5, 0.2)
+				if in.Arrived != 250 {
+					t.Fatalf("slo.Arrived = %v, want 250", in.Arrived)
+				}
 			}
 			st := mirror[g.Group].Observe(in)
 			s := sums[g.Group]
@@ -175,5 +182,35 @@ func TestSLOEstimateAcrossReloads(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(c.metrics.sloWithin.WithLabelValues("a")); got < counted {
 		t.Errorf("the within counter went from %v to %v: a counter never goes down", counted, got)
+	}
+}
+
+// A cycle without data counts no arrivals and keeps the last counts: the
+// next cycle with data reckons the arrivals over both intervals. Without
+// a known fleet the slots are unknown, and the in-flight count stands.
+func TestSLOInputAcrossAMissingCycle(t *testing.T) {
+	t.Parallel()
+	s := policytest.Settings("a", func(s *policy.Settings) { s.FIFO = true }).WithDefaults() // 0.2 s a message
+	d := model.Decision{InServiceWorkers: 10}
+	var e groupSLO
+	ok := func(at time.Time, visible int64) model.Observation { return sloObservation("a", at, visible) }
+	missing := model.Observation{Sample: model.GroupSample{Group: "a", At: t0.Add(5 * time.Second), Queues: 1}}
+
+	if in := e.sloInput(s, ok(t0, 100), d, t0); in.Arrived != 0 || in.Missing || in.Unordered || in.Visible != 100 {
+		t.Errorf("first cycle: %+v, want no arrivals yet, 100 visible, ordered", in)
+	}
+	if in := e.sloInput(s, missing, d, t0.Add(5*time.Second)); !in.Missing || in.Arrived != 0 {
+		t.Errorf("missing cycle: %+v, want missing and no arrivals", in)
+	}
+	// 10 s later: 40 more visible, and 10 slots × 10 s / 0.2 s = 500 completed.
+	if in := e.sloInput(s, ok(t0.Add(10*time.Second), 140), d, t0.Add(10*time.Second)); in.Arrived != 540 {
+		t.Errorf("after the gap: arrived %v, want 540", in.Arrived)
+	}
+	// A fleet not read: the in-flight count (10) is taken as it is.
+	o := ok(t0.Add(15*time.Second), 140)
+	o.Fleet.Known = false
+	o.Sample.InFlight = 30
+	if in := e.sloInput(s, o, d, t0.Add(15*time.Second)); in.Arrived != 20+(10+30)/2.0*5/0.2 {
+		t.Errorf("fleet unknown: arrived %v, want %v", in.Arrived, 20+(10+30)/2.0*5/0.2)
 	}
 }
