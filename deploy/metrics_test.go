@@ -391,6 +391,8 @@ func TestDashboardAndAlertsQueryExportedMetrics(t *testing.T) {
 			{"held", []string{"checker_group_held"}},
 			{"capped", []string{"checker_group_capped"}},
 			{"AWS errors by outcome", []string{"checker_aws_requests_total", "outcome"}},
+			{"share within the promise against its objective", []string{"checker_slo_messages_within_promise_total", "checker_slo_messages_late_total", "checker_slo_objective_ratio"}},
+			{"error budget left", []string{"checker_slo_error_budget_remaining_ratio"}},
 		}
 		for _, w := range wanted {
 			found := false
