@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,6 +121,30 @@ func TestSLOEstimateFollowsTheQueue(t *testing.T) {
 	}
 	if standard.Trust != slo.TrustRough || standard.Why != slo.WhyUnordered {
 		t.Errorf("standard: trust %v (%q), want rough for a standard queue", standard.Trust, standard.Why)
+	}
+	want := `
+# HELP checker_slo_estimate_trusted 1 when every estimate of the last hour was trusted; 0 when one was rough or missing (a standard queue, delayed or held messages, missing samples, the first promise-length after start).
+# TYPE checker_slo_estimate_trusted gauge
+checker_slo_estimate_trusted{group="fresh"} 1
+checker_slo_estimate_trusted{group="late"} 1
+checker_slo_estimate_trusted{group="standard"} 0
+# HELP checker_slo_objective_ratio The share of messages promised to start within the latency (target.latency_quantile): the SLO's objective.
+# TYPE checker_slo_objective_ratio gauge
+checker_slo_objective_ratio{group="fresh"} 0.99
+checker_slo_objective_ratio{group="late"} 0.99
+checker_slo_objective_ratio{group="standard"} 0.99
+# HELP checker_slo_window_seconds The window of the promise's error budget (target.slo_window).
+# TYPE checker_slo_window_seconds gauge
+checker_slo_window_seconds{group="fresh"} 2.592e+06
+checker_slo_window_seconds{group="late"} 2.592e+06
+checker_slo_window_seconds{group="standard"} 2.592e+06
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
+		"checker_slo_estimate_trusted", "checker_slo_objective_ratio", "checker_slo_window_seconds"); err != nil {
+		t.Error(err)
+	}
+	if n := testutil.CollectAndCount(c.metrics.sloWithin) + testutil.CollectAndCount(c.metrics.sloLate); n != 6 {
+		t.Errorf("%d series of the two counters, want one each per group (6)", n)
 	}
 	trusted := map[string]float64{"late": 1, "fresh": 1, "standard": 0}
 	for name, want := range trusted {
