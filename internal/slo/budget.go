@@ -83,9 +83,22 @@ func (t *Tracker) Observe(in Input) Step {
 // steps estimated elsewhere).
 func (t *Tracker) Add(at time.Time, st Step) {
 	sec := at.Unix()
-	addTo(&t.minutes[(sec/60)%60], sec-sec%60, st)
-	addTo(&t.hours[(sec/3600)%int64(len(t.hours))], sec-sec%3600, st)
+	minute, hour := floorDiv(sec, 60), floorDiv(sec, 3600)
+	addTo(&t.minutes[floorMod(minute, 60)], minute*60, st)
+	addTo(&t.hours[floorMod(hour, int64(len(t.hours)))], hour*3600, st)
 }
+
+// floorDiv and floorMod divide rounding down, so that times before 1970
+// (a simulation that starts at the zero time) find their buckets too.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+func floorMod(a, b int64) int64 { return a - floorDiv(a, b)*b }
 
 func addTo(b *bucket, start int64, st Step) {
 	if b.start != start {
@@ -102,7 +115,7 @@ func addTo(b *bucket, start int64, st Step) {
 func (t *Tracker) Status(now time.Time) Status {
 	sec := now.Unix()
 	s := Status{Objective: t.objective, Window: t.window}
-	hourFrom := sec - sec%60 - 59*60
+	hourFrom := floorDiv(sec, 60)*60 - 59*60
 	for i := range t.minutes {
 		b := &t.minutes[i]
 		if b.start < hourFrom || b.start > sec {
@@ -114,7 +127,7 @@ func (t *Tracker) Status(now time.Time) Status {
 			s.Trust, s.Why = b.trust, b.why
 		}
 	}
-	windowFrom := sec - sec%3600 - int64(len(t.hours)-1)*3600
+	windowFrom := floorDiv(sec, 3600)*3600 - int64(len(t.hours)-1)*3600
 	for i := range t.hours {
 		b := &t.hours[i]
 		if b.start < windowFrom || b.start > sec {

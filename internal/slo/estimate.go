@@ -230,14 +230,17 @@ func (e *Estimator) start(in Input) {
 }
 
 // anchor moves the oldest cohort back to a fresh oldest-age reading that says
-// the oldest message is older than the cohorts hold.
+// the oldest message is older than the cohorts hold. The reading speaks of
+// the messages visible when it was read: a cohort that arrived after that
+// (the queue emptied since) is not moved.
 func (e *Estimator) anchor(in Input, now float64) {
 	if in.OldestAge < 0 || e.count == 0 || in.OldestAt.IsZero() || in.At.Sub(in.OldestAt) > ageFresh {
 		return
 	}
-	arrived := in.OldestAt.Sub(e.epoch).Seconds() - in.OldestAge
+	readAt := in.OldestAt.Sub(e.epoch).Seconds()
+	arrived := readAt - in.OldestAge
 	c := &e.ring[e.head]
-	if arrived < c.from && arrived < now {
+	if arrived < c.from && arrived < now && c.from < readAt {
 		c.from = arrived
 	}
 }
