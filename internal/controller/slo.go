@@ -40,7 +40,7 @@ func sloCounts(s policy.Settings, o model.Observation, d model.Decision) slo.Cou
 }
 
 // sloInput is one cycle of a group as the estimate reads it: the visible
-// and delayed counts and the oldest age of the sample, and the arrivals
+// and delayed counts and CloudWatch's oldest age of the sample, and the arrivals
 // since the previous cycle with data by conservation (slo.Arrived, at the
 // settings' service time, as the simulator measures the estimate).
 func (e *groupSLO) sloInput(s policy.Settings, o model.Observation, d model.Decision, now time.Time) slo.Input {
@@ -54,7 +54,10 @@ func (e *groupSLO) sloInput(s policy.Settings, o model.Observation, d model.Deci
 		Missing:   o.Sample.Missing(),
 	}
 	if r := o.Sample.OldestAge; r != nil {
-		in.OldestAge, in.OldestAt = r.Value, r.At
+		// CloudWatch's datapoint is the largest age of the minute that
+		// starts at r.At: read it as of the minute's end, as the simulator
+		// measures the estimate.
+		in.OldestAge, in.OldestAt = r.Value, r.At.Add(time.Minute)
 	}
 	if in.Missing {
 		return in // the next cycle with data counts the arrivals since the last

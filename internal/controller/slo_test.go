@@ -221,8 +221,13 @@ func TestSLOInputAcrossAMissingCycle(t *testing.T) {
 	ok := func(at time.Time, visible int64) model.Observation { return sloObservation("a", at, visible) }
 	missing := model.Observation{Sample: model.GroupSample{Group: "a", At: t0.Add(5 * time.Second), Queues: 1}}
 
-	if in := e.sloInput(s, ok(t0, 100), d, t0); in.Arrived != 0 || in.Missing || in.Unordered || in.Visible != 100 {
-		t.Errorf("first cycle: %+v, want no arrivals yet, 100 visible, ordered", in)
+	first := ok(t0, 100)
+	// CloudWatch's minute from 11:58 holds the largest age of that minute:
+	// it is read as of the minute's end.
+	first.Sample.OldestAge = &model.Reading{Value: 42, At: t0.Add(-2 * time.Minute)}
+	if in := e.sloInput(s, first, d, t0); in.Arrived != 0 || in.Missing || in.Unordered || in.Visible != 100 ||
+		in.OldestAge != 42 || !in.OldestAt.Equal(t0.Add(-time.Minute)) {
+		t.Errorf("first cycle: %+v, want no arrivals yet, 100 visible, ordered, age 42 s as of %s", in, t0.Add(-time.Minute))
 	}
 	if in := e.sloInput(s, missing, d, t0.Add(5*time.Second)); !in.Missing || in.Arrived != 0 {
 		t.Errorf("missing cycle: %+v, want missing and no arrivals", in)
