@@ -33,42 +33,126 @@ type Status struct {
 	Why   string
 }
 
-// Kept reports whether the last hour kept the objective.
-func (s Status) Kept() bool { return s.HourShare >= s.Objective }
+// Kept reports whether the last hour kept the objective (within the
+// rounding of sums of estimates).
+func (s Status) Kept() bool { return s.HourShare >= s.Objective-1e-9 }
 
-// bucket sums the steps of one span of time.
-type bucket struct {
-	start        int64 // Unix seconds of the span's start; 0 when empty
-	within, late float64
-	trust        Trust
-	why          string
+// spans sums steps over the last n spans of time, each width seconds long:
+// a ring of buckets with running sums, so that a reading costs no walk of
+// the buckets. Spans are numbered from the Unix epoch, rounding down.
+type spans struct {
+	width        int64
+	within, late []float64
+	trust        []Trust // nil unless the spans keep their least trust
+	why          []string
+	head         int64 // the newest span counted
+	started      bool
+	sumW, sumL   float64
 }
 
-// Tracker keeps one group's estimate and error budget: minute buckets for the
-// last hour, hour buckets for the window. Not safe for concurrent use.
+func newSpans(n int, width int64, trust bool) spans {
+	s := spans{width: width, within: make([]float64, n), late: make([]float64, n)}
+	if trust {
+		s.trust, s.why = make([]Trust, n), make([]string, n)
+	}
+	return s
+}
+
+// advance moves the ring to span k, emptying the spans that leave it.
+func (s *spans) advance(k int64) {
+	n := int64(len(s.within))
+	if !s.started {
+		s.head, s.started = k, true
+		return
+	}
+	if k <= s.head {
+		return
+	}
+	if k-s.head >= n {
+		clear(s.within)
+		clear(s.late)
+		if s.trust != nil {
+			clear(s.trust)
+			clear(s.why)
+		}
+		s.sumW, s.sumL = 0, 0
+		s.head = k
+		return
+	}
+	for j := s.head + 1; j <= k; j++ {
+		i := floorMod(j, n)
+		s.sumW -= s.within[i]
+		s.sumL -= s.late[i]
+		s.within[i], s.late[i] = 0, 0
+		if s.trust != nil {
+			s.trust[i], s.why[i] = TrustGood, ""
+		}
+	}
+	s.head = k
+}
+
+// add counts a step at Unix second sec; a step older than the ring is lost.
+func (s *spans) add(sec int64, st Step) {
+	k := floorDiv(sec, s.width)
+	s.advance(k)
+	if k <= s.head-int64(len(s.within)) {
+		return
+	}
+	i := floorMod(k, int64(len(s.within)))
+	w, l := nonNegative(st.Within), nonNegative(st.Late)
+	s.within[i] += w
+	s.late[i] += l
+	s.sumW += w
+	s.sumL += l
+	if s.trust != nil && st.Trust > s.trust[i] {
+		s.trust[i], s.why[i] = st.Trust, st.Why
+	}
+}
+
+// sums are the ring's totals at Unix second sec, and its least trust.
+func (s *spans) sums(sec int64) (within, late float64, trust Trust, why string) {
+	s.advance(floorDiv(sec, s.width))
+	for i := range s.trust {
+		if s.trust[i] > trust {
+			trust, why = s.trust[i], s.why[i]
+		}
+	}
+	return max(s.sumW, 0), max(s.sumL, 0), trust, why
+}
+
+// windowSpans bounds the window's buckets: a 30-day window counts in
+// 3-hour spans.
+const windowSpans = 240
+
+// Tracker keeps one group's estimate and error budget: minute spans for the
+// last hour, spans of whole hours for the window. Not safe for concurrent
+// use; a reading (Status) moves the spans to its time too.
 type Tracker struct {
 	est       *Estimator
 	objective float64
 	window    time.Duration
-	minutes   [60]bucket
-	hours     []bucket // one per hour of the window
+	hour      spans
+	spans     spans
 }
 
 // NewTracker is a tracker for a promise, the share of messages that must
 // start within it (0 < objective < 1; 0.99 otherwise) and the window
-// over which its budget is counted, rounded up to whole hours (at least
-// one): the hour under way and the whole hours before it.
+// over which its budget is counted (at least an hour). The window is
+// counted in at most 240 spans of whole hours: the span under way and the
+// whole spans before it, rounded up to cover the window.
 func NewTracker(promise time.Duration, objective float64, window time.Duration) *Tracker {
 	if !(objective > 0 && objective < 1) {
 		objective = 0.99
 	}
-	window = max(window, time.Hour)
-	hours := int(math.Ceil(window.Hours()))
+	hours := int64(math.Ceil(max(window, time.Hour).Hours()))
+	width := (hours + windowSpans - 1) / windowSpans // hours a span
+	n := (hours + width - 1) / width
 	return &Tracker{
 		est:       NewEstimator(promise),
 		objective: objective,
-		window:    time.Duration(hours) * time.Hour,
-		hours:     make([]bucket, hours),
+		window:    time.Duration(n*width) * time.Hour,
+		hour:      newSpans(60, 60, true),
+		spans:     newSpans(int(n), width*3600, false),
 	}
 }
 
@@ -83,9 +167,8 @@ func (t *Tracker) Observe(in Input) Step {
 // steps estimated elsewhere).
 func (t *Tracker) Add(at time.Time, st Step) {
 	sec := at.Unix()
-	minute, hour := floorDiv(sec, 60), floorDiv(sec, 3600)
-	addTo(&t.minutes[floorMod(minute, 60)], minute*60, st)
-	addTo(&t.hours[floorMod(hour, int64(len(t.hours)))], hour*3600, st)
+	t.hour.add(sec, st)
+	t.spans.add(sec, st)
 }
 
 // floorDiv and floorMod divide rounding down, so that times before 1970
@@ -100,42 +183,20 @@ func floorDiv(a, b int64) int64 {
 
 func floorMod(a, b int64) int64 { return a - floorDiv(a, b)*b }
 
-func addTo(b *bucket, start int64, st Step) {
-	if b.start != start {
-		*b = bucket{start: start}
+// nonNegative is x, or 0 when x is negative or not finite.
+func nonNegative(x float64) float64 {
+	if x > 0 && !math.IsInf(x, 1) {
+		return x
 	}
-	b.within += st.Within
-	b.late += st.Late
-	if st.Trust > b.trust {
-		b.trust, b.why = st.Trust, st.Why
-	}
+	return 0
 }
 
 // Status is the tracker's reading at now.
 func (t *Tracker) Status(now time.Time) Status {
 	sec := now.Unix()
 	s := Status{Objective: t.objective, Window: t.window}
-	hourFrom := floorDiv(sec, 60)*60 - 59*60
-	for i := range t.minutes {
-		b := &t.minutes[i]
-		if b.start < hourFrom || b.start > sec {
-			continue
-		}
-		s.HourWithin += b.within
-		s.HourLate += b.late
-		if b.trust > s.Trust {
-			s.Trust, s.Why = b.trust, b.why
-		}
-	}
-	windowFrom := floorDiv(sec, 3600)*3600 - int64(len(t.hours)-1)*3600
-	for i := range t.hours {
-		b := &t.hours[i]
-		if b.start < windowFrom || b.start > sec {
-			continue
-		}
-		s.Within += b.within
-		s.Late += b.late
-	}
+	s.HourWithin, s.HourLate, s.Trust, s.Why = t.hour.sums(sec)
+	s.Within, s.Late, _, _ = t.spans.sums(sec)
 	allowance := 1 - t.objective
 	s.Share = share(s.Within, s.Late)
 	s.HourShare = share(s.HourWithin, s.HourLate)

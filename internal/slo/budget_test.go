@@ -87,3 +87,75 @@ func TestNewTrackerDefaults(t *testing.T) {
 		t.Errorf("objective %v window %v, want 0.99 and 1h", s.Objective, s.Window)
 	}
 }
+
+// The running sums agree with a count of the same steps made directly,
+// whatever the gaps between steps: a 30-day window counted in 3-hour spans
+// holds the steps of the span under way and the 239 before it.
+func TestBudgetSumsMatchADirectCount(t *testing.T) {
+	t.Parallel()
+	tr := NewTracker(30*time.Second, 0.99, 30*24*time.Hour)
+	if tr.window != 720*time.Hour || len(tr.spans.within) != windowSpans {
+		t.Fatalf("window %v in %d spans, want 720h in %d", tr.window, len(tr.spans.within), windowSpans)
+	}
+	type step struct {
+		sec          int64
+		within, late float64
+	}
+	var steps []step
+	sec := t0.Unix()
+	x := uint64(12345)
+	next := func() uint64 { x ^= x << 13; x ^= x >> 7; x ^= x << 17; return x }
+	for range 20000 {
+		switch next() % 100 {
+		case 0:
+			sec += int64(next() % (40 * 24 * 3600)) // a gap longer than the window, at times
+		case 1, 2, 3:
+			sec += int64(next() % (6 * 3600))
+		default:
+			sec += 5
+		}
+		s := step{sec: sec, within: float64(next() % 100), late: float64(next() % 3)}
+		steps = append(steps, s)
+		tr.Add(time.Unix(s.sec, 0), Step{Within: s.within, Late: s.late})
+		if next()%50 != 0 {
+			continue
+		}
+		st := tr.Status(time.Unix(sec, 0))
+		var w, l, hw, hl float64
+		spanFrom := (sec/(3*3600) - windowSpans + 1) * 3 * 3600
+		hourFrom := (sec/60 - 59) * 60
+		for _, p := range steps {
+			if p.sec >= spanFrom {
+				w, l = w+p.within, l+p.late
+			}
+			if p.sec >= hourFrom {
+				hw, hl = hw+p.within, hl+p.late
+			}
+		}
+		near(t, "window within", st.Within, w, 1e-6*max(w, 1))
+		near(t, "window late", st.Late, l, 1e-6*max(l, 1))
+		near(t, "hour within", st.HourWithin, hw, 1e-6*max(hw, 1))
+		near(t, "hour late", st.HourLate, hl, 1e-6*max(hl, 1))
+		if t.Failed() {
+			t.Fatalf("at step %d", len(steps))
+		}
+	}
+}
+
+// What the daemon does for each group each interval: one step in, the
+// budget read out.
+func BenchmarkInterval(b *testing.B) {
+	tr := NewTracker(30*time.Second, 0.99, 30*24*time.Hour)
+	b.ReportAllocs()
+	v := 0.0
+	for i := 0; b.Loop(); i++ {
+		if i%24 < 12 {
+			v += 40
+		} else {
+			v = max(v-45, 0)
+		}
+		now := at(float64(5 * i))
+		tr.Observe(Input{At: now, Visible: v, Arrived: 50, OldestAge: -1})
+		_ = tr.Status(now)
+	}
+}
