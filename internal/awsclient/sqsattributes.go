@@ -6,18 +6,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
@@ -130,69 +125,6 @@ func newQueueAttributes(o sqs.Options, m *requestMetrics, version string) *Queue
 		o.Retryer = aws.NopRetryer{}
 	}
 	return &QueueAttributes{opts: o, signer: v4.NewSigner(), observer: m.observer("sqs", "GetQueueAttributes"), userAgent: directUserAgent(version, sdkUserAgent(o)), now: time.Now}
-}
-
-// directUserAgent is the direct caller's User-Agent: the checker and its
-// version, then the parts sdkAgent, the User-Agent of the region's SQS
-// client, has (SDK version, user-agent format, OS, Go version,
-// architecture, the SQS module's version), less its per-call feature
-// list (m/...). Without sdkAgent the parts the binary knows stand in.
-func directUserAgent(version, sdkAgent string) string {
-	parts := []string{productName + "/" + userAgentToken(cmp.Or(version, "dev"))}
-	for _, p := range strings.Fields(sdkAgent) {
-		if !strings.HasPrefix(p, "m/") && !strings.HasPrefix(p, productName+"/") {
-			parts = append(parts, p)
-		}
-	}
-	if len(parts) == 1 {
-		parts = append(parts, aws.SDKName+"/"+aws.SDKVersion, "ua/2.1",
-			"lang/go#"+userAgentToken(strings.TrimPrefix(runtime.Version(), "go")),
-			"md/GOOS#"+runtime.GOOS, "md/GOARCH#"+runtime.GOARCH)
-	}
-	return strings.Join(parts, " ")
-}
-
-// sdkUserAgent is the User-Agent the SQS client of o sends, read by taking
-// one GetQueueAttributes through its middleware up to the HTTP client,
-// which sends nothing: signed with a made-up key, unretried and
-// unrecorded. "" when the stack stops before (an endpoint that does not
-// resolve).
-func sdkUserAgent(o sqs.Options) string {
-	var agent string
-	capture := captureClient(func(r *http.Request) { agent = r.Header.Get("User-Agent") })
-	_, _ = sqs.New(o).GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: aws.String("https://sqs.invalid/0/user-agent")},
-		func(o *sqs.Options) {
-			o.HTTPClient = capture
-			o.Credentials = aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
-				return aws.Credentials{AccessKeyID: "user-agent", SecretAccessKey: "user-agent"}, nil
-			})
-			o.Retryer = aws.NopRetryer{}
-			o.APIOptions = nil // the request metrics, and the checker's own part
-		})
-	return agent
-}
-
-// captureClient is an HTTP client that shows each request to the function
-// and sends none.
-type captureClient func(*http.Request)
-
-var errNotSent = errors.New("not sent")
-
-func (c captureClient) Do(r *http.Request) (*http.Response, error) {
-	c(r)
-	return nil, errNotSent
-}
-
-// userAgentToken makes s fit in a User-Agent part: every character
-// outside letters, digits and !#$%&'*+-.^_`|~ becomes '-'.
-func userAgentToken(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r >= '0' && r <= '9', r >= 'A' && r <= 'Z', r >= 'a' && r <= 'z', strings.ContainsRune("!#$%&'*+-.^_`|~", r):
-			return r
-		}
-		return '-'
-	}, s)
 }
 
 // resolveEndpoint asks the SQS client's endpoint resolver once, with the
@@ -366,56 +298,6 @@ func (c *QueueAttributes) signWithSDK(ctx context.Context, creds aws.Credentials
 	return signature{host: cmp.Or(req.Host, req.URL.Host), amzDate: req.Header.Get("X-Amz-Date"), securityToken: req.Header.Get("X-Amz-Security-Token"), authorization: req.Header.Get("Authorization")}, nil
 }
 
-// clockSkewError is a signature SQS refused because the signing time was
-// more than skewThreshold from the server's; offset is the server's clock
-// minus the caller's, as the answer's Date header gave it.
-type clockSkewError struct {
-	smithy.APIError
-	offset time.Duration
-}
-
-func (e *clockSkewError) Unwrap() error { return e.APIError }
-
-// correctSkew keeps the offset of a refusal for a clock that is off and
-// reports whether err was one.
-func (c *QueueAttributes) correctSkew(err error) bool {
-	var skewErr *clockSkewError
-	if !errors.As(err, &skewErr) {
-		return false
-	}
-	c.skew.Store(int64(skewErr.offset))
-	return true
-}
-
-// skewCodes are the error codes of a signature refused, which a clock that
-// is off explains when the answer's Date is far from the signing time.
-// They are also the codes of a wrong secret or a malformed request, so
-// the code alone does not tell.
-var skewCodes = map[string]bool{
-	"SignatureDoesNotMatch":     true,
-	"InvalidSignatureException": true,
-	"RequestExpired":            true,
-	"RequestTimeTooSkewed":      true,
-	"RequestInTheFuture":        true,
-	"AuthFailure":               true,
-}
-
-// serverOffset is the server's clock minus the caller's: the answer's Date
-// against the time it arrived. It is unknown without a Date, for an answer
-// from a cache (an Age header) and when the round trip took too long for
-// the Date to be trusted.
-func serverOffset(h http.Header, sent, received time.Time) (time.Duration, bool) {
-	date := h.Get("Date")
-	if date == "" || h.Get("Age") != "" || received.Sub(sent) > maxTrustedRoundTrip {
-		return 0, false
-	}
-	server, err := http.ParseTime(date)
-	if err != nil {
-		return 0, false
-	}
-	return server.Sub(received), true
-}
-
 // readError is a failure to read an answer's body: the deadline, or the
 // connection.
 func readError(ctx context.Context, err error) error {
@@ -423,139 +305,4 @@ func readError(ctx context.Context, err error) error {
 		return &smithy.CanceledError{Err: err}
 	}
 	return &smithyhttp.RequestSendError{Err: err}
-}
-
-// decodeError turns an error answer into the API error the SDK would
-// return. SQS answers AWS JSON 1.0 in query-compatible mode: the
-// x-amzn-query-error header carries the query protocol's code and fault
-// ("AWS.SimpleQueueService.NonExistentQueue;Sender"), which the SDK
-// reports in place of the JSON shape name. An answer in XML (the query
-// protocol's error document, as a proxy or an emulator may send for a
-// refused signature) is read too; a body that is neither keeps its HTTP
-// status as the code, so that the failure is still a client or a server
-// error rather than a malformed answer.
-func decodeError(h http.Header, status int, body []byte) error {
-	var info struct {
-		Type         string `json:"__type"`
-		Code         string `json:"code"`
-		Message      string `json:"message"`
-		MessageUpper string `json:"Message"`
-	}
-	trimmed := bytes.TrimSpace(body)
-	switch {
-	case len(trimmed) == 0:
-	case trimmed[0] == '{':
-		if err := json.Unmarshal(trimmed, &info); err != nil {
-			return &smithy.DeserializationError{Err: fmt.Errorf("decode the error answer (HTTP %d): %w", status, err), Snapshot: body}
-		}
-	case trimmed[0] == '<':
-		var doc struct { // <ErrorResponse><Error> or <Response><Errors><Error>
-			Code        string `xml:"Error>Code"`
-			Message     string `xml:"Error>Message"`
-			ListCode    string `xml:"Errors>Error>Code"`
-			ListMessage string `xml:"Errors>Error>Message"`
-		}
-		if xml.Unmarshal(trimmed, &doc) == nil {
-			info.Code, info.Message = cmp.Or(doc.Code, doc.ListCode), cmp.Or(doc.Message, doc.ListMessage)
-		}
-	}
-	code := h.Get("X-Amzn-Errortype")
-	if info.Code != "" {
-		code = info.Code
-	}
-	if info.Type != "" {
-		code = info.Type
-	}
-	code = sanitizeErrorCode(code)
-	msg := info.Message
-	if msg == "" {
-		msg = info.MessageUpper
-	}
-	fault := smithy.FaultUnknown
-	if q := h.Get("X-Amzn-Query-Error"); q != "" {
-		qcode, qfault, _ := strings.Cut(q, ";")
-		if qcode != "" {
-			code = qcode
-		}
-		switch qfault {
-		case "Sender":
-			fault = smithy.FaultClient
-		case "Receiver":
-			fault = smithy.FaultServer
-		}
-	}
-	if code == "" {
-		code = fmt.Sprintf("HTTP %d", status)
-		if msg == "" && len(trimmed) > 0 {
-			msg = string(trimmed[:min(len(trimmed), 200)])
-		}
-	}
-	if fault == smithy.FaultUnknown {
-		switch {
-		case status >= 500:
-			fault = smithy.FaultServer
-		case status >= 400:
-			fault = smithy.FaultClient
-		}
-	}
-	return &smithy.GenericAPIError{Code: code, Message: msg, Fault: fault}
-}
-
-// sanitizeErrorCode keeps the shape name of a JSON error type:
-// "com.amazonaws.sqs#QueueDoesNotExist:http://..." is QueueDoesNotExist.
-func sanitizeErrorCode(code string) string {
-	if i := strings.IndexByte(code, ':'); i >= 0 {
-		code = code[:i]
-	}
-	if i := strings.LastIndexByte(code, '#'); i >= 0 {
-		code = code[i+1:]
-	}
-	return code
-}
-
-// appendRequestBody appends the JSON body of a GetQueueAttributes request.
-func appendRequestBody(b []byte, in *sqs.GetQueueAttributesInput) []byte {
-	b = append(b, `{"QueueUrl":`...)
-	b = appendJSONString(b, *in.QueueUrl)
-	if len(in.AttributeNames) > 0 {
-		b = append(b, `,"AttributeNames":[`...)
-		for i, n := range in.AttributeNames {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendJSONString(b, string(n))
-		}
-		b = append(b, ']')
-	}
-	return append(b, '}')
-}
-
-// appendJSONString appends s as a JSON string: quotes, backslashes and
-// control characters escaped, invalid UTF-8 replaced.
-func appendJSONString(b []byte, s string) []byte {
-	const hexDigits = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c < 0x20:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, `\ufffd`...)
-		} else {
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(b, '"')
 }

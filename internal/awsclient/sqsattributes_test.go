@@ -8,9 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -294,66 +292,6 @@ func TestQueueAttributesRefusesOptions(t *testing.T) {
 	}
 }
 
-// TestUserAgent compares the User-Agent headers the direct caller and the
-// SDK's client send: the direct caller's opens with queue-checker/<version>
-// and has the SDK's parts (SDK, OS, Go, architecture, SQS module
-// versions) as the SDK's client sends them; the SDK's names the checker's
-// version too.
-func TestUserAgent(t *testing.T) {
-	moto := awstest.Shared(t)
-	proxy := awstest.NewProxy(t, moto.URL)
-	var mu sync.Mutex
-	agents := map[string]string{} // by "direct" or "sdk"
-	proxy.Observe(func(r *awstest.Request, _ time.Time) {
-		if r.Operation() != "GetQueueAttributes" {
-			return
-		}
-		ua := r.Header.Get("User-Agent")
-		mu.Lock()
-		defer mu.Unlock()
-		if strings.HasPrefix(ua, "queue-checker/") {
-			agents["direct"] = ua
-		} else {
-			agents["sdk"] = ua
-		}
-	})
-	ctx := context.Background()
-	f, err := New(ctx, Options{Region: "us-west-2", EndpointURL: proxy.URL, Version: "1.2.3 (rc)", MaxAttempts: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := &sqs.GetQueueAttributesInput{QueueUrl: aws.String(moto.URL + "/123456789012/no-such-queue")}
-	_, _ = f.SQSAttributes("us-west-2").GetQueueAttributes(ctx, in)
-	_, _ = f.SQS("us-west-2").GetQueueAttributes(ctx, in)
-	mu.Lock()
-	defer mu.Unlock()
-	direct, sdk := agents["direct"], agents["sdk"]
-	if want := "queue-checker/1.2.3--rc- aws-sdk-go-v2/" + aws.SDKVersion + " "; !strings.HasPrefix(direct, want) {
-		t.Errorf("direct User-Agent %q, want it to open with %q", direct, want)
-	}
-	if !strings.Contains(sdk, "queue-checker/1.2.3--rc-") {
-		t.Errorf("SDK User-Agent %q does not name the checker's version", sdk)
-	}
-	parts := strings.Fields(direct)
-	for _, prefix := range []string{"aws-sdk-go-v2/", "ua/", "os/", "lang/go#", "md/GOOS#", "md/GOARCH#", "api/sqs#"} {
-		var sdkPart string
-		for _, p := range strings.Fields(sdk) {
-			if strings.HasPrefix(p, prefix) {
-				sdkPart = p
-			}
-		}
-		if sdkPart == "" {
-			t.Errorf("the SDK's User-Agent %q has no %s part", sdk, prefix)
-			continue
-		}
-		if !slices.Contains(parts, sdkPart) {
-			t.Errorf("direct User-Agent %q lacks the SDK's %s", direct, sdkPart)
-		}
-	}
-}
-
-// TestQueueAttributesClient: Options.SQSClient chooses the caller, the
-// direct one by default; an unknown value is refused.
 func TestQueueAttributesClient(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -374,88 +312,5 @@ func TestQueueAttributesClient(t *testing.T) {
 	}
 	if _, err := New(ctx, Options{Region: "us-west-2", SQSClient: "fast"}); err == nil || !strings.Contains(err.Error(), `"fast"`) {
 		t.Errorf("SQSClient fast: %v, want an error naming it", err)
-	}
-}
-
-// TestRequestBodyIsJSON checks the request body against encoding/json:
-// every queue URL, however odd, reads back as itself.
-func TestRequestBodyIsJSON(t *testing.T) {
-	t.Parallel()
-	for _, u := range []string{
-		"https://sqs.us-east-1.amazonaws.com/123456789012/orders",
-		`https://x/1/q"uote\back`,
-		"https://x/1/tab\tnew\nline\x01\x1f",
-		"https://x/1/ünïcødé-队列",
-		"",
-	} {
-		in := &sqs.GetQueueAttributesInput{QueueUrl: aws.String(u), AttributeNames: []types.QueueAttributeName{"A", "B"}}
-		body := appendRequestBody(nil, in)
-		var got struct {
-			QueueURL       string   `json:"QueueUrl"`
-			AttributeNames []string `json:"AttributeNames"`
-		}
-		if err := json.Unmarshal(body, &got); err != nil {
-			t.Fatalf("%q: %s does not parse: %v", u, body, err)
-		}
-		if got.QueueURL != u || len(got.AttributeNames) != 2 || got.AttributeNames[0] != "A" || got.AttributeNames[1] != "B" {
-			t.Errorf("%q: read back %+v from %s", u, got, body)
-		}
-	}
-	if body := appendJSONString(nil, "a\xffb"); string(body) != `"a\ufffdb"` {
-		t.Errorf("invalid UTF-8 written as %s", body)
-	}
-}
-
-// TestDecodeError covers the error answers moto and the fault proxy do not
-// send: the JSON shape name with a URI suffix, the X-Amzn-ErrorType header,
-// the query protocol's XML document and a body that is none of these.
-func TestDecodeError(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name   string
-		header http.Header
-		status int
-		body   string
-		code   string
-		fault  smithy.ErrorFault
-		class  string
-	}{
-		{"json shape with uri", nil, 400, `{"__type":"com.amazonaws.sqs#QueueDoesNotExist:http://internal.amazon.com/","message":"gone"}`,
-			"QueueDoesNotExist", smithy.FaultClient, model.ErrClassClient},
-		{"query-compatible header wins", http.Header{"X-Amzn-Query-Error": {"AWS.SimpleQueueService.NonExistentQueue;Sender"}}, 400,
-			`{"__type":"com.amazonaws.sqs#QueueDoesNotExist","message":"gone"}`, "AWS.SimpleQueueService.NonExistentQueue", smithy.FaultClient, model.ErrClassClient},
-		{"throttle by header code", http.Header{"X-Amzn-Query-Error": {"AWS.SimpleQueueService.RequestThrottled;Sender"}}, 400,
-			`{"__type":"com.amazonaws.sqs#RequestThrottled"}`, "AWS.SimpleQueueService.RequestThrottled", smithy.FaultClient, model.ErrClassThrottled},
-		{"error type header", http.Header{"X-Amzn-Errortype": {"AccessDeniedException:http://x"}}, 403, `{}`,
-			"AccessDeniedException", smithy.FaultClient, model.ErrClassClient},
-		{"query xml", nil, 403, `<ErrorResponse><Error><Type>Sender</Type><Code>InvalidClientTokenId</Code><Message>bad key</Message></Error></ErrorResponse>`,
-			"InvalidClientTokenId", smithy.FaultClient, model.ErrClassClient},
-		{"html from a proxy", nil, 502, `<html><body>Bad Gateway</body></html>`, "HTTP 502", smithy.FaultServer, model.ErrClassServer},
-		{"empty", nil, 503, ``, "HTTP 503", smithy.FaultServer, model.ErrClassServer},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			h := tc.header
-			if h == nil {
-				h = http.Header{}
-			}
-			err := decodeError(h, tc.status, []byte(tc.body))
-			var apiErr smithy.APIError
-			if !errors.As(err, &apiErr) {
-				t.Fatalf("%v is not an API error", err)
-			}
-			if apiErr.ErrorCode() != tc.code || apiErr.ErrorFault() != tc.fault {
-				t.Errorf("code %q fault %v, want %q and %v", apiErr.ErrorCode(), apiErr.ErrorFault(), tc.code, tc.fault)
-			}
-			if got := Classify(answered(tc.status, err)); got != tc.class {
-				t.Errorf("class %q, want %q", got, tc.class)
-			}
-		})
-	}
-	// A JSON body that does not parse is a malformed answer, as the SDK
-	// has it.
-	var deser *smithy.DeserializationError
-	if err := decodeError(http.Header{}, 400, []byte(`{"__type":`)); !errors.As(err, &deser) {
-		t.Errorf("truncated JSON error: %v, want a deserialization error", err)
 	}
 }
