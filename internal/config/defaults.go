@@ -44,7 +44,7 @@ const (
 	DefaultActivation                        = model.DefaultActivation
 	// DefaultStaleAfterIntervals is target.stale_after, in intervals, when
 	// the key is absent or 0.
-	DefaultStaleAfterIntervals = 3
+	DefaultStaleAfterIntervals = model.StaleIntervals
 	// DefaultNamespace is actions.cloudwatch_metrics.namespace when the block
 	// is present without one.
 	DefaultNamespace = "QueueChecker"
@@ -105,12 +105,13 @@ func defaultCloudWatchMetrics() CloudWatchMetrics {
 	return CloudWatchMetrics{Namespace: DefaultNamespace}
 }
 
-// StaleAfterFor returns t.StaleAfter, or its default of 3 × interval when 0.
+// StaleAfterFor returns t.StaleAfter, or its default of 3 × interval
+// (model.StaleAfter) when 0.
 func (t Target) StaleAfterFor(interval time.Duration) time.Duration {
 	if t.StaleAfter > 0 {
 		return t.StaleAfter
 	}
-	return DefaultStaleAfterIntervals * interval
+	return model.StaleAfter(interval)
 }
 
 // CallTimeout is the deadline of one AWS call, retries included:

@@ -25,6 +25,19 @@ const (
 // MaxForecastHistory is the most per-minute history a group keeps.
 const MaxForecastHistory = 8 * 24 * time.Hour
 
+// StaleIntervals is how many sampling intervals make a sample, or the
+// loop's last good cycle, stale.
+const StaleIntervals = 3
+
+// StaleAfter is the one staleness rule: a sample older than three intervals
+// is stale (target.stale_after's default, which holds the decision), and a
+// checker whose last good cycle is older than that is not ready (/healthz,
+// /readyz, the status page's health) or, when no cycle has started in that
+// time, not live (/livez).
+func StaleAfter(interval time.Duration) time.Duration {
+	return StaleIntervals * interval
+}
+
 // Defaults of the settings that have one.
 const (
 	DefaultDrainTime            = 15 * time.Minute

@@ -154,7 +154,7 @@ func Settings(cfg Config, interval time.Duration, policyName string) policy.Sett
 		Min:         cfg.Min,
 		Max:         cfg.Max,
 		StartDelay:  cfg.StartDelay,
-		StaleAfter:  3 * interval,
+		StaleAfter:  model.StaleAfter(interval),
 	}.WithDefaults()
 }
 

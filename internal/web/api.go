@@ -419,7 +419,7 @@ func groupsOf(o Options) groupsDoc {
 		Coordination:   o.views().Coordination(),
 		AWSCost:        awsCostOf(o.views().AWSCost()),
 	}
-	if h := o.Controller.Health(o.Now(), o.Started, 3*o.Interval); h.State != controller.HealthOK {
+	if h := o.Controller.Health(o.Now(), o.Started, model.StaleAfter(o.Interval)); h.State != controller.HealthOK {
 		doc.Health = &healthDoc{State: h.State, Detail: h.Detail}
 	}
 	for _, v := range views {

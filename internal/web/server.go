@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/queuechecker/queue-checker/internal/controller"
+	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/readmodel"
 )
 
@@ -64,7 +65,7 @@ func Handler(o Options) http.Handler {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		// ok is 200; starting and unhealthy are 503, told apart by the first
 		// word; degraded is alive, 200, and not ready.
-		h := o.Controller.Health(o.Now(), o.Started, 3*o.Interval)
+		h := o.Controller.Health(o.Now(), o.Started, model.StaleAfter(o.Interval))
 		if h.State == controller.HealthDegraded {
 			fmt.Fprintln(w, h.State+": "+h.Detail)
 			return
@@ -79,7 +80,7 @@ func Handler(o Options) http.Handler {
 	// (a startup probe covers it), when the loop has stopped (wedged) or a
 	// restart is needed; never for AWS errors, held groups or leases.
 	mux.HandleFunc("GET /livez", func(w http.ResponseWriter, _ *http.Request) {
-		h := o.Controller.Live(o.Now(), 3*o.Interval)
+		h := o.Controller.Live(o.Now(), model.StaleAfter(o.Interval))
 		if h.State != controller.HealthOK {
 			http.Error(w, h.State+": "+h.Detail, http.StatusServiceUnavailable)
 			return
@@ -89,7 +90,7 @@ func Handler(o Options) http.Handler {
 	// /readyz is the readiness probe: what /healthz says, with the reason
 	// in the body of a 503; degraded is not ready.
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
-		h := o.Controller.Health(o.Now(), o.Started, 3*o.Interval)
+		h := o.Controller.Health(o.Now(), o.Started, model.StaleAfter(o.Interval))
 		if h.State != controller.HealthOK {
 			http.Error(w, "not ready: "+h.State+": "+h.Detail, http.StatusServiceUnavailable)
 			return
