@@ -346,12 +346,15 @@ func printDecisions(w io.Writer, format string, ds []model.Decision) error {
 		return err
 	}
 	for _, d := range ds {
-		if len(d.Reasons) == 0 {
+		if len(d.Reasons) == 0 && d.NotActed == nil {
 			continue
 		}
 		fmt.Fprintf(w, "\n%s:\n", d.Group)
 		for _, r := range d.Reasons {
 			fmt.Fprintf(w, "  - %s\n", r)
+		}
+		if d.NotActed != nil {
+			fmt.Fprintf(w, "  - not acted on: %s\n", d.NotActed.Message)
 		}
 	}
 	return nil

@@ -344,23 +344,15 @@ func noAnswer(s model.GroupSample) error {
 // is waiting for this cycle to end, nor while the configuration running
 // is one a refused reload says must be restarted to change (a checker
 // that should now share its groups, or stop sharing them, would act beside
-// the others). The decision then says why it was not acted on.
+// the others). The decision then carries why it was not acted on, in its
+// NotActed; the policy's reasons stay as the policy gave them.
 func (c *Controller) mayAct(d model.Decision) (bool, model.Decision) {
-	why := ""
 	c.mu.RLock()
-	if c.restartNeeded != "" {
-		why = "not acted on: restart needed (" + c.restartNeeded + "); this configuration no longer acts"
-	}
+	restartNeeded := c.restartNeeded
 	unchanged := c.unchanged[d.Group]
 	c.mu.RUnlock()
-	if c.reloading.Load() && !unchanged {
-		why = "not acted on: the configuration was reloaded during this cycle; the next cycle acts on the new one"
-	}
-	if why == "" {
-		return true, d
-	}
-	d.Reasons = append(slices.Clip(d.Reasons), why)
-	return false, d
+	d.NotActed = model.NotActedOn(restartNeeded, c.reloading.Load() && !unchanged)
+	return d.NotActed == nil, d
 }
 
 // leaveToPeer marks a group whose lease another checker holds: its series
@@ -436,9 +428,13 @@ func (c *Controller) logDecision(group string, prev *model.Decision, d model.Dec
 		if prev != nil {
 			from = prev.DesiredWorkers
 		}
-		log.Info("decision changed", zap.Int("from", from), zap.Int("to", d.DesiredWorkers),
+		fields := []zap.Field{zap.Int("from", from), zap.Int("to", d.DesiredWorkers),
 			zap.Int("recommended", d.RecommendedWorkers), zap.Int64("backlog", d.Backlog),
-			zap.String("diagnosis", d.Diagnosis), zap.Strings("reasons", d.Reasons))
+			zap.String("diagnosis", d.Diagnosis), zap.Strings("reasons", d.Reasons)}
+		if d.NotActed != nil {
+			fields = append(fields, zap.String("not_acted", d.NotActed.Message))
+		}
+		log.Info("decision changed", fields...)
 	}
 	if d.Held && (prev == nil || !prev.Held || prev.HoldReason != d.HoldReason) {
 		log.Warn("holding the fleet", zap.String("hold_reason", d.HoldReason), zap.Int("desired", d.DesiredWorkers))

@@ -56,8 +56,11 @@ func TestReloadMidCycleActsOnNothingOld(t *testing.T) {
 		t.Errorf("the old actuator acted %d times after the reload was called, want 0", n)
 	}
 	for _, d := range ds {
-		if !slices.ContainsFunc(d.Reasons, func(r string) bool { return strings.Contains(r, "reloaded during this cycle") }) {
-			t.Errorf("%s: reasons %q do not say the cycle did not act", d.Group, d.Reasons)
+		if d.NotActed == nil || d.NotActed.Cause != model.NotActedReload || !strings.Contains(d.NotActed.Message, "reloaded during this cycle") {
+			t.Errorf("%s: not acted %+v, want the reload", d.Group, d.NotActed)
+		}
+		if slices.ContainsFunc(d.Reasons, func(r string) bool { return strings.Contains(r, "reloaded") }) {
+			t.Errorf("%s: the controller wrote into the policy's reasons %q", d.Group, d.Reasons)
 		}
 	}
 	if _, err := c.RunOnce(context.Background(), t0.Add(5*time.Second)); err != nil {
@@ -88,15 +91,20 @@ func TestRestartNeededActsOnNothing(t *testing.T) {
 	if n := len(act.Applied()); n != 0 {
 		t.Errorf("acted %d times while a restart is needed, want 0", n)
 	}
-	if len(ds) != 1 || !slices.ContainsFunc(ds[0].Reasons, func(r string) bool { return strings.Contains(r, "restart needed") }) {
+	if len(ds) != 1 || ds[0].NotActed == nil || ds[0].NotActed.Cause != model.NotActedRestartNeeded ||
+		!strings.Contains(ds[0].NotActed.Message, "the coordination block was added") {
 		t.Errorf("decisions %+v do not say a restart is needed", ds)
 	}
 	c.SetRestartNeeded("")
-	if _, err := c.RunOnce(context.Background(), t0.Add(5*time.Second)); err != nil {
+	ds, err = c.RunOnce(context.Background(), t0.Add(5*time.Second))
+	if err != nil {
 		t.Fatal(err)
 	}
 	if n := len(act.Applied()); n != 1 {
 		t.Errorf("acted %d times once the restart is no longer needed, want 1", n)
+	}
+	if len(ds) != 1 || ds[0].NotActed != nil {
+		t.Errorf("decisions %+v still say they were not acted on", ds)
 	}
 }
 
@@ -140,9 +148,9 @@ func TestReloadMidCycleActsForUnchangedGroups(t *testing.T) {
 		t.Errorf("the cycle running applied %+v, want the unchanged group alone", applied)
 	}
 	for _, d := range ds {
-		said := slices.ContainsFunc(d.Reasons, func(r string) bool { return strings.Contains(r, "reloaded during this cycle") })
+		said := d.NotActed != nil && d.NotActed.Cause == model.NotActedReload
 		if said != (d.Group == "moved") {
-			t.Errorf("%s: reasons %q; want the not-acted reason only for the moved group", d.Group, d.Reasons)
+			t.Errorf("%s: not acted %+v; want the reload only for the moved group", d.Group, d.NotActed)
 		}
 	}
 }

@@ -277,6 +277,43 @@ type Decision struct {
 	// HeldMessages says that messages are received and not deleted, and
 	// what the checker does about it; nil when none are.
 	HeldMessages *HeldMessages `json:"held_messages"`
+	// NotActed says why the controller did not act on this decision
+	// (nothing published, nothing scaled this cycle); nil when it was free
+	// to. The policy never sets it: it is what the controller adds.
+	NotActed *NotActed `json:"not_acted"`
+}
+
+// Causes of a NotActed.
+const (
+	// NotActedReload: the configuration was reloaded during the cycle; the
+	// next cycle acts on the new one.
+	NotActedReload = "reload"
+	// NotActedRestartNeeded: a refused reload asks for a restart, and the
+	// configuration running no longer acts.
+	NotActedRestartNeeded = "restart_needed"
+)
+
+// NotActed is why the controller did not act on a decision: a Cause to
+// match on and a Message for people.
+type NotActed struct {
+	Cause   string `json:"cause"`
+	Message string `json:"message"`
+}
+
+// NotActedOn says why a decision is not acted on: restartNeeded is the
+// refused reload's reason ("" when none), reloading whether a reload waits
+// for the cycle to end; nil when the decision may be acted on. A reload
+// waiting is the nearer cause: the next cycle runs the new configuration.
+func NotActedOn(restartNeeded string, reloading bool) *NotActed {
+	switch {
+	case reloading:
+		return &NotActed{Cause: NotActedReload,
+			Message: "the configuration was reloaded during this cycle; the next cycle acts on the new one"}
+	case restartNeeded != "":
+		return &NotActed{Cause: NotActedRestartNeeded,
+			Message: "restart needed (" + restartNeeded + "); this configuration no longer acts"}
+	}
+	return nil
 }
 
 // Bursts is what a group's recent bursts were like (within the last hour),

@@ -89,6 +89,9 @@ type Change struct {
 	From    int       `json:"from"`
 	To      int       `json:"to"`
 	Reasons []string  `json:"reasons"`
+	// NotActed is the decision's: why the controller did not act on the
+	// change; nil when it was free to.
+	NotActed *model.NotActed `json:"not_acted"`
 }
 
 // New makes a Model of the groups, none of them recorded yet.
@@ -173,7 +176,7 @@ func (m *Model) Record(r Record) AWSCost {
 	st.meterCalls(r.Sample, d, r.Action, r.Interval)
 	st.minutes = appendFleetMinutes(st.minutes[:0], r.FleetMinutes)
 	if prev != nil && prev.DesiredWorkers != d.DesiredWorkers {
-		st.changes = append(st.changes, Change{At: d.At, From: prev.DesiredWorkers, To: d.DesiredWorkers, Reasons: d.Reasons})
+		st.changes = append(st.changes, Change{At: d.At, From: prev.DesiredWorkers, To: d.DesiredWorkers, Reasons: d.Reasons, NotActed: d.NotActed})
 		if len(st.changes) > maxChanges {
 			st.changes = slices.Delete(st.changes, 0, len(st.changes)-maxChanges)
 		}

@@ -5,9 +5,12 @@ import (
 	"html/template"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/queuechecker/queue-checker/internal/readmodel"
 )
 
 // statusPage is what the status template renders.
@@ -79,11 +82,21 @@ func newStatusPage(o Options, doc groupsDoc) (statusPage, error) {
 		for j := len(g.Changes) - 1; j >= 0; j-- {
 			c := g.Changes[j]
 			sg.Changes = append(sg.Changes, changeRow{At: c.At, From: formatNumber(float64(c.From)),
-				To: formatNumber(float64(c.To)), Reasons: strings.Join(c.Reasons, "; ")})
+				To: formatNumber(float64(c.To)), Reasons: changeReasons(c)})
 		}
 		p.Groups = append(p.Groups, sg)
 	}
 	return p, nil
+}
+
+// changeReasons is the reasons column of a change: the decision's reasons,
+// then why it was not acted on (status.js writes the same).
+func changeReasons(c readmodel.Change) string {
+	rs := c.Reasons
+	if c.NotActed != nil {
+		rs = append(slices.Clip(rs), "not acted on: "+c.NotActed.Message)
+	}
+	return strings.Join(rs, "; ")
 }
 
 // fieldHTML is the template function `field`: one number of the page with

@@ -539,7 +539,9 @@
         th.appendChild(el("time", clockOf(ms), { datetime: isoOf(ms) }));
         tr.appendChild(th);
         tr.appendChild(el("td", formatNumber(c.from) + " → " + formatNumber(c.to), { "class": "num" }));
-        tr.appendChild(el("td", (c.reasons || []).join("; ")));
+        var reasons = (c.reasons || []).slice();
+        if (c.not_acted) { reasons.push("not acted on: " + c.not_acted.message); }
+        tr.appendChild(el("td", reasons.join("; ")));
         items.push(tr);
       });
       if (items.length === 0) { items.push(noneRow(3, "No change of the desired count yet.")); }
