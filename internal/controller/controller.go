@@ -501,14 +501,6 @@ func (c *Controller) finishCycle(now, start time.Time, good bool, err error) {
 	}
 }
 
-// LastGood returns the time of the last cycle that learned something (zero
-// before the first).
-func (c *Controller) LastGood() time.Time {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.lastGood
-}
-
 func maxTime(a, b time.Time) time.Time {
 	if a.After(b) {
 		return a

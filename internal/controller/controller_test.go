@@ -127,8 +127,8 @@ func TestAllGroupsMissingIsNotAGoodCycle(t *testing.T) {
 	if !ds[0].Held {
 		t.Errorf("decision on missing data not held: %+v", ds[0])
 	}
-	if !c.LastGood().IsZero() {
-		t.Errorf("LastGood = %v after a cycle with no data, want zero", c.LastGood())
+	if h := c.Health(t0, t0, 15*time.Second); h.State != HealthStarting {
+		t.Errorf("%+v after a first cycle with no data, want starting: no cycle was good", h)
 	}
 	if h := c.Health(t0.Add(time.Minute), t0, 15*time.Second); h.State != HealthUnhealthy {
 		t.Errorf("%+v a minute into a run that never saw data, want unhealthy", h)
@@ -161,8 +161,11 @@ func TestActionErrorOfOneGroupDoesNotStopOthers(t *testing.T) {
 	if v := c.Views().Groups()[0]; !strings.Contains(v.ActionError, "AccessDenied") {
 		t.Errorf("view of a: ActionError %q", v.ActionError)
 	}
-	if c.LastGood().IsZero() {
-		t.Error("a cycle with data and one failed action should still be good: the data was learned")
+	if h := c.Health(t0.Add(time.Minute), t0, 15*time.Second); h.State != HealthUnhealthy {
+		t.Errorf("%+v a minute after the one cycle, want unhealthy: the check itself can fail", h)
+	}
+	if h := c.Health(t0, t0, 15*time.Second); h.State != HealthOK {
+		t.Errorf("%+v: a cycle with data and one failed action should still be good: the data was learned", h)
 	}
 }
 
