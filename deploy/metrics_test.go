@@ -36,14 +36,20 @@ import (
 
 // recordingRegisterer registers into a real registry and keeps the names of
 // every metric described, so that series exported only once their value is
-// known (a vector before its first label set) still count as exported.
+// known (a vector before its first label set) still count as exported, and
+// those of the former names of renamed series, whose help opens with
+// "Deprecated:".
 type recordingRegisterer struct {
 	prometheus.Registerer
-	mu    sync.Mutex
-	names map[string]bool
+	mu         sync.Mutex
+	names      map[string]bool
+	deprecated map[string]string // the new name, by former name
 }
 
-var descName = regexp.MustCompile(`fqName: "([^"]+)"`)
+var (
+	descName       = regexp.MustCompile(`fqName: "([^"]+)"`)
+	descDeprecated = regexp.MustCompile(`help: "Deprecated: renamed (checker_[a-z_]+)`)
+)
 
 func (r *recordingRegisterer) Register(c prometheus.Collector) error {
 	ch := make(chan *prometheus.Desc)
@@ -53,6 +59,11 @@ func (r *recordingRegisterer) Register(c prometheus.Collector) error {
 	for d := range ch {
 		if m := descName.FindStringSubmatch(d.String()); m != nil {
 			r.names[m[1]] = true
+			if dm := descDeprecated.FindStringSubmatch(d.String()); dm != nil {
+				r.deprecated[m[1]] = dm[1]
+			} else if strings.Contains(d.String(), `help: "Deprecated`) {
+				r.deprecated[m[1]] = "" // a former name that does not say the new one
+			}
 		}
 	}
 	return r.Registerer.Register(c)
@@ -142,10 +153,10 @@ func fakeAWS(w http.ResponseWriter, r *http.Request) {
 // series: the controller after two cycles of a trivial observer and
 // actuator, and the poller and the AWS request metrics after one poll of a
 // local endpoint (no AWS account needed).
-func exportedMetrics(t *testing.T) (map[string]bool, map[string]dto.MetricType) {
+func exportedMetrics(t *testing.T) (exported map[string]bool, types map[string]dto.MetricType, deprecated map[string]string) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	rec := &recordingRegisterer{Registerer: reg, names: map[string]bool{}}
+	rec := &recordingRegisterer{Registerer: reg, names: map[string]bool{}, deprecated: map[string]string{}}
 	ctx := context.Background()
 
 	var groups []policy.Settings
@@ -206,7 +217,7 @@ func exportedMetrics(t *testing.T) (map[string]bool, map[string]dto.MetricType) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	types := map[string]dto.MetricType{}
+	types = map[string]dto.MetricType{}
 	for _, f := range families {
 		types[f.GetName()] = f.GetType()
 	}
@@ -233,10 +244,27 @@ func exportedMetrics(t *testing.T) (map[string]bool, map[string]dto.MetricType) 
 			t.Errorf("%s has no series after the cycles and the poll", name)
 		}
 	}
-	return rec.names, types
+	return rec.names, types, rec.deprecated
 }
 
 var metricToken = regexp.MustCompile(`[a-zA-Z0-9_:]*checker_[a-zA-Z0-9_:]*`)
+
+// renameRow is a row of docs/observability.md's table of renamed series.
+var renameRow = regexp.MustCompile("(?m)^\\| `(checker_[a-z_]+)` \\| `(checker_[a-z_]+)`")
+
+// documentedRenames reads the table of renamed series: the new name, by
+// former name.
+func documentedRenames(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, m := range renameRow.FindAllStringSubmatch(string(readFile(t, "docs/observability.md")), -1) {
+		out[m[1]] = m[2]
+	}
+	if len(out) == 0 {
+		t.Fatal("docs/observability.md: no table of renamed series found")
+	}
+	return out
+}
 
 // queriedMetrics returns the checker metrics named anywhere in text, with
 // the histogram suffixes taken off where the base name is a histogram.
@@ -310,7 +338,21 @@ var grafanaVars = strings.NewReplacer("$__rate_interval", "5m", "$__interval", "
 
 func TestDashboardAndAlertsQueryExportedMetrics(t *testing.T) {
 	// Not parallel: exportedMetrics sets the AWS environment.
-	exported, types := exportedMetrics(t)
+	exported, types, deprecated := exportedMetrics(t)
+	renames := documentedRenames(t)
+	for former, now := range deprecated {
+		if renames[former] != now {
+			t.Errorf("%s is served as the former name of %s; docs/observability.md's renamed series say %q", former, now, renames[former])
+		}
+		if !exported[now] {
+			t.Errorf("%s is the former name of %s, which is not exported", former, now)
+		}
+	}
+	for former := range renames {
+		if _, ok := deprecated[former]; !ok {
+			t.Errorf("docs/observability.md lists %s as renamed, but it is not served under that name", former)
+		}
+	}
 	promql := parser.NewParser(parser.Options{})
 
 	const dashPath = "deploy/grafana/queue-checker.json"
@@ -326,6 +368,9 @@ func TestDashboardAndAlertsQueryExportedMetrics(t *testing.T) {
 		for _, n := range names {
 			if !exported[n] {
 				t.Errorf("%s queries %s, which the daemon does not export", path, n)
+			}
+			if _, former := deprecated[n]; former {
+				t.Errorf("%s queries %s, a former name served for one release: query its new name", path, n)
 			}
 		}
 	}
@@ -384,7 +429,7 @@ func TestDashboardAndAlertsQueryExportedMetrics(t *testing.T) {
 			metrics []string
 		}{
 			{"backlog", []string{"checker_group_backlog_messages"}},
-			{"backlog per worker against target", []string{"checker_group_backlog_per_worker", "checker_group_target_backlog_per_worker"}},
+			{"backlog per worker against target", []string{"checker_group_backlog_messages_per_worker", "checker_group_target_backlog_messages_per_worker"}},
 			{"workers current, desired, recommended", []string{"checker_group_workers", "current", "desired", "recommended"}},
 			{"oldest age against the promise", []string{"checker_group_oldest_message_age_seconds", "checker_group_latency_target_seconds"}},
 			{"diagnosis", []string{"checker_group_diagnosis"}},

@@ -188,10 +188,16 @@ func TestMetricsDescribeTheDecision(t *testing.T) {
 # HELP checker_group_backlog_messages Messages the group sizes against: visible, plus in-flight and delayed as configured.
 # TYPE checker_group_backlog_messages gauge
 checker_group_backlog_messages{group="thumbs"} 1500
-# HELP checker_group_backlog_per_worker Backlog divided by the current workers.
+# HELP checker_group_backlog_messages_per_worker Backlog divided by the current workers.
+# TYPE checker_group_backlog_messages_per_worker gauge
+checker_group_backlog_messages_per_worker{group="thumbs"} 150
+# HELP checker_group_target_backlog_messages_per_worker Acceptable backlog per worker: latency / service time x concurrency.
+# TYPE checker_group_target_backlog_messages_per_worker gauge
+checker_group_target_backlog_messages_per_worker{group="thumbs"} 50
+# HELP checker_group_backlog_per_worker Deprecated: renamed checker_group_backlog_messages_per_worker; this name is removed in the next release.
 # TYPE checker_group_backlog_per_worker gauge
 checker_group_backlog_per_worker{group="thumbs"} 150
-# HELP checker_group_target_backlog_per_worker Acceptable backlog per worker: latency / service time x concurrency.
+# HELP checker_group_target_backlog_per_worker Deprecated: renamed checker_group_target_backlog_messages_per_worker; this name is removed in the next release.
 # TYPE checker_group_target_backlog_per_worker gauge
 checker_group_target_backlog_per_worker{group="thumbs"} 50
 # HELP checker_group_backlog_per_worker_ratio Backlog per worker divided by its target; 1 is on target.
@@ -202,8 +208,9 @@ checker_group_backlog_per_worker_ratio{group="thumbs"} 3
 checker_group_latency_target_seconds{group="thumbs"} 10
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
-		"checker_group_backlog_messages", "checker_group_backlog_per_worker",
-		"checker_group_target_backlog_per_worker", "checker_group_backlog_per_worker_ratio",
+		"checker_group_backlog_messages", "checker_group_backlog_messages_per_worker",
+		"checker_group_target_backlog_messages_per_worker", "checker_group_backlog_per_worker_ratio",
+		"checker_group_backlog_per_worker", "checker_group_target_backlog_per_worker",
 		"checker_group_latency_target_seconds"); err != nil {
 		t.Error(err)
 	}

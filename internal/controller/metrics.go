@@ -9,6 +9,7 @@ import (
 	"github.com/queuechecker/queue-checker/internal/awscost"
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
+	"github.com/queuechecker/queue-checker/internal/renamed"
 	"github.com/queuechecker/queue-checker/internal/slo"
 )
 
@@ -60,8 +61,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	}
 	m := &metrics{
 		backlog:          g("checker_group_backlog_messages", "Messages the group sizes against: visible, plus in-flight and delayed as configured.", "group"),
-		backlogPerWorker: g("checker_group_backlog_per_worker", "Backlog divided by the current workers.", "group"),
-		target:           g("checker_group_target_backlog_per_worker", "Acceptable backlog per worker: latency / service time x concurrency.", "group"),
+		backlogPerWorker: g("checker_group_backlog_messages_per_worker", "Backlog divided by the current workers.", "group"),
+		target:           g("checker_group_target_backlog_messages_per_worker", "Acceptable backlog per worker: latency / service time x concurrency.", "group"),
 		ratio:            g("checker_group_backlog_per_worker_ratio", "Backlog per worker divided by its target; 1 is on target.", "group"),
 		workers:          g("checker_group_workers", "Workers of the group by kind: current, in_service, pending, recommended (before guards), desired (to be set), draining (on their way out, not capacity).", "group", "kind"),
 		bounds:           g("checker_group_worker_bounds", "Configured bounds on the group's workers: min, max, cap (0 = no cap).", "group", "bound"),
@@ -77,8 +78,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		partial:          g("checker_group_partial", "1 when only some of the group's queues answered.", "group"),
 		diagnosis:        g("checker_group_diagnosis", "1 for the group's current diagnosis state, 0 for the others.", "group", "state"),
 		measuredService:  g("checker_group_measured_service_time_seconds", "Time a message holds a worker's slot, measured by Little's law over the in-flight messages and CloudWatch's deleted count; absent while unknown.", "group"),
-		measuredWorker:   g("checker_group_measured_per_worker_throughput", "Completed messages per second one worker sustains, as measured (saturated minutes, else from the measured service time); absent while unknown.", "group"),
-		measuredConf:     g("checker_group_measurement_confidence", "Confidence in the measured fleet, 0..1; the sizing uses the measurement from 0.5 on (workers.learn: act).", "group"),
+		measuredWorker:   g("checker_group_measured_worker_throughput_messages_per_second", "Completed messages per second one worker sustains, as measured (saturated minutes, else from the measured service time); absent while unknown.", "group"),
+		measuredConf:     g("checker_group_measurement_confidence_ratio", "Confidence in the measured fleet, 0..1; the sizing uses the measurement from 0.5 on (workers.learn: act).", "group"),
 		ceiling:          g("checker_group_ceiling_workers", "Learned downstream ceiling: the workers past which more workers added no throughput; absent while none is found.", "group"),
 		cost:             g("checker_group_cost_dollars_per_hour", "What the group's current workers cost an hour at fleet.worker_cost_per_hour; absent while no price is set.", "group"),
 		groupAWSCost: g("checker_group_aws_cost_dollars_per_month", "What the checker's own AWS calls for the group (SQS GetQueueAttributes, "+
@@ -119,7 +120,13 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	for _, c := range []prometheus.Collector{m.backlog, m.backlogPerWorker, m.target, m.ratio, m.workers,
 		m.bounds, m.arrival, m.forecast, m.utilization, m.drain, m.oldestAge, m.latency, m.capped, m.held, m.switchProblems, m.partial,
 		m.diagnosis, m.measuredService, m.measuredWorker, m.measuredConf, m.ceiling, m.cost, m.groupAWSCost, m.awsCost, m.actions, m.actionErrors,
-		m.sloWithin, m.sloLate, m.sloObjective, m.sloWindow, m.sloBudget, m.sloTrusted, m.cycleDuration, m.cycleFailures, m.lastSuccess} {
+		m.sloWithin, m.sloLate, m.sloObjective, m.sloWindow, m.sloBudget, m.sloTrusted, m.cycleDuration, m.cycleFailures, m.lastSuccess,
+		// The former names, for one release (docs/observability.md).
+		renamed.NewGauge(m.backlogPerWorker, "checker_group_backlog_messages_per_worker", []string{"group"}, "checker_group_backlog_per_worker", 1),
+		renamed.NewGauge(m.target, "checker_group_target_backlog_messages_per_worker", []string{"group"}, "checker_group_target_backlog_per_worker", 1),
+		renamed.NewGauge(m.measuredWorker, "checker_group_measured_worker_throughput_messages_per_second", []string{"group"}, "checker_group_measured_per_worker_throughput", 1),
+		renamed.NewGauge(m.measuredConf, "checker_group_measurement_confidence_ratio", []string{"group"}, "checker_group_measurement_confidence", 1),
+	} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register controller metrics: %w", err)
 		}

@@ -213,7 +213,7 @@ type Decision struct {
 	ArrivalRate *float64 `json:"arrival_rate"`
 	// BacklogPerWorker is the backlog ÷ the current workers (the fleet's
 	// desired count, starting workers included; at least 1): Prometheus'
-	// checker_group_backlog_per_worker. 0 without usable counts.
+	// checker_group_backlog_messages_per_worker. 0 without usable counts.
 	BacklogPerWorker float64 `json:"backlog_per_worker"`
 	// BacklogPerInServiceWorker is the backlog ÷ the workers in service of
 	// the fleet read this cycle (at least 1), AWS's backlog per instance:

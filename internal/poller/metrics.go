@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/queuechecker/queue-checker/internal/config"
+	"github.com/queuechecker/queue-checker/internal/renamed"
 )
 
 var inf = math.Inf(1)
@@ -78,11 +79,11 @@ func newMetrics(reg prometheus.Registerer, perQueue config.PerQueue) (*metrics, 
 			Help: "GetQueueAttributes calls made for the group's queues.",
 		}, []string{"group"}),
 		requestRate: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "checker_group_sqs_requests_per_minute",
-			Help: "GetQueueAttributes calls per minute for the group's queues, over the last minute.",
+			Name: "checker_group_sqs_requests_per_second",
+			Help: "GetQueueAttributes calls per second for the group's queues, over the last minute.",
 		}, []string{"group"}),
 		monthlyCost: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "checker_group_sqs_monthly_cost_dollars",
+			Name: "checker_group_sqs_cost_dollars_per_month",
 			Help: "Estimated cost of a 730-hour month of the group's SQS requests at the last minute's rate " +
 				"and aws.sqs_price_per_million_requests.",
 		}, []string{"group"}),
@@ -100,7 +101,11 @@ func newMetrics(reg prometheus.Registerer, perQueue config.PerQueue) (*metrics, 
 		m.perQueue = perQueueAll
 	}
 	for _, c := range []prometheus.Collector{m.messages, m.oldest, m.sampleAge, m.concurrency, m.latency, m.fits,
-		m.unanswered, m.requests, m.requestRate, m.monthlyCost, m.queuesSkipped} {
+		m.unanswered, m.requests, m.requestRate, m.monthlyCost, m.queuesSkipped,
+		// The former names, for one release (docs/observability.md).
+		renamed.NewGauge(m.requestRate, "checker_group_sqs_requests_per_second", []string{"group"}, "checker_group_sqs_requests_per_minute", 60),
+		renamed.NewGauge(m.monthlyCost, "checker_group_sqs_cost_dollars_per_month", []string{"group"}, "checker_group_sqs_monthly_cost_dollars", 1),
+	} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register poller metrics: %w", err)
 		}
@@ -147,7 +152,7 @@ func (g *groupGauges) init(m *metrics, group string) {
 
 func (g *groupGauges) set(asked, skipped int, perMinute, monthlyCost float64) {
 	g.requests.Add(float64(asked))
-	g.rate.Set(perMinute)
+	g.rate.Set(perMinute / 60)
 	g.cost.Set(monthlyCost)
 	g.idle.Set(float64(skipped))
 }
