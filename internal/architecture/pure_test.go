@@ -84,8 +84,9 @@ func globDirs(t *testing.T, globs []string) []string {
 		if strings.HasPrefix(g, "!") {
 			continue
 		}
-		dir, ok := strings.CutPrefix(g, "**/")
-		if dir, ok = strings.CutSuffix(dir, "/**"); !ok || strings.Contains(dir, "*") {
+		dir, prefixed := strings.CutPrefix(g, "**/")
+		dir, suffixed := strings.CutSuffix(dir, "/**")
+		if !prefixed || !suffixed || strings.Contains(dir, "*") {
 			t.Fatalf("depguard glob %q: this test reads globs of the form **/DIR/**", g)
 		}
 		dirs = append(dirs, dir)
