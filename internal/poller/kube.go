@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/queuechecker/queue-checker/internal/config"
 	"github.com/queuechecker/queue-checker/internal/kube"
 	"github.com/queuechecker/queue-checker/internal/model"
 )
@@ -24,28 +23,6 @@ var _ kubeAPI = (*kube.Client)(nil)
 // poller and only for a configuration with a Kubernetes fleet: in a pod,
 // its service account; elsewhere the kubeconfig.
 var newKubeClient = func() (kubeAPI, error) { return kube.FromEnvironment() }
-
-// kubeReader returns the reader of a group's Kubernetes workload, shared
-// with the groups that name the same one, making the client on first use.
-func (p *Poller) kubeReader(k *config.Kubernetes, byKey map[string]*fleetReader) (*fleetReader, error) {
-	if p.kubeAPI == nil {
-		c, err := newKubeClient()
-		if err != nil {
-			return nil, err
-		}
-		p.kubeAPI = c
-	}
-	ref := kube.RefOf(*k)
-	key := KindKubernetes + "\x00" + ref.Namespace + "\x00" + ref.APIVersion + "\x00" + ref.Kind + "\x00" + ref.Name
-	if fr := byKey[key]; fr != nil {
-		return fr, nil
-	}
-	fr := &fleetReader{kind: KindKubernetes, name: ref.String(), kubeRef: ref}
-	byKey[key] = fr
-	p.kube = append(p.kube, fr)
-	p.fleets = append(p.fleets, fr)
-	return fr, nil
-}
 
 // fetchKube reads the workload; the answer is settled with the others.
 func (f *fleetReader) fetchKube(ctx context.Context, api kubeAPI) {

@@ -40,7 +40,6 @@
 package poller
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -57,7 +56,6 @@ import (
 	"github.com/queuechecker/queue-checker/internal/callrate"
 	"github.com/queuechecker/queue-checker/internal/config"
 	"github.com/queuechecker/queue-checker/internal/model"
-	"github.com/queuechecker/queue-checker/internal/sqsurl"
 )
 
 const (
@@ -144,6 +142,14 @@ func New(cfg config.Config, clients *awsclient.Factory, reg prometheus.Registere
 }
 
 func newPoller(cfg config.Config, clients clientSource, reg prometheus.Registerer, log *zap.Logger) (*Poller, error) {
+	defaultRegion := cfg.AWS.Region
+	if defaultRegion == "" {
+		defaultRegion = clients.defaultRegion()
+	}
+	plan, err := planPolling(cfg, defaultRegion)
+	if err != nil {
+		return nil, err
+	}
 	queues := 0
 	for _, g := range cfg.Groups {
 		queues += len(g.Queues)
@@ -171,156 +177,104 @@ func newPoller(cfg config.Config, clients clientSource, reg prometheus.Registere
 	if p.limit <= 0 {
 		p.limit = defaultConcurrency
 	}
-	defaultRegion := cfg.AWS.Region
-	if defaultRegion == "" {
-		defaultRegion = clients.defaultRegion()
+	readers, err := p.makeFleets(plan)
+	if err != nil {
+		return nil, err
 	}
-
-	regions := map[string]*region{}
-	cwNames := map[string][]string{} // region -> distinct queue names reading CloudWatch
-	cwSeen := map[string]bool{}
-	asgReaders := map[string]map[string][]*fleetReader{}    // region -> name -> readers
-	ecsReaders := map[[2]string]map[string][]*fleetReader{} // region, cluster -> service -> readers
-	fleetByKey := map[string]*fleetReader{}
-
-	for gi, gc := range cfg.Groups {
-		g := &group{name: gc.Name, count: gc.Count, cloudWatch: gc.OldestAge.CloudWatch, fixed: gc.Fleet.FixedWorkers,
-			interval: cfg.Interval, idleMax: gc.IdleSampleInterval}
-		g.gauges.init(m, g.name)
-		for qi, qc := range gc.Queues {
-			name, urlRegion, err := sqsurl.Parse(qc.URL)
-			if err != nil {
-				return nil, fmt.Errorf("groups[%d].queues[%d]: %w", gi, qi, err)
-			}
-			rn := qc.Region
-			if rn == "" {
-				rn = urlRegion
-			}
-			if rn == "" {
-				return nil, fmt.Errorf("groups[%d].queues[%d]: the URL %q names no region and no region is set", gi, qi, qc.URL)
-			}
-			q := newQueue(g, name, qc.URL, rn, log)
-			g.queues = append(g.queues, q)
-			r := regions[rn]
-			if r == nil {
-				r = &region{name: rn, sqs: clients.sqs(rn)}
-				regions[rn] = r
-			}
-			r.queues = append(r.queues, q)
-			q.reg = r
-			if !slices.Contains(g.regions, r) {
-				g.regions = append(g.regions, r)
-			}
-			if g.cloudWatch && !cwSeen[rn+"\x00"+name] {
-				cwSeen[rn+"\x00"+name] = true
-				cwNames[rn] = append(cwNames[rn], name)
-			}
-		}
-
-		switch f := gc.Fleet; {
-		case f.AutoScalingGroup != nil:
-			rn := firstNonEmpty(f.AutoScalingGroup.Region, defaultRegion)
-			if rn == "" {
-				return nil, fmt.Errorf("groups[%d].fleet.autoscaling_group: no region set and no default region", gi)
-			}
-			key := KindAutoScaling + "\x00" + rn + "\x00" + f.AutoScalingGroup.Name
-			fr := fleetByKey[key]
-			if fr == nil {
-				fr = &fleetReader{kind: KindAutoScaling, name: f.AutoScalingGroup.Name, region: rn}
-				fleetByKey[key] = fr
-				if asgReaders[rn] == nil {
-					asgReaders[rn] = map[string][]*fleetReader{}
-				}
-				asgReaders[rn][fr.name] = append(asgReaders[rn][fr.name], fr)
-			}
-			g.fleet = fr
-		case f.ECSService != nil:
-			rn := firstNonEmpty(f.ECSService.Region, defaultRegion)
-			if rn == "" {
-				return nil, fmt.Errorf("groups[%d].fleet.ecs_service: no region set and no default region", gi)
-			}
-			key := KindECS + "\x00" + rn + "\x00" + f.ECSService.Cluster + "\x00" + f.ECSService.Service
-			fr := fleetByKey[key]
-			if fr == nil {
-				fr = &fleetReader{kind: KindECS, name: f.ECSService.Service, cluster: f.ECSService.Cluster, region: rn}
-				fleetByKey[key] = fr
-				ck := [2]string{rn, f.ECSService.Cluster}
-				if ecsReaders[ck] == nil {
-					ecsReaders[ck] = map[string][]*fleetReader{}
-				}
-				ecsReaders[ck][fr.name] = append(ecsReaders[ck][fr.name], fr)
-			}
-			g.fleet = fr
-		case f.Kubernetes != nil:
-			fr, err := p.kubeReader(f.Kubernetes, fleetByKey)
-			if err != nil {
-				return nil, fmt.Errorf("groups[%d].fleet.kubernetes: %w", gi, err)
-			}
-			g.fleet = fr
-		}
-		if g.fleet != nil {
-			g.fleet.log = log.With(zap.String("fleet", g.fleet.display()), zap.String("kind", g.fleet.kind),
-				zap.String("region", g.fleet.region))
-		}
-		p.groups = append(p.groups, g)
+	regions := p.makeRegions(plan, m, log)
+	for _, gp := range plan.groups {
+		p.groups = append(p.groups, makeGroup(gp, cfg.Interval, readers, regions, m, log))
 	}
+	return p, nil
+}
 
-	target := min(time.Duration(paceShare*float64(cfg.Interval)), p.callTimeout*3/4)
-	for _, rn := range sortedKeys(regions) {
-		r := regions[rn]
+// makeFleets makes the readers of the plan's fleets, in its order, and the
+// calls that read them together; the Kubernetes client when a fleet is a
+// workload.
+func (p *Poller) makeFleets(plan pollPlan) ([]*fleetReader, error) {
+	readers := make([]*fleetReader, len(plan.fleets))
+	byKey := make(map[string]*fleetReader, len(plan.fleets))
+	for i, f := range plan.fleets {
+		readers[i] = &fleetReader{kind: f.kind, name: f.name, cluster: f.cluster, region: f.region, kubeRef: f.kubeRef}
+		byKey[f.key()] = readers[i]
+		if f.kind == KindKubernetes {
+			p.kube = append(p.kube, readers[i])
+		}
+	}
+	p.fleets = readers
+	if len(p.kube) > 0 {
+		c, err := newKubeClient()
+		if err != nil {
+			gi := slices.IndexFunc(plan.groups, func(g groupPlan) bool { return g.config.Fleet.Kubernetes != nil })
+			return nil, fmt.Errorf("groups[%d].fleet.kubernetes: %w", gi, err)
+		}
+		p.kubeAPI = c
+	}
+	for _, c := range plan.asgReads {
+		b := &asgBatch{api: p.clients.autoScaling(c.region), region: c.region, names: c.names, readers: map[string][]*fleetReader{}}
+		for _, n := range c.names {
+			b.readers[n] = []*fleetReader{byKey[fleetPlan{kind: KindAutoScaling, name: n, region: c.region}.key()]}
+		}
+		p.asg = append(p.asg, b)
+	}
+	for _, c := range plan.ecsReads {
+		b := &ecsBatch{api: p.clients.ecs(c.region), region: c.region, cluster: c.cluster, services: c.services, readers: map[string][]*fleetReader{}}
+		for _, s := range c.services {
+			b.readers[s] = []*fleetReader{byKey[fleetPlan{kind: KindECS, name: s, cluster: c.cluster, region: c.region}.key()]}
+		}
+		p.ecs = append(p.ecs, b)
+	}
+	return readers, nil
+}
+
+// makeRegions makes the plan's regions, in its order, each with its SQS
+// client, pace and series, and its CloudWatch reader when a queue there
+// reads CloudWatch.
+func (p *Poller) makeRegions(plan pollPlan, m *metrics, log *zap.Logger) map[string]*region {
+	regions := make(map[string]*region, len(plan.regions))
+	target := min(time.Duration(paceShare*float64(p.interval)), p.callTimeout*3/4)
+	for _, rn := range plan.regions {
+		r := &region{name: rn, sqs: p.clients.sqs(rn)}
 		r.pace = pace{floor: min(paceFloor, p.limit), ceiling: p.limit, target: target}
 		r.gauges.init(m, rn)
-		if names := cwNames[rn]; len(names) > 0 {
-			r.cw = newCWRegion(rn, clients.cloudWatch(rn), names, log)
+		if names := plan.cwNames[rn]; len(names) > 0 {
+			r.cw = newCWRegion(rn, p.clients.cloudWatch(rn), names, log)
 		}
+		regions[rn] = r
 		p.regions = append(p.regions, r)
 	}
-	for _, g := range p.groups {
-		if !g.cloudWatch {
-			continue
+	return regions
+}
+
+// makeGroup makes one group of the plan: its queues, each in its region,
+// and its fleet's reader.
+func makeGroup(gp groupPlan, interval time.Duration, readers []*fleetReader, regions map[string]*region, m *metrics, log *zap.Logger) *group {
+	gc := gp.config
+	g := &group{name: gc.Name, count: gc.Count, cloudWatch: gc.OldestAge.CloudWatch, fixed: gc.Fleet.FixedWorkers,
+		interval: interval, idleMax: gc.IdleSampleInterval}
+	g.gauges.init(m, g.name)
+	for _, qp := range gp.queues {
+		q := newQueue(g, qp.name, qp.url, qp.region, log)
+		r := regions[qp.region]
+		g.queues = append(g.queues, q)
+		r.queues = append(r.queues, q)
+		q.reg = r
+		if !slices.Contains(g.regions, r) {
+			g.regions = append(g.regions, r)
 		}
+	}
+	if g.cloudWatch {
 		g.cwByRegion = map[string]*cwRegion{}
 		for _, q := range g.queues {
 			g.cwByRegion[q.region] = regions[q.region].cw
 		}
 	}
-	for _, rn := range sortedKeys(asgReaders) {
-		byName := asgReaders[rn]
-		names := sortedKeys(byName)
-		for first := 0; first < len(names); first += asgNamesPerCall {
-			chunk := names[first:min(first+asgNamesPerCall, len(names))]
-			b := &asgBatch{api: clients.autoScaling(rn), region: rn, names: chunk, readers: map[string][]*fleetReader{}}
-			for _, n := range chunk {
-				b.readers[n] = byName[n]
-				p.fleets = append(p.fleets, byName[n]...)
-			}
-			p.asg = append(p.asg, b)
-		}
+	if gp.fleet >= 0 {
+		g.fleet = readers[gp.fleet]
+		g.fleet.log = log.With(zap.String("fleet", g.fleet.display()), zap.String("kind", g.fleet.kind),
+			zap.String("region", g.fleet.region))
 	}
-	ecsKeys := make([][2]string, 0, len(ecsReaders))
-	for k := range ecsReaders {
-		ecsKeys = append(ecsKeys, k)
-	}
-	slices.SortFunc(ecsKeys, func(a, b [2]string) int {
-		if c := cmp.Compare(a[0], b[0]); c != 0 {
-			return c
-		}
-		return cmp.Compare(a[1], b[1])
-	})
-	for _, k := range ecsKeys {
-		bySvc := ecsReaders[k]
-		svcs := sortedKeys(bySvc)
-		for first := 0; first < len(svcs); first += ecsServicesPerCall {
-			chunk := svcs[first:min(first+ecsServicesPerCall, len(svcs))]
-			b := &ecsBatch{api: clients.ecs(k[0]), region: k[0], cluster: k[1], services: chunk, readers: map[string][]*fleetReader{}}
-			for _, s := range chunk {
-				b.readers[s] = bySvc[s]
-				p.fleets = append(p.fleets, bySvc[s]...)
-			}
-			p.ecs = append(p.ecs, b)
-		}
-	}
-	return p, nil
+	return g
 }
 
 // Observe samples every queue and reads every fleet once, and returns one
