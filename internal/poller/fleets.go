@@ -436,7 +436,28 @@ func (b *ecsBatch) fetchStopping(ctx context.Context, live map[string]bool) {
 		return
 	}
 	failed := map[string]error{} // by service name
-	listed := map[string]bool{}  // task ARNs, over every list
+	toDescribe := b.listStopping(ctx, live, failed)
+	counts := b.describeStopping(ctx, toDescribe, live, failed)
+	for svc, rs := range b.readers {
+		key := serviceKey(svc)
+		if !live[key] {
+			continue
+		}
+		for _, r := range rs {
+			if err := failed[key]; err != nil {
+				r.err, r.svc = err, nil
+			} else {
+				r.stopping = counts[key]
+			}
+		}
+	}
+}
+
+// listStopping lists the tasks each live service is stopping and returns
+// those not already known to be STOPPED; a service whose list failed is
+// in failed. The stopped tasks no longer listed are forgotten.
+func (b *ecsBatch) listStopping(ctx context.Context, live map[string]bool, failed map[string]error) []string {
+	listed := map[string]bool{} // task ARNs, over every list
 	var toDescribe []string
 	for _, svc := range slices.Sorted(maps.Keys(live)) {
 		in := &ecs.ListTasksInput{
@@ -464,7 +485,6 @@ func (b *ecsBatch) fetchStopping(ctx context.Context, live map[string]bool) {
 			in.NextToken = out.NextToken
 		}
 	}
-	// Forget the stopped tasks ListTasks no longer lists.
 	for arn := range b.stopped {
 		if !listed[arn] {
 			delete(b.stopped, arn)
@@ -473,13 +493,19 @@ func (b *ecsBatch) fetchStopping(ctx context.Context, live map[string]bool) {
 	if b.stopped == nil {
 		b.stopped = map[string]bool{}
 	}
+	return toDescribe
+}
+
+// describeStopping describes the tasks, ecsTasksPerCall a call, and counts
+// by live service those running and those stopping that may still hold
+// messages; a task found STOPPED, or no longer described, is remembered as
+// stopped. A call that fails leaves every live service unknown (in failed):
+// which service a task is of is only known once it is described.
+func (b *ecsBatch) describeStopping(ctx context.Context, tasks []string, live map[string]bool, failed map[string]error) map[string]stoppingTasks {
 	counts := map[string]stoppingTasks{} // by service name
-	for first := 0; first < len(toDescribe); first += ecsTasksPerCall {
-		chunk := toDescribe[first:min(first+ecsTasksPerCall, len(toDescribe))]
+	for chunk := range slices.Chunk(tasks, ecsTasksPerCall) {
 		out, err := b.api.DescribeTasks(ctx, &ecs.DescribeTasksInput{Cluster: aws.String(b.cluster), Tasks: chunk})
 		if err != nil {
-			// Which service a task is of is only known once it is
-			// described: every service of the batch is left unknown.
 			err = fmt.Errorf("describe the stopping tasks of ECS cluster %s in %s: %w", b.cluster, b.region, err)
 			for svc := range live {
 				if failed[svc] == nil {
@@ -521,17 +547,5 @@ func (b *ecsBatch) fetchStopping(ctx context.Context, live map[string]bool) {
 			}
 		}
 	}
-	for svc, rs := range b.readers {
-		key := serviceKey(svc)
-		if !live[key] {
-			continue
-		}
-		for _, r := range rs {
-			if err := failed[key]; err != nil {
-				r.err, r.svc = err, nil
-			} else {
-				r.stopping = counts[key]
-			}
-		}
-	}
+	return counts
 }

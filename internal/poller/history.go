@@ -177,11 +177,23 @@ type History struct {
 // is left out of that series' map, and keeps the other.
 func (p *Poller) History(ctx context.Context, req HistoryRequest) (History, error) {
 	to := req.To.UTC().Truncate(time.Minute)
-	kinds := make([]histKind, 0, 3)
-	weeklyTo, minutesRead := to, false
+	kinds, minutesRead, err := p.historyKinds(req, to)
+	if err != nil {
+		return History{}, err
+	}
+	acc, failed, err := p.fetchHistory(ctx, kinds, to)
+	return historyOf(kinds, acc, failed, minutesRead), err
+}
+
+// historyKinds are the histories req asks for up to to, each with its
+// span, metrics and groups: the minutes of the arrivals, the weekly
+// 5-minute arrivals before them, and the fleet's minutes. minutesRead
+// says whether the minutes of the arrivals are among them.
+func (p *Poller) historyKinds(req HistoryRequest, to time.Time) (kinds []histKind, minutesRead bool, err error) {
+	weeklyTo := to
 	if from := req.From.UTC().Truncate(time.Minute); !req.From.IsZero() && to.After(from) {
 		if to.Sub(from) > HistoryMaxSpan {
-			return History{}, fmt.Errorf("arrival history: span %s is longer than CloudWatch keeps 1-minute data (%s)", to.Sub(from), HistoryMaxSpan)
+			return nil, false, fmt.Errorf("arrival history: span %s is longer than CloudWatch keeps 1-minute data (%s)", to.Sub(from), HistoryMaxSpan)
 		}
 		kinds = append(kinds, histKind{what: "arrival history", metrics: sentMetrics, from: from,
 			minutes: int(to.Sub(from) / time.Minute), groups: p.groups, period: cwPeriod})
@@ -190,22 +202,18 @@ func (p *Poller) History(ctx context.Context, req HistoryRequest) (History, erro
 	weeklyTo = weeklyTo.Truncate(weeklyPeriod * time.Second)
 	if from := req.WeeklyFrom.UTC().Truncate(weeklyPeriod * time.Second); !req.WeeklyFrom.IsZero() && weeklyTo.After(from) {
 		if to.Sub(from) > WeeklyMaxSpan {
-			return History{}, fmt.Errorf("weekly arrival history: span %s is longer than CloudWatch keeps 5-minute data (%s)", to.Sub(from), WeeklyMaxSpan)
+			return nil, false, fmt.Errorf("weekly arrival history: span %s is longer than CloudWatch keeps 5-minute data (%s)", to.Sub(from), WeeklyMaxSpan)
 		}
 		kinds = append(kinds, histKind{weekly: true, what: "weekly arrival history", metrics: sentMetrics, from: from,
 			minutes: int(weeklyTo.Sub(from) / (weeklyPeriod * time.Second)), groups: p.groups, period: weeklyPeriod})
 	}
 	if from := req.FleetFrom.UTC().Truncate(time.Minute); !req.FleetFrom.IsZero() && to.After(from) && len(req.Fleet) > 0 {
 		if to.Sub(from) > HistoryMaxSpan {
-			return History{}, fmt.Errorf("fleet history: span %s is longer than CloudWatch keeps 1-minute data (%s)", to.Sub(from), HistoryMaxSpan)
-		}
-		want := make(map[string]bool, len(req.Fleet))
-		for _, g := range req.Fleet {
-			want[g] = true
+			return nil, false, fmt.Errorf("fleet history: span %s is longer than CloudWatch keeps 1-minute data (%s)", to.Sub(from), HistoryMaxSpan)
 		}
 		var groups []*group
 		for _, g := range p.groups {
-			if g.cloudWatch && want[g.name] {
+			if g.cloudWatch && slices.Contains(req.Fleet, g.name) {
 				groups = append(groups, g)
 			}
 		}
@@ -213,24 +221,28 @@ func (p *Poller) History(ctx context.Context, req HistoryRequest) (History, erro
 			minutes: int(to.Sub(from) / time.Minute), groups: groups, period: cwPeriod})
 	}
 	if len(kinds) == 0 {
-		return History{}, fmt.Errorf("history: neither span [%s, %s) nor [%s, %s) holds a whole minute",
+		return nil, false, fmt.Errorf("history: neither span [%s, %s) nor [%s, %s) holds a whole minute",
 			req.From.UTC().Format(time.RFC3339), to.Format(time.RFC3339), req.FleetFrom.UTC().Format(time.RFC3339), to.Format(time.RFC3339))
 	}
+	return kinds, minutesRead, nil
+}
 
-	var out History
-	acc := make([]map[string]*histSeries, len(kinds))
+// fetchHistory reads the kinds' metrics, every region at once and within a
+// region histConcurrency calls at once: acc holds each kind's series by
+// group, failed the groups of each kind a call failed for, and the error
+// each region's first failure of each kind.
+func (p *Poller) fetchHistory(ctx context.Context, kinds []histKind, to time.Time) (acc []map[string]*histSeries, failed []map[string]bool, err error) {
+	acc = make([]map[string]*histSeries, len(kinds))
+	failed = make([]map[string]bool, len(kinds))
 	for k, kind := range kinds {
 		acc[k] = make(map[string]*histSeries, len(kind.groups))
 		for _, g := range kind.groups {
 			acc[k][g.name] = newHistSeries(len(kind.metrics), kind.minutes)
 		}
+		failed[k] = map[string]bool{}
 	}
 	plan := planHistory(kinds)
 	errs := make([]error, len(plan))
-	failed := make([]map[string]bool, len(kinds))
-	for k := range failed {
-		failed[k] = map[string]bool{}
-	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex // guards acc, failed and each region's first errors
 	for ri, rp := range plan {
@@ -276,6 +288,14 @@ func (p *Poller) History(ctx context.Context, req HistoryRequest) (History, erro
 		})
 	}
 	wg.Wait()
+	return acc, failed, errors.Join(errs...)
+}
+
+// historyOf assembles the history from the kinds' series, leaving out the
+// groups a call failed for (and, when the minutes of the arrivals were
+// read, the weekly arrivals of a group whose minutes failed).
+func historyOf(kinds []histKind, acc []map[string]*histSeries, failed []map[string]bool, minutesRead bool) History {
+	var out History
 	for k, kind := range kinds {
 		switch {
 		case kind.fleet:
@@ -288,28 +308,27 @@ func (p *Poller) History(ctx context.Context, req HistoryRequest) (History, erro
 				continue
 			}
 			s.settle()
-			if kind.weekly {
+			switch {
+			case kind.weekly:
 				h, ok := out.Arrivals[g]
 				if !ok && minutesRead {
 					continue // its minutes failed: left out, as they are
 				}
 				h.WeeklyStart, h.Weekly = kind.from, s.vals[0]
 				out.Arrivals[g] = h
-				continue
-			}
-			if kind.fleet {
+			case kind.fleet:
 				for i := range s.vals[0] {
 					s.vals[0][i] /= cwPeriod // a per-minute sum, as msg/s
 				}
 				out.Fleet[g] = model.FleetHistory{Start: kind.from, Deleted: s.vals[0], InFlight: s.vals[1]}
-			} else {
+			default:
 				h := out.Arrivals[g]
 				h.Start, h.Counts = kind.from, s.vals[0]
 				out.Arrivals[g] = h
 			}
 		}
 	}
-	return out, errors.Join(errs...)
+	return out
 }
 
 // histMetric is one SQS metric a history reads, with its statistic.
