@@ -74,8 +74,26 @@ func (rc RunConfig) Validate() error {
 	bad := func(field string, others []string, format string, a ...any) {
 		errs = append(errs, &FieldError{Field: field, Msg: fmt.Sprintf(format, a...), Others: others})
 	}
-	w := rc.World
+	rc.validateTimes(bad)
+	rc.World.validateFleet(bad)
+	rc.validateScoring(bad)
+	rc.World.validateWorld(bad)
+	if err := rc.peerParams().Validate(); err != nil {
+		for _, e := range unjoin(err) {
+			bad(FieldPeers, nil, "%v", e)
+		}
+	}
+	return errors.Join(errs...)
+}
 
+// problemFunc records one problem of a field, naming the other fields it
+// is judged against.
+type problemFunc func(field string, others []string, format string, a ...any)
+
+// validateTimes checks the run's length and interval, the service time,
+// the concurrency, the start delay and the promise.
+func (rc RunConfig) validateTimes(bad problemFunc) {
+	w := rc.World
 	if rc.Duration <= 0 || rc.Duration > MaxDuration {
 		bad(FieldDuration, nil, "%v: must be > 0 and at most %v", rc.Duration, MaxDuration)
 	}
@@ -103,6 +121,10 @@ func (rc RunConfig) Validate() error {
 	if w.LatencyTarget <= 0 {
 		bad(FieldLatencyTarget, nil, "%v: must be > 0", w.LatencyTarget)
 	}
+}
+
+// validateFleet checks the fleet's bounds, its size and its message slots.
+func (w Config) validateFleet(bad problemFunc) {
 	if w.Min < 0 {
 		bad(FieldMin, nil, "%d: must be >= 0", w.Min)
 	}
@@ -115,6 +137,11 @@ func (rc RunConfig) Validate() error {
 	if w.Workers < max(w.Min, 0) || w.Workers > w.Max {
 		bad(FieldWorkers, []string{FieldMin, FieldMax}, "%d: must be within %s (%d) and %s (%d)", w.Workers, FieldMin, w.Min, FieldMax, w.Max)
 	}
+}
+
+// validateScoring checks the warm-up, the restart and the price.
+func (rc RunConfig) validateScoring(bad problemFunc) {
+	w := rc.World
 	switch {
 	case w.WarmUp < 0:
 		bad(FieldWarmUp, nil, "%v: must be >= 0", w.WarmUp)
@@ -130,8 +157,10 @@ func (rc RunConfig) Validate() error {
 	if !(rc.WorkerCostPerHour >= 0 && rc.WorkerCostPerHour <= maxWorkerCost) {
 		bad(FieldWorkerCost, nil, "%v: want dollars an hour, from 0 (no price) to 1e6", rc.WorkerCostPerHour)
 	}
+}
 
-	// The world's own fields, as NewWorld checks them.
+// validateWorld checks the world's own fields, as NewWorld checks them.
+func (w Config) validateWorld(bad problemFunc) {
 	if err := w.Scenario.Validate(); err != nil {
 		bad(FieldScenario, nil, "%v", err)
 	}
@@ -156,13 +185,6 @@ func (rc RunConfig) Validate() error {
 	if w.VisibilityTimeout < 0 {
 		bad(FieldVisibilityTimeout, nil, "%v: must be >= 0", w.VisibilityTimeout)
 	}
-
-	if err := rc.peerParams().Validate(); err != nil {
-		for _, e := range unjoin(err) {
-			bad(FieldPeers, nil, "%v", e)
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // unjoin is the errors a join holds, or err alone.

@@ -47,18 +47,24 @@ const (
 	chartDPI    = 110
 )
 
+// panel is one of the chart's stacked panels: its axis label and the value
+// of a point it plots.
+type panel struct {
+	label string
+	y     func(sim.Point) float64
+}
+
+// panels are the chart's panels, top to bottom.
+var panels = []panel{
+	{"backlog (messages)", func(p sim.Point) float64 { return float64(p.Backlog) }},
+	{"oldest message age (s)", func(p sim.Point) float64 { return p.OldestAge }},
+	{"workers (running or starting)", func(p sim.Point) float64 { return float64(p.Workers) }},
+}
+
 // Write draws three stacked panels over a shared time axis: backlog,
 // age of the oldest message (with the latency target), and workers, one line
 // per result, with a legend, and writes it as SVG or PNG.
 func Write(w io.Writer, format, title string, latency time.Duration, results []sim.Result) error {
-	panels := []struct {
-		label string
-		y     func(sim.Point) float64
-	}{
-		{"backlog (messages)", func(p sim.Point) float64 { return float64(p.Backlog) }},
-		{"oldest message age (s)", func(p sim.Point) float64 { return p.OldestAge }},
-		{"workers (running or starting)", func(p sim.Point) float64 { return float64(p.Workers) }},
-	}
 	end := 0.0
 	for _, r := range results {
 		if n := len(r.Series); n > 0 {
@@ -67,40 +73,14 @@ func Write(w io.Writer, format, title string, latency time.Duration, results []s
 	}
 	plots := make([][]*plot.Plot, len(panels))
 	for i, pn := range panels {
-		p := plot.New()
-		p.Y.Label.Text = pn.label
-		p.Y.Min = 0
-		p.X.Min, p.X.Max = 0, end
+		p, err := drawPanel(i, pn, end, results)
+		if err != nil {
+			return err
+		}
 		if i == 0 {
 			p.Title.Text = title
 			p.Legend.Top = true
 			p.Legend.Left = true
-		}
-		if i < len(panels)-1 {
-			p.X.Tick.Marker = unlabeled{plot.DefaultTicks{}}
-		} else {
-			p.X.Label.Text = "time (minutes)"
-		}
-		p.Add(plotter.NewGrid())
-		for k, r := range results {
-			xys := make(plotter.XYs, len(r.Series))
-			for j, pt := range r.Series {
-				xys[j].X = pt.T / 60
-				xys[j].Y = pn.y(pt)
-			}
-			line, err := plotter.NewLine(xys)
-			if err != nil {
-				return fmt.Errorf("chart %s of %s: %w", pn.label, r.Policy, err)
-			}
-			line.Color = palette[k%len(palette)]
-			line.Width = vg.Points(1)
-			if r.Policy == sim.PolicyModel {
-				line.Width = vg.Points(2)
-			}
-			p.Add(line)
-			if i == 0 {
-				p.Legend.Add(r.Policy, line)
-			}
 		}
 		if i == 1 && latency > 0 {
 			target := plotter.NewFunction(func(float64) float64 { return latency.Seconds() })
@@ -111,8 +91,49 @@ func Write(w io.Writer, format, title string, latency time.Duration, results []s
 		}
 		plots[i] = []*plot.Plot{p}
 	}
+	return render(w, format, plots)
+}
 
-	tiles := draw.Tiles{Rows: len(panels), Cols: 1, PadX: vg.Millimeter, PadY: vg.Millimeter,
+// drawPanel is the i-th panel up to end minutes: a line per result, the
+// model's wider, named in the top panel's legend; only the bottom panel
+// labels the time axis.
+func drawPanel(i int, pn panel, end float64, results []sim.Result) (*plot.Plot, error) {
+	p := plot.New()
+	p.Y.Label.Text = pn.label
+	p.Y.Min = 0
+	p.X.Min, p.X.Max = 0, end
+	if i < len(panels)-1 {
+		p.X.Tick.Marker = unlabeled{plot.DefaultTicks{}}
+	} else {
+		p.X.Label.Text = "time (minutes)"
+	}
+	p.Add(plotter.NewGrid())
+	for k, r := range results {
+		xys := make(plotter.XYs, len(r.Series))
+		for j, pt := range r.Series {
+			xys[j].X = pt.T / 60
+			xys[j].Y = pn.y(pt)
+		}
+		line, err := plotter.NewLine(xys)
+		if err != nil {
+			return nil, fmt.Errorf("chart %s of %s: %w", pn.label, r.Policy, err)
+		}
+		line.Color = palette[k%len(palette)]
+		line.Width = vg.Points(1)
+		if r.Policy == sim.PolicyModel {
+			line.Width = vg.Points(2)
+		}
+		p.Add(line)
+		if i == 0 {
+			p.Legend.Add(r.Policy, line)
+		}
+	}
+	return p, nil
+}
+
+// render lays the panels out in a column and writes them as SVG or PNG.
+func render(w io.Writer, format string, plots [][]*plot.Plot) error {
+	tiles := draw.Tiles{Rows: len(plots), Cols: 1, PadX: vg.Millimeter, PadY: vg.Millimeter,
 		PadTop: 2 * vg.Millimeter, PadBottom: 2 * vg.Millimeter, PadLeft: 2 * vg.Millimeter, PadRight: 4 * vg.Millimeter}
 	var (
 		canvas draw.Canvas
