@@ -71,26 +71,6 @@ func TestSimulateWorldFlagsAllAtOnce(t *testing.T) {
 	}
 }
 
-func TestParseServiceChanges(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		in   string
-		want []sim.ServiceChange
-	}{
-		{"", nil},
-		{"1h=2", []sim.ServiceChange{{At: time.Hour, Factor: 2}}},
-		{"1h=2,2h=1", []sim.ServiceChange{{At: time.Hour, Factor: 2}, {At: 2 * time.Hour, Factor: 1}}},
-		{" 90m = 0.5 , 1d12h=3", []sim.ServiceChange{{At: 90 * time.Minute, Factor: 0.5}, {At: 36 * time.Hour, Factor: 3}}},
-		{"0s=1.25", []sim.ServiceChange{{At: 0, Factor: 1.25}}},
-	}
-	for _, tt := range tests {
-		got, err := parseServiceChanges(tt.in)
-		if err != nil || !slices.Equal(got, tt.want) {
-			t.Errorf("parseServiceChanges(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
-		}
-	}
-}
-
 // simRun is the run the command line makes, without running it.
 func simRun(t *testing.T, args ...string) sim.RunConfig {
 	t.Helper()
@@ -98,7 +78,8 @@ func simRun(t *testing.T, args ...string) sim.RunConfig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc, _, err := f.runConfig(context.Background())
+	f.Settings, f.Arrivals = policySettings, cloudWatchArrivals
+	rc, _, err := f.RunConfig(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
