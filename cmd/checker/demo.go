@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os/signal"
 	"syscall"
 	"time"
@@ -114,24 +115,27 @@ func cmdDemo(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	err = serveDemo(ctx, ctrl, scaler, handler, *listen, controller.RunOptions{Interval: wallInterval, Now: clock}, log)
+	log.Info("demo stopped")
+	return err
+}
+
+// serveDemo runs the demo's loop, at the simulated clock of loop, beside
+// its HTTP server and, when set, the KEDA scaler, until ctx ends or one
+// fails.
+func serveDemo(ctx context.Context, ctrl *controller.Controller, scaler func(context.Context) error, handler http.Handler,
+	listen string, loop controller.RunOptions, log *zap.Logger) error {
 	g, gctx := errgroup.WithContext(ctx)
 	if scaler != nil {
 		g.Go(func() error { return scaler(gctx) })
 	}
+	g.Go(func() error { return ctrl.Run(gctx, loop) })
 	g.Go(func() error {
-		return ctrl.Run(gctx, controller.RunOptions{
-			Interval: wallInterval,
-			Now:      clock,
-		})
-	})
-	g.Go(func() error {
-		return web.Serve(gctx, *listen, handler, func(a net.Addr) {
+		return web.Serve(gctx, listen, handler, func(a net.Addr) {
 			log.Info("listening", zap.String("addr", a.String()), zap.String("status_page", "http://"+a.String()+"/"))
 		})
 	})
-	err = g.Wait()
-	log.Info("demo stopped")
-	return err
+	return g.Wait()
 }
 
 // newDemoWorlds makes the simulated groups and the policy settings the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"reflect"
@@ -79,70 +80,98 @@ func cmdRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	d, err := newRunner(ctx, src, cfg, sum, log)
+	if err != nil {
+		return err
+	}
+	return d.run(ctx, *refresh)
+}
 
+// runner is `checker run` wired: the controller over the poller and the
+// publisher, its registries, the leases when groups are shared, the HTTP
+// handler and the KEDA scaler.
+type runner struct {
+	src      *configSource
+	cfg      config.Config
+	sum      [32]byte
+	log      *zap.Logger
+	asm      *assembly
+	gatherer *metricsGatherer
+	leases   *lease.Manager
+	onTaken  *func([]string) // set once the warmer exists
+	ctrl     *controller.Controller
+	handler  http.Handler
+	scaler   func(context.Context) error // nil without keda.listen
+}
+
+// newRunner wires the daemon of a loaded configuration.
+func newRunner(ctx context.Context, src *configSource, cfg config.Config, sum [32]byte, log *zap.Logger) (*runner, error) {
 	base, err := newBaseRegistry()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	asm, err := assemble(ctx, cfg, log)
-	if err != nil {
-		return err
+	d := &runner{src: src, cfg: cfg, sum: sum, log: log, onTaken: new(func([]string))}
+	if d.asm, err = assemble(ctx, cfg, log); err != nil {
+		return nil, err
 	}
-	gatherer := &metricsGatherer{base: base, gen: asm.registry}
-	leases, err := newLeases(ctx, cfg, base, log)
-	if err != nil {
-		return err
+	d.gatherer = &metricsGatherer{base: base, gen: d.asm.registry}
+	if d.leases, err = newLeases(ctx, cfg, base, log); err != nil {
+		return nil, err
 	}
 	var gate controller.Gate
-	var onTaken func([]string) // set once the warmer exists
-	if leases != nil {
-		gate = leaseGate{Manager: leases, taken: &onTaken, syncs: new(int)}
+	if d.leases != nil {
+		gate = leaseGate{Manager: d.leases, taken: d.onTaken, syncs: new(int)}
 		log.Info("sharing the groups through leases", leaseStore(cfg.Coordination),
-			zap.String("identity", leases.Identity()), zap.Duration("lease_duration", cfg.Coordination.LeaseDuration))
+			zap.String("identity", d.leases.Identity()), zap.Duration("lease_duration", cfg.Coordination.LeaseDuration))
 	}
-	ctrl, err := controller.New(controller.Options{
-		Groups: asm.groups, Observer: asm.observer, Actuator: asm.actuator,
+	d.ctrl, err = controller.New(controller.Options{
+		Groups: d.asm.groups, Observer: d.asm.observer, Actuator: d.asm.actuator,
 		Logger: log.Named("controller"), Registerer: base, Gate: gate, Prices: awscost.FromConfig(cfg.AWS),
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	log.Info("starting", zap.String("version", version), zap.String("config", src.name),
 		zap.Int("groups", len(cfg.Groups)), zap.Duration("interval", cfg.Interval),
 		zap.String("listen", cfg.Listen), zap.Bool("dry_run", cfg.DryRun))
-
-	handler := web.Handler(web.Options{Controller: ctrl, Gatherer: gatherer, Interval: cfg.Interval, Started: time.Now(),
+	d.handler = web.Handler(web.Options{Controller: d.ctrl, Gatherer: d.gatherer, Interval: cfg.Interval, Started: time.Now(),
 		Pprof: cfg.Debug.Pprof})
-	scaler, err := kedaServer(cfg.KEDA, ctrl, base, log.Named("keda"))
-	if err != nil {
-		return err
+	if d.scaler, err = kedaServer(cfg.KEDA, d.ctrl, base, log.Named("keda")); err != nil {
+		return nil, err
 	}
+	return d, nil
+}
+
+// run runs the daemon until ctx ends or a part fails: the loop, the HTTP
+// server, the KEDA scaler, the warm start and the reloader, each under one
+// errgroup; then it releases the leases.
+func (d *runner) run(ctx context.Context, refresh time.Duration) error {
 	g, gctx := errgroup.WithContext(ctx)
-	if scaler != nil {
-		g.Go(func() error { return scaler(gctx) })
+	if d.scaler != nil {
+		g.Go(func() error { return d.scaler(gctx) })
 	}
 	// The warm start runs beside the loop: the first cycle does not wait
 	// for the history.
-	warm := newWarmer(gctx, ctrl, log.Named("warm_start"))
-	warm.start(asm.history, asm.groups)
+	warm := newWarmer(gctx, d.ctrl, d.log.Named("warm_start"))
+	warm.start(d.asm.history, d.asm.groups)
 	// A group taken from another checker warms up as well, beside the
 	// loop: its history since this checker started is not in its state.
-	onTaken = warm.takeover
+	*d.onTaken = warm.takeover
 	g.Go(func() error {
-		return ctrl.Run(gctx, controller.RunOptions{Interval: cfg.Interval})
+		return d.ctrl.Run(gctx, controller.RunOptions{Interval: d.cfg.Interval})
 	})
 	g.Go(func() error {
-		return web.Serve(gctx, cfg.Listen, handler, func(a net.Addr) {
-			log.Info("listening", zap.String("addr", a.String()), zap.String("status_page", "http://"+a.String()+"/"))
+		return web.Serve(gctx, d.cfg.Listen, d.handler, func(a net.Addr) {
+			d.log.Info("listening", zap.String("addr", a.String()), zap.String("status_page", "http://"+a.String()+"/"))
 		})
 	})
-	r := &reloader{src: src, sum: sum, ctrl: ctrl, gatherer: gatherer, warm: warm, leases: leases, log: log,
-		coordination: cfg.Coordination, running: &cfg}
-	g.Go(func() error { return r.run(gctx, *refresh) })
-	err = g.Wait()
+	r := &reloader{src: d.src, sum: d.sum, ctrl: d.ctrl, gatherer: d.gatherer, warm: warm, leases: d.leases, log: d.log,
+		coordination: d.cfg.Coordination, running: &d.cfg}
+	g.Go(func() error { return r.run(gctx, refresh) })
+	err := g.Wait()
 	warm.wait()
-	releaseLeases(leases, log)
-	log.Info("stopped")
+	releaseLeases(d.leases, d.log)
+	d.log.Info("stopped")
 	return err
 }
 
