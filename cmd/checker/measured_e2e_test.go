@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/queuechecker/queue-checker/internal/awstest"
+	"github.com/queuechecker/queue-checker/internal/decisionreport"
 	"github.com/queuechecker/queue-checker/internal/model"
 )
 
@@ -255,7 +256,7 @@ func TestE2EMeasuredServiceTime(t *testing.T) {
 func printedDecisions(t testing.TB, ds []model.Decision) (map[string]model.Decision, map[string]map[string]any) {
 	t.Helper()
 	var out strings.Builder
-	if err := printDecisions(&out, "json", ds); err != nil {
+	if err := decisionreport.Write(&out, "json", ds); err != nil {
 		t.Fatal(err)
 	}
 	var typed struct {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -12,7 +11,6 @@ import (
 	"reflect"
 	"runtime/debug"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"go.uber.org/zap"
@@ -21,8 +19,8 @@ import (
 	"github.com/queuechecker/queue-checker/internal/awscost"
 	"github.com/queuechecker/queue-checker/internal/config"
 	"github.com/queuechecker/queue-checker/internal/controller"
+	"github.com/queuechecker/queue-checker/internal/decisionreport"
 	"github.com/queuechecker/queue-checker/internal/lease"
-	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/web"
 )
 
@@ -338,53 +336,11 @@ func cmdOnce(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if decisions == nil && runErr != nil {
 		return runErr
 	}
-	if err := printDecisions(stdout, *output, decisions); err != nil {
+	if err := decisionreport.Write(stdout, *output, decisions); err != nil {
 		return err
 	}
 	if runErr != nil {
 		return fmt.Errorf("some actions failed: %w", runErr)
-	}
-	return nil
-}
-
-func printDecisions(w io.Writer, format string, ds []model.Decision) error {
-	if ds == nil {
-		ds = []model.Decision{}
-	}
-	if format == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
-			Decisions []model.Decision `json:"decisions"`
-		}{ds})
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "GROUP\tBACKLOG\tVISIBLE\tIN FLIGHT\tCURRENT\tRECOMMENDED\tDESIRED\tDIAGNOSIS\tSTATE")
-	for _, d := range ds {
-		state := "ok"
-		switch {
-		case d.Held:
-			state = "held: " + d.HoldReason
-		case d.Capped:
-			state = "capped"
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n", d.Group, d.Backlog, d.Visible, d.InFlight,
-			d.CurrentWorkers, d.RecommendedWorkers, d.DesiredWorkers, d.Diagnosis, state)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	for _, d := range ds {
-		if len(d.Reasons) == 0 && d.NotActed == nil {
-			continue
-		}
-		fmt.Fprintf(w, "\n%s:\n", d.Group)
-		for _, r := range d.Reasons {
-			fmt.Fprintf(w, "  - %s\n", r)
-		}
-		if d.NotActed != nil {
-			fmt.Fprintf(w, "  - not acted on: %s\n", d.NotActed.Message)
-		}
 	}
 	return nil
 }
