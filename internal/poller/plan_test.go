@@ -78,7 +78,7 @@ func TestPlanPolling(t *testing.T) {
 			},
 		},
 		{
-			name: "a queue's region set overrides its URL's",
+			name:   "a queue's region set overrides its URL's",
 			groups: []config.Group{{Name: "a", Queues: []config.Queue{{URL: "http://127.0.0.1:4566/000000000000/q", Region: "ap-south-1"}}}},
 			check: func(t *testing.T, p pollPlan) {
 				if got := p.groups[0].queues[0].region; got != "ap-south-1" {

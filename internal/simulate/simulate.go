@@ -114,7 +114,7 @@ func New(ctx context.Context, o Options) (*Simulation, error) {
 	s := &Simulation{rc: rc, policies: policies, output: o.Output, chart: o.Chart}
 	if o.Chart != "" {
 		if s.chartFormat, err = chart.Format(o.Chart); err != nil {
-			return nil, &UsageError{Err: fmt.Errorf("--chart: %v", err)}
+			return nil, &UsageError{Err: fmt.Errorf("--chart: %w", err)}
 		}
 	}
 	return s, nil
