@@ -104,9 +104,10 @@ type Step struct {
 }
 
 // cohortCap bounds the cohorts kept: when full, the two oldest merge into
-// one spanning both. 512 five-second intervals are 42 minutes; older
-// messages keep their span, coarser.
-const cohortCap = 512
+// one spanning both. 128 five-second intervals are nearly 11 minutes;
+// older messages keep their count and span, spread evenly over it. 3 KB a
+// group.
+const cohortCap = 128
 
 // cohort is n messages that arrived evenly over [from, to], times in seconds
 // since the estimator's epoch.
