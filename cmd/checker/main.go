@@ -113,24 +113,33 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // suggest returns the commands an unknown name was probably meant to be:
-// those within two edits of it (a swap of two neighbouring letters is one)
-// and, failing those, those it begins; nearest first.
+// one it spells in other letter case, else those it begins (two letters or
+// more: "sim" is simulate, though slo is two edits away), else those within
+// two edits of it (a swap of two neighbouring letters is one); nearest
+// first.
 func suggest(name string) []string {
 	var near [3][]string
 	var prefixed []string
+	lower := strings.ToLower(name)
 	for _, c := range commands() {
-		if d := editDistance(strings.ToLower(name), c.name); d < len(near) && d < len(name) {
-			near[d] = append(near[d], c.name)
-		} else if len(name) >= 2 && strings.HasPrefix(c.name, strings.ToLower(name)) {
+		if len(name) >= 2 && strings.HasPrefix(c.name, lower) && c.name != lower {
 			prefixed = append(prefixed, c.name)
+		} else if d := editDistance(lower, c.name); d < len(near) && d < len(name) {
+			near[d] = append(near[d], c.name)
 		}
 	}
-	for _, n := range near {
+	if len(near[0]) > 0 {
+		return near[0]
+	}
+	if len(prefixed) > 0 {
+		return prefixed
+	}
+	for _, n := range near[1:] {
 		if len(n) > 0 {
 			return n
 		}
 	}
-	return prefixed
+	return nil
 }
 
 // editDistance is the optimal string alignment distance of a and b:

@@ -27,6 +27,9 @@ type State struct {
 	fc    forecast.Forecaster // per-minute arrivals and what they forecast
 	// lastDt is the last sampling interval seen, for the forecast's horizon.
 	lastDt time.Duration
+	// switchProblems are the operator's switches not understood when the
+	// fleet was last read: while a read fails they still hold the group.
+	switchProblems []string
 
 	// lastRecAt is when a recommendation was last recorded; a gap longer
 	// than the stabilisation window starts the window again from the

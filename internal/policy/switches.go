@@ -44,6 +44,13 @@ func (c *call) safety() {
 			problems = append(problems, fmt.Sprintf("pin=%d on the fleet is below the min (%d): not clamped; the group is held, neither scaled in nor out", sw.Pin, lo))
 		}
 	}
+	if c.fleetFailed {
+		// The switches were not read this time: those not understood at
+		// the last read still hold the group until a read says otherwise.
+		problems = c.st.switchProblems
+	} else {
+		c.st.switchProblems = problems
+	}
 	switch {
 	case len(problems) > 0:
 		// Intent that is not understood holds: neither in nor out, and no

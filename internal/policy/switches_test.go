@@ -134,3 +134,36 @@ func TestSwitchWarningsReachTheDecision(t *testing.T) {
 		t.Errorf("warnings %q, want %q", d.Warnings, f.Switches.Warnings)
 	}
 }
+
+// A switch not understood keeps holding the group while the fleet cannot be
+// read (its tags are not known then), and stops holding for it once a read
+// shows it gone.
+func TestSwitchNotUnderstoodHoldsThroughAFailedRead(t *testing.T) {
+	t.Parallel()
+	s := base()
+	s.Max = 100
+	s.ScaleInStabilization = -1
+	st := &State{}
+	problem := `tag "queue-checker:hold" is not a switch`
+	f := asg(4, 4, 0)
+	f.Switches = model.Switches{NotUnderstood: []string{problem}}
+	busy := q(3000, 0)
+	busy.At = t0
+	d := Decide(s, busy, f, st, t0)
+	if !d.Held || d.HoldReason != HoldSwitchNotUnderstood {
+		t.Fatalf("read with the tag: held %v %q, want held for the switch", d.Held, d.HoldReason)
+	}
+	failed := model.Fleet{Kind: "autoscaling", Name: f.Name, At: t0.Add(5 * time.Second)}
+	busy.At = t0.Add(5 * time.Second)
+	d = Decide(s, busy, failed, st, busy.At)
+	checkDecision(t, s, failed, d)
+	if !d.Held || d.HoldReason != HoldSwitchNotUnderstood || len(d.SwitchProblems) != 1 || d.SwitchProblems[0] != problem {
+		t.Errorf("failed read: held %v %q, problems %q; want still held for %q", d.Held, d.HoldReason, d.SwitchProblems, problem)
+	}
+	f.Switches = model.Switches{}
+	busy.At = t0.Add(10 * time.Second)
+	d = Decide(s, busy, f, st, busy.At)
+	if len(d.SwitchProblems) != 0 || d.HoldReason == HoldSwitchNotUnderstood {
+		t.Errorf("read without the tag: problems %q, hold %q; want no hold for a switch", d.SwitchProblems, d.HoldReason)
+	}
+}
