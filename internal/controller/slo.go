@@ -39,10 +39,24 @@ func sloCounts(s policy.Settings, o model.Observation, d model.Decision) slo.Cou
 	return c
 }
 
+// sloServiceTime is the time a message holds a slot, seconds, for Little's
+// law in the arrivals: the measured one while the policy sizes with the
+// measurement (the settings' is often a high percentile, which would count
+// too few completions and so too few arrivals), else the settings'.
+func sloServiceTime(s policy.Settings, d model.Decision) float64 {
+	if m := d.Measured; m.SizingWith == "measured" && m.ServiceTimeSeconds != nil && *m.ServiceTimeSeconds > 0 {
+		return *m.ServiceTimeSeconds
+	}
+	if per := s.PerWorker(); per > 0 {
+		return float64(max(s.Concurrency, 1)) / per
+	}
+	return 0
+}
+
 // sloInput is one cycle of a group as the estimate reads it: the visible
 // and delayed counts and CloudWatch's oldest age of the sample, and the arrivals
 // since the previous cycle with data by conservation (slo.Arrived, at the
-// settings' service time, as the simulator measures the estimate).
+// service time of sloServiceTime).
 func (e *groupSLO) sloInput(s policy.Settings, o model.Observation, d model.Decision, now time.Time) slo.Input {
 	in := slo.Input{
 		At:        now,
@@ -64,8 +78,7 @@ func (e *groupSLO) sloInput(s policy.Settings, o model.Observation, d model.Deci
 	}
 	c := sloCounts(s, o, d)
 	if e.have && now.After(e.prevAt) {
-		if per := s.PerWorker(); per > 0 {
-			service := float64(max(s.Concurrency, 1)) / per
+		if service := sloServiceTime(s, d); service > 0 {
 			in.Arrived = slo.Arrived(e.prev, c, now.Sub(e.prevAt).Seconds(), service)
 		}
 	}

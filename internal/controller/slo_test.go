@@ -244,3 +244,26 @@ func TestSLOInputAcrossAMissingCycle(t *testing.T) {
 		t.Errorf("fleet unknown: arrived %v, want %v", in.Arrived, 20+(10+30)/2.0*5/0.2)
 	}
 }
+
+// Little's law in the arrivals takes the measured service time only while
+// the policy sizes with it.
+func TestSLOServiceTime(t *testing.T) {
+	t.Parallel()
+	s := policytest.Settings("g").WithDefaults()
+	configured := float64(max(s.Concurrency, 1)) / s.PerWorker()
+	measured := configured / 2
+	tests := []struct {
+		name string
+		m    model.Measured
+		want float64
+	}{
+		{"nothing measured", model.Measured{}, configured},
+		{"measured, not trusted yet", model.Measured{ServiceTimeSeconds: &measured, SizingWith: "configured"}, configured},
+		{"measured and sized with", model.Measured{ServiceTimeSeconds: &measured, SizingWith: "measured"}, measured},
+	}
+	for _, tt := range tests {
+		if got := sloServiceTime(s, model.Decision{Measured: tt.m}); got != tt.want {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
