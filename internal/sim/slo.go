@@ -3,6 +3,7 @@ package sim
 import (
 	"time"
 
+	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/slo"
 )
 
@@ -38,7 +39,7 @@ func (w *World) noteStart(wait float64) {
 }
 
 // sloCounts is what the sampler sees now, for the estimate.
-func (w *World) sloCounts() (slo.Counts, *ageReading) {
+func (w *World) sloCounts() (slo.Counts, *model.Reading) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	c := slo.Counts{
@@ -51,7 +52,7 @@ func (w *World) sloCounts() (slo.Counts, *ageReading) {
 		return c, nil
 	}
 	if w.cfg.MetricsExact {
-		return c, &ageReading{age: w.oldestAge(), at: w.at()}
+		return c, &model.Reading{Value: w.oldestAge(), At: w.at()}
 	}
 	dp, ok := w.minutes.peek(w.t)
 	if !ok {
@@ -59,12 +60,7 @@ func (w *World) sloCounts() (slo.Counts, *ageReading) {
 	}
 	// CloudWatch's minute holds the largest age of the minute: read it as
 	// of the minute's end.
-	return c, &ageReading{age: dp.age, at: w.minutes.at(dp.minute).Add(time.Minute)}
-}
-
-type ageReading struct {
-	age float64
-	at  time.Time
+	return c, &model.Reading{Value: dp.age, At: w.minutes.at(dp.minute).Add(time.Minute)}
 }
 
 // sloProbe runs the daemon's estimate of the promise beside a run: each
@@ -95,7 +91,7 @@ func (p *sloProbe) observe(w *World, now time.Time, t float64) {
 	c, age := w.sloCounts()
 	in := slo.Input{At: now, Visible: c.Visible, OldestAge: -1}
 	if age != nil {
-		in.OldestAge, in.OldestAt = age.age, age.at
+		in.OldestAge, in.OldestAt = age.Value, age.At
 	}
 	if p.have {
 		in.Arrived = slo.Arrived(p.prev, c, now.Sub(p.prevAt).Seconds(), p.service)
@@ -134,19 +130,12 @@ func (p *sloProbe) report(w *World, duration time.Duration) []SLOHour {
 		out = append(out, SLOHour{
 			Hour:        h,
 			Started:     tr.within + tr.late,
-			Share:       shareOf(float64(tr.within), float64(tr.late)),
+			Share:       slo.Share(float64(tr.within), float64(tr.late)),
 			Estimated:   e.within + e.late,
-			EstShare:    shareOf(e.within, e.late),
+			EstShare:    slo.Share(e.within, e.late),
 			Trust:       e.trust.String(),
 			TrustReason: e.why,
 		})
 	}
 	return out
-}
-
-func shareOf(within, late float64) float64 {
-	if n := within + late; n > 0 {
-		return within / n
-	}
-	return 1
 }

@@ -99,7 +99,7 @@ func (s *spans) add(sec int64, st Step) {
 		return
 	}
 	i := floorMod(k, int64(len(s.within)))
-	w, l := nonNegative(st.Within), nonNegative(st.Late)
+	w, l := finite(st.Within), finite(st.Late)
 	s.within[i] += w
 	s.late[i] += l
 	s.sumW += w
@@ -183,14 +183,6 @@ func floorDiv(a, b int64) int64 {
 
 func floorMod(a, b int64) int64 { return a - floorDiv(a, b)*b }
 
-// nonNegative is x, or 0 when x is negative or not finite.
-func nonNegative(x float64) float64 {
-	if x > 0 && !math.IsInf(x, 1) {
-		return x
-	}
-	return 0
-}
-
 // Status is the tracker's reading at now.
 func (t *Tracker) Status(now time.Time) Status {
 	sec := now.Unix()
@@ -198,8 +190,8 @@ func (t *Tracker) Status(now time.Time) Status {
 	s.HourWithin, s.HourLate, s.Trust, s.Why = t.hour.sums(sec)
 	s.Within, s.Late, _, _ = t.spans.sums(sec)
 	allowance := 1 - t.objective
-	s.Share = share(s.Within, s.Late)
-	s.HourShare = share(s.HourWithin, s.HourLate)
+	s.Share = Share(s.Within, s.Late)
+	s.HourShare = Share(s.HourWithin, s.HourLate)
 	s.BudgetLeft = 1
 	if n := s.Within + s.Late; n > 0 {
 		s.BudgetLeft = 1 - s.Late/(allowance*n)
@@ -208,7 +200,9 @@ func (t *Tracker) Status(now time.Time) Status {
 	return s
 }
 
-func share(within, late float64) float64 {
+// Share is within ÷ (within + late): the share of messages started within
+// the promise; 1 when none started.
+func Share(within, late float64) float64 {
 	if n := within + late; n > 0 {
 		return within / n
 	}
