@@ -40,7 +40,7 @@ var decisionKeys = []string{
 	"backlog_per_worker", "backlog_per_in_service_worker", "target_backlog_per_worker", "floors",
 	"recommended_workers", "desired_workers", "capped", "held", "hold_reason",
 	"partial", "diagnosis", "reasons", "utilization", "drain_seconds", "oldest_age_seconds", "oldest_age_at",
-	"forecast", "measured", "need_without_forecast", "bursts", "held_messages", "not_acted",
+	"forecast", "plan", "measured", "need_without_forecast", "bursts", "held_messages", "not_acted",
 	"paused", "paused_by", "paused_since", "scale_in_off", "pinned", "warnings", "switch_problems",
 }
 

@@ -97,5 +97,24 @@ func (st *groupState) observeSLO(g policy.Settings, o model.Observation, d model
 			promise: s.Latency, objective: s.LatencyQuantile, window: s.SLOWindow}
 	}
 	step := e.tracker.Observe(e.sloInput(s, o, d, now))
-	return step, e.tracker.Status(now)
+	status := e.tracker.Status(now)
+	st.deciding.Lock()
+	b := budgetOf(status)
+	b.At, b.StepWithin, b.StepLate = now, step.Within, step.Late
+	st.policy.SpendBudget(b)
+	st.deciding.Unlock()
+	return step, status
+}
+
+// budgetOf is the error budget the policy spends, from the estimate's
+// status: known once the last hour has messages (an estimate still rough,
+// or short of a promise since the start, is the best there is).
+func budgetOf(s slo.Status) model.Budget {
+	return model.Budget{
+		Known:     s.HourWithin+s.HourLate > 0,
+		Allowance: 1 - s.Objective,
+		Spent:     1 - s.BudgetLeft,
+		Left:      s.BudgetLeft,
+		BurnRate:  s.BurnRate,
+	}
 }

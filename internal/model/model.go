@@ -263,6 +263,9 @@ type Decision struct {
 	// Forecast is the arrival rate the fleet is sized to meet over the next
 	// start delay when it is above today's estimate; nil when there is none.
 	Forecast *Forecast `json:"forecast"`
+	// Plan is what the model policy's plan over sampled futures weighed;
+	// nil when it made none (another policy, or no data to plan on).
+	Plan *Plan `json:"plan"`
 	// Measured is what the checker measured of the fleet, against what the
 	// settings say; every value is nil while unknown.
 	Measured Measured `json:"measured"`

@@ -43,7 +43,7 @@ func TestDecisionJSONKeys(t *testing.T) {
 		"in_service_workers", "pending_workers", "draining_workers", "arrival_rate", "backlog_per_worker", "backlog_per_in_service_worker",
 		"target_backlog_per_worker", "floors", "recommended_workers", "desired_workers", "capped",
 		"held", "hold_reason", "partial", "diagnosis", "reasons", "utilization", "drain_seconds",
-		"oldest_age_seconds", "oldest_age_at", "paused", "paused_by", "paused_since", "scale_in_off", "pinned", "warnings", "switch_problems", "forecast", "measured", "need_without_forecast", "bursts", "held_messages", "not_acted"}
+		"oldest_age_seconds", "oldest_age_at", "paused", "paused_by", "paused_since", "scale_in_off", "pinned", "warnings", "switch_problems", "forecast", "plan", "measured", "need_without_forecast", "bursts", "held_messages", "not_acted"}
 	if len(got) != len(want) {
 		t.Errorf("%d keys, want %d: %s", len(got), len(want), b)
 	}

@@ -122,6 +122,8 @@ type box struct {
 
 	bursts               model.Bursts
 	holdUSD, relaunchUSD float64
+	plan                 model.Plan
+	planMore, planFewer  model.PlanCost
 }
 
 // call is one Decide call in progress.
@@ -343,6 +345,7 @@ func (c *call) observe() {
 		if !c.suspect {
 			c.learnBursts()
 		}
+		c.recordArrivals()
 		c.learnNoise()
 		if st.est.Updated(c.at) && !c.suspect {
 			st.climb.Observe(c.at, rate, 2*s.ArrivalSmoothing)
@@ -510,10 +513,19 @@ func (c *call) guard() {
 	}
 
 	target := c.rec
-	if st.backlogHold > 0 {
+	// The plan over sampled futures is made and shown on every decision
+	// of the model policy; it sets the count only with PlanActs.
+	planned := false
+	if s.Policy == PolicyModel && c.lambdaKnown && c.latency() > 0 {
+		n := c.planFleet(max(c.planFloor(), c.lo))
+		if s.PlanActs {
+			target, planned = n, true
+		}
+	}
+	if st.backlogHold > 0 && !planned {
 		target = c.holdForBacklog(target)
 	}
-	if target < c.current && window > 0 {
+	if target < c.current && window > 0 && !planned {
 		if high, ok := st.win.highest(c.now, window); ok && high > target {
 			target = min(high, c.current)
 			c.reason("scale-in stabilised: the highest rate recommendation over the last %s is %d", window, high)
@@ -521,8 +533,10 @@ func (c *call) guard() {
 	}
 	// A launch during a burst goes ahead only when it pays; the warm
 	// fleet stays whatever the stabilisation says.
-	target = c.keepWarm(c.launchPays(target))
-	if c.noiseHold && target != c.current && c.rec <= c.rateRec {
+	if !planned {
+		target = c.keepWarm(c.launchPays(target))
+	}
+	if c.noiseHold && target != c.current && c.rec <= c.rateRec && !planned {
 		c.noiseReason()
 		target = c.current
 	}
@@ -534,7 +548,7 @@ func (c *call) guard() {
 		c.reason("only %d of %d queues answered: scaling out on the counts that are known", c.sample.Answered, c.sample.Queues)
 	}
 
-	if target != c.current && c.current > 0 && s.Deadband > 0 {
+	if target != c.current && c.current > 0 && s.Deadband > 0 && !planned {
 		change := math.Abs(float64(target - c.current))
 		if change <= s.Deadband*float64(c.current) {
 			// Unstable: the fleet cannot keep up with the arrivals, or with

@@ -59,6 +59,13 @@ type Settings struct {
 	// LatencyQuantile is the objective; the controller's estimate of the
 	// messages started within the promise reads it, the sizing does not.
 	SLOWindow time.Duration
+	// PlanActs: the model policy's plan over sampled futures (plan.go)
+	// sets the count, in place of the rules it would replace (the burst
+	// learner's warm capacity, the noise hold, the backlog hold and the
+	// scale-in window); otherwise the plan is made and shown only.
+	// Measured worse than the rules on most built-in scenarios
+	// (docs/deciding.md, "One objective over sampled futures"), so off.
+	PlanActs bool
 	// Forecast: how the model policy anticipates load (see forecaster).
 	Forecast ForecastSettings
 	// MetricStaleAfter is how old a CloudWatch reading (oldest age, sent,

@@ -6,6 +6,7 @@ import (
 	"github.com/queuechecker/queue-checker/internal/arrivals"
 	"github.com/queuechecker/queue-checker/internal/ceiling"
 	"github.com/queuechecker/queue-checker/internal/forecast"
+	"github.com/queuechecker/queue-checker/internal/futures"
 	"github.com/queuechecker/queue-checker/internal/measure"
 	"github.com/queuechecker/queue-checker/internal/model"
 )
@@ -77,6 +78,24 @@ type State struct {
 	// noise measures the arrival estimate's noise (noise.go).
 	noise rateNoise
 	held  heldWatch // messages received and not deleted (held.go)
+
+	// book: the recent arrivals the futures are drawn from (plan.go);
+	// budget the promise's error budget last given (SpendBudget), price
+	// the late message's price it moves; pendingBuf reused for the workers
+	// on their way.
+	book       *futures.Book
+	budget     model.Budget
+	price      lateprice
+	pendingBuf []float64
+}
+
+// SpendBudget gives the policy the promise's error budget as the
+// controller's estimate has it, with its last cycle's messages started
+// within and past the promise, for the price of a late message (see
+// latePrice).
+func (st *State) SpendBudget(b model.Budget) {
+	st.price.observe(b)
+	st.budget = b
 }
 
 // counts are one sample's numbers as the diagnosis and the burst learner
