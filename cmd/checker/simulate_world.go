@@ -24,6 +24,8 @@ func worldFlags(fs *flag.FlagSet, f *simulate.Options) {
 		"give the checker CloudWatch's NumberOfMessagesDeleted; false: a group that reads no CloudWatch, whose fleet cannot be measured")
 	fs.StringVar(&f.Learn, "learn", "",
 		"the checker's workers.learn for the model and backlog policies: act, report or off (default: the group's, else act for the model, report for backlog)")
+	fs.BoolVar(&f.PlanActs, "plan-acts", false,
+		"the model policy's plan over sampled futures sets the count, in place of the rules it would replace (burst warm capacity, the noise and backlog holds, the scale-in window); without it the plan is only shown")
 	fs.Float64Var(&f.StartDelayCV, "start-delay-cv", 0,
 		"spread of the start delays: each launched worker's is lognormal around --start-delay with this coefficient of variation (0..5; 0: all equal)")
 }

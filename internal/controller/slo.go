@@ -99,9 +99,7 @@ func (st *groupState) observeSLO(g policy.Settings, o model.Observation, d model
 	step := e.tracker.Observe(e.sloInput(s, o, d, now))
 	status := e.tracker.Status(now)
 	st.deciding.Lock()
-	b := budgetOf(status)
-	b.At, b.StepWithin, b.StepLate = now, step.Within, step.Late
-	st.policy.SpendBudget(b)
+	st.policy.SpendBudget(budgetOf(status))
 	st.deciding.Unlock()
 	return step, status
 }

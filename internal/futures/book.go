@@ -11,7 +11,7 @@ import "math"
 // the level (an exponentially weighted mean) each step was measured against,
 // so that a block of it can be replayed at another level.
 type Book struct {
-	step, tau float64
+	step, tau, fall float64
 	// rates and levels are rings of the completed steps: the arrivals of
 	// each, msg/s, and the level before it.
 	rates, levels []float32
@@ -23,11 +23,15 @@ type Book struct {
 	level    float64
 }
 
+// levelFall is how many times faster the level follows a fall than a rise.
+const levelFall = 10
+
 // NewBook keeps span seconds of steps of step seconds, measured against a
 // level smoothed over tau seconds.
 func NewBook(step, span, tau float64) *Book {
 	n := max(int(math.Ceil(span/step)), 1)
-	return &Book{step: step, tau: math.Max(tau, step), rates: make([]float32, n), levels: make([]float32, n)}
+	tau = math.Max(tau, step)
+	return &Book{step: step, tau: tau, fall: math.Max(tau/levelFall, step), rates: make([]float32, n), levels: make([]float32, n)}
 }
 
 // Step is the width of one step, seconds.
@@ -72,7 +76,14 @@ func (b *Book) close() {
 	b.rates[b.head], b.levels[b.head] = float32(r), float32(b.level)
 	b.head = (b.head + 1) % len(b.rates)
 	b.n = min(b.n+1, len(b.rates))
-	b.level += (r - b.level) * (1 - math.Exp(-b.step/b.tau))
+	// The level is the arrivals' base: it follows a fall within a step's
+	// worth of its time constant and a rise over the whole, so a burst
+	// moves it little and it is back at the base soon after.
+	a := 1 - math.Exp(-b.step/b.tau)
+	if r < b.level {
+		a = 1 - math.Exp(-b.step/b.fall)
+	}
+	b.level += (r - b.level) * a
 	b.openAt += b.step
 	b.openMsgs = 0
 }

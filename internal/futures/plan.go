@@ -1,6 +1,7 @@
 package futures
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -15,6 +16,13 @@ const (
 	// step before it to its level, of this many evenly spaced in its
 	// stratum, so the futures start where today is (calm, or in a burst).
 	analogDraws = 4
+	// RecencyHalfLife is the age, seconds, at which a block of the book
+	// weighs half as much as today's.
+	RecencyHalfLife = 900.0
+	// RareShare is the weight of the futures a plan spends the promise's
+	// allowance on rather than keeps capacity for: those where the count
+	// would leave the largest share of messages late.
+	RareShare = 0.05
 	// surgeFactor: arrivals now this many times the closest block's start
 	// are a surge the book has not seen; every future keeps it.
 	surgeFactor = 1.5
@@ -48,9 +56,11 @@ type Input struct {
 	// Ceiling is the workers past which more add no completions (a
 	// downstream pool); 0 for none.
 	Ceiling int
-	// LatePrice is what one message started past the promise costs, in
-	// worker-seconds.
-	LatePrice float64
+	// Allowance is the share of the futures' messages that may start past
+	// the promise because of the count chosen: late messages no count could
+	// save (those of a surge before any launch could serve) are not
+	// counted against it.
+	Allowance float64
 }
 
 // Cost is a count's expected cost over the futures.
@@ -59,8 +69,8 @@ type Cost struct {
 	// WorkerSeconds are paid seconds over the horizon (workers starting
 	// included); LaunchSeconds the start delay of each launch, charged
 	// again as the price of a launch; Late the messages started past the
-	// promise; Arrivals the messages that came; Total the sum of the
-	// three, late messages at the late price.
+	// promise; Arrivals the messages that came; Total the worker-seconds
+	// and the launches' charge.
 	WorkerSeconds, LaunchSeconds, Late, Arrivals, Total float64
 }
 
@@ -80,6 +90,9 @@ type Result struct {
 	// HasMore and HasFewer: the count one more, or one fewer, is within
 	// [Lo, Hi].
 	HasMore, HasFewer bool
+	// Unavoidable is the late messages no count within the bounds saves
+	// (those of the largest count weighed).
+	Unavoidable float64
 	// P50, P90 and P99 are the futures' mean arrivals over the horizon,
 	// msg/s, at those quantiles.
 	P50, P90, P99 float64
@@ -90,29 +103,54 @@ type Result struct {
 	Blocks bool
 }
 
+// Avoidable is the share of the futures' messages c starts past the
+// promise that the largest count would have started within it.
+func (r Result) Avoidable(c Cost) float64 {
+	if c.Arrivals <= 0 {
+		return 0
+	}
+	return max(c.Late-r.Unavoidable, 0) / c.Arrivals
+}
+
 // Planner plans over the futures of one Book. It keeps its buffers and its
 // random numbers between plans: a plan allocates nothing.
 type Planner struct {
 	rates [Futures][MaxSteps]float64
 	cum   [Futures][MaxSteps + 1]float64
 	mean  [Futures]float64
-	k, s  int
+	// weight is each future's weight, by how recent its block is; wsum
+	// their sum.
+	weight [Futures]float64
+	wsum   float64
+	// late holds each future's late messages at the count last weighed,
+	// top at the largest count.
+	late, top [Futures]float64
+	// weighed are the counts this plan has weighed, with whether each
+	// meets the allowance; seen how many.
+	weighed [maxWeighed]weighed
+	seen    int
+	// counted is each future's weight in the allowance: its weight, less
+	// what of it the allowance is spent on (spare).
+	counted [Futures]float64
+	k, s    int
 	// old holds, per future and step, the arrivals by the promise before
 	// the step's end: what starts in the step up to it starts late.
-	old      [Futures][MaxSteps + 1]float64
-	ready    [MaxSteps + 1]float64
-	base     [MaxSteps + 1]float64
-	capacity [MaxSteps]float64
-	in       Input
-	step     float64
+	old    [Futures][MaxSteps + 1]float64
+	ready  [MaxSteps + 1]float64
+	base   [MaxSteps + 1]float64
+	course [MaxSteps + 1]float64
+	in     Input
+	step   float64
 }
 
 // NewPlanner makes a planner.
 func NewPlanner() *Planner { return new(Planner) }
 
-// Plan chooses the count in [in.Lo, in.Hi] of the least expected cost over
-// futures drawn from b. Searching from the current count, it moves only
-// while a move lowers the cost.
+// Plan chooses the fewest workers in [in.Lo, in.Hi] whose late messages
+// over futures drawn from b, beyond those no count within the bounds
+// saves, stay within the allowance: the promise spent on what cannot be
+// helped, and on no more than the allowance of what can. Late messages
+// fall as the count rises, so the fewest is found by bisection.
 //
 // A plan needs finite, non-negative inputs, a positive throughput and
 // horizon, and counts below MaxWorkers; without them, or when the futures'
@@ -135,20 +173,62 @@ func (p *Planner) Plan(b *Book, in Input) (Result, bool) {
 	}
 	p.fleet()
 
-	best := p.search(p.seed())
-	r := Result{Workers: best.Workers, Chosen: best, Futures: p.k, Horizon: float64(p.s) * p.step, Step: p.step, Blocks: blocks}
+	r := Result{Futures: p.k, Horizon: float64(p.s) * p.step, Step: p.step, Blocks: blocks}
+	p.seen = 0
+	top := p.eval(in.Hi)
+	r.Unavoidable = top.Late
+	p.top = p.late
+	p.note(top, true)
+	low := p.eval(in.Lo)
+	p.spare()
+	p.note(low, p.meets())
+	// The fewest that meet the allowance: from the current count, a gallop
+	// to a bracket, then bisection (most plans move the count a little).
+	bad, good := in.Lo, in.Hi
+	if !p.test(in.Lo) {
+		start := min(max(in.Current, in.Lo+1), in.Hi)
+		if p.test(start) {
+			good = start
+			for step := 1; good-step > bad; step *= 2 {
+				if n := good - step; p.test(n) {
+					good = n
+				} else {
+					bad = n
+					break
+				}
+			}
+		} else {
+			bad = start
+			for step := 1; bad+step < good; step *= 2 {
+				if n := bad + step; p.test(n) {
+					good = n
+					break
+				} else {
+					bad = n
+				}
+			}
+		}
+		for good-bad > 1 {
+			if mid := bad + (good-bad)/2; p.test(mid) {
+				good = mid
+			} else {
+				bad = mid
+			}
+		}
+	} else {
+		good = in.Lo
+	}
+	best := p.cost(good)
+	r.Workers, r.Chosen = best.Workers, best
 	if best.Workers+1 <= in.Hi {
-		r.More, r.HasMore = p.eval(best.Workers+1), true
+		r.More, r.HasMore = p.cost(best.Workers+1), true
 	}
 	if best.Workers-1 >= in.Lo {
-		r.Fewer, r.HasFewer = p.eval(best.Workers-1), true
+		r.Fewer, r.HasFewer = p.cost(best.Workers-1), true
 	}
-	var m [Futures]float64
-	copy(m[:p.k], p.mean[:p.k])
-	slices.Sort(m[:p.k])
-	r.P50, r.P90, r.P99 = quantile(m[:p.k], 0.5), quantile(m[:p.k], 0.9), quantile(m[:p.k], 0.99)
+	r.P50, r.P90, r.P99 = p.quantile(0.5), p.quantile(0.9), p.quantile(0.99)
 	for _, c := range [3]Cost{r.Chosen, r.More, r.Fewer} {
-		if !finite(c.Total) || !finite(c.WorkerSeconds) || !finite(c.LaunchSeconds) || !finite(c.Late) || !finite(c.Arrivals) {
+		if !finite(c.Total) || !finite(c.Late) || !finite(c.Arrivals) {
 			return Result{}, false
 		}
 	}
@@ -160,7 +240,7 @@ const MaxWorkers = 1 << 30
 
 // valid reports whether the inputs can be planned on.
 func (in Input) valid() bool {
-	for _, x := range [...]float64{in.Level, in.Now, in.Backlog, in.PerWorker, in.StartDelay, in.Promise, in.Horizon, in.LatePrice} {
+	for _, x := range [...]float64{in.Level, in.Now, in.Backlog, in.PerWorker, in.StartDelay, in.Promise, in.Horizon, in.Allowance} {
 		if !finite(x) || x < 0 {
 			return false
 		}
@@ -177,83 +257,22 @@ func (in Input) valid() bool {
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
-// quantile of sorted xs, the nearest rank.
-func quantile(xs []float64, q float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	i := min(int(math.Ceil(q*float64(len(xs))))-1, len(xs)-1)
-	return xs[max(i, 0)]
-}
-
-// seed is the count the search starts from: the cheapest of the current
-// count, the lowest allowed, and the counts that start the backlog within
-// the promise while keeping pace with today's arrivals and with the
-// busiest future's. The cost is not convex where a backlog is past saving
-// by a few workers but not by many; these put the search in reach of both.
-func (p *Planner) seed() int {
-	in := p.in
-	busiest := 0.0
+// quantile is the futures' mean arrivals at q, by weight: the smallest
+// mean whose futures and those below it weigh q of all.
+func (p *Planner) quantile(q float64) float64 {
+	var idx [Futures]int
 	for k := range p.k {
-		busiest = math.Max(busiest, p.mean[k])
+		idx[k] = k
 	}
-	best := p.eval(min(max(in.Current, in.Lo), in.Hi))
-	for _, rate := range [...]float64{-1, in.Level, busiest} {
-		n := in.Lo
-		if rate >= 0 {
-			n = int(math.Min(math.Ceil((rate+in.Backlog/math.Max(in.Promise, 1))/in.PerWorker), float64(in.Hi)))
-		}
-		n = min(max(n, in.Lo), in.Hi)
-		if n == best.Workers {
-			continue
-		}
-		if c := p.eval(n); c.Total < best.Total {
-			best = c
+	slices.SortFunc(idx[:p.k], func(a, b int) int { return cmp.Compare(p.mean[a], p.mean[b]) })
+	acc := 0.0
+	for _, k := range idx[:p.k] {
+		acc += p.weight[k]
+		if acc >= q*p.wsum-1e-12 {
+			return p.mean[k]
 		}
 	}
-	return best.Workers
-}
-
-// search walks from start towards cheaper counts: a first step of about
-// 3 % of the count, doubled while the cost falls, then halved back to one
-// worker around the cheapest count found.
-func (p *Planner) search(start int) Cost {
-	in := p.in
-	best := p.eval(start)
-	delta := max(1, start/32)
-	for dir := 1; dir >= -1; dir -= 2 {
-		moved := false
-		step := delta
-		for {
-			n := min(max(best.Workers+dir*step, in.Lo), in.Hi)
-			if n == best.Workers {
-				break
-			}
-			c := p.eval(n)
-			if !(c.Total < best.Total) {
-				break
-			}
-			best, moved = c, true
-			step *= 2
-		}
-		for step = max(step/2, 1); moved && step >= 1; step /= 2 {
-			for _, n := range [2]int{best.Workers + step, best.Workers - step} {
-				if n < in.Lo || n > in.Hi {
-					continue
-				}
-				if c := p.eval(n); c.Total < best.Total {
-					best = c
-				}
-			}
-			if step == 1 {
-				break
-			}
-		}
-		if moved {
-			break
-		}
-	}
-	return best
+	return p.mean[idx[p.k-1]]
 }
 
 // sample lays out the futures' arrivals and reports whether they came from
@@ -271,7 +290,7 @@ func (p *Planner) sample(b *Book) bool {
 	now := math.Max(in.Now, 0)
 	if b.Len() < s+1 {
 		// Too little seen: one future, today's rate held.
-		p.k = 1
+		p.k, p.weight[0], p.wsum = 1, 1, 1
 		r := math.Max(level, now)
 		for i := range s {
 			p.rates[0][i] = r
@@ -286,6 +305,7 @@ func (p *Planner) sample(b *Book) bool {
 	}
 	surgeSteps := p.surgeAge(b, level, now)
 	span := b.Len() - s // block starts 1..span: each has a step before it
+	p.wsum = 0
 	for k := range p.k {
 		j, ratio, dist := 1, 1.0, math.Inf(1)
 		for m := range analogDraws {
@@ -316,6 +336,13 @@ func (p *Planner) sample(b *Book) bool {
 			p.rates[k][i] = v
 		}
 		p.cumulate(k)
+		// A block's weight halves every RecencyHalfLife of its age (a burst
+		// that does not come back counts for less as time passes without
+		// it), and falls with how far its start is from today's (a block
+		// that starts in a burst says little of a calm moment's future).
+		age := float64(b.Len()-j) * p.step
+		p.weight[k] = math.Exp2(-age/RecencyHalfLife) * math.Exp(-(dist/math.Ln2)*(dist/math.Ln2))
+		p.wsum += p.weight[k]
 	}
 	return true
 }
@@ -407,11 +434,109 @@ func (p *Planner) waited() float64 {
 	return in.Promise
 }
 
-// eval is the expected cost of setting the fleet to n now and holding it
-// over the horizon: the plan is made again at every decision, so a later
-// launch or release is the next plan's. Workers released go from those on
-// their way first, the latest first. The fleet's course is the same in
-// every future; only the queue differs.
+// maxWeighed bounds the counts one plan remembers having weighed: a
+// gallop and a bisection over a billion counts take about 64.
+const maxWeighed = 96
+
+// weighed is a count a plan has weighed.
+type weighed struct {
+	cost  Cost
+	meets bool
+}
+
+// note remembers a count weighed.
+func (p *Planner) note(c Cost, meets bool) {
+	if p.seen < maxWeighed {
+		p.weighed[p.seen] = weighed{c, meets}
+		p.seen++
+	}
+}
+
+// find is a count already weighed.
+func (p *Planner) find(n int) (weighed, bool) {
+	for _, w := range p.weighed[:p.seen] {
+		if w.cost.Workers == n {
+			return w, true
+		}
+	}
+	return weighed{}, false
+}
+
+// test reports whether n meets the allowance, weighing it if not yet.
+func (p *Planner) test(n int) bool {
+	if w, ok := p.find(n); ok {
+		return w.meets
+	}
+	c := p.eval(n)
+	m := p.meets()
+	p.note(c, m)
+	return m
+}
+
+// cost is n's cost, weighing it if not yet.
+func (p *Planner) cost(n int) Cost {
+	if w, ok := p.find(n); ok {
+		return w.cost
+	}
+	c := p.eval(n)
+	p.note(c, p.meets())
+	return c
+}
+
+// spare marks the rarest futures, those the allowance is spent on rather
+// than capacity kept for: the futures in which the fewest workers weighed
+// (at the last eval) leave the largest share of their messages late that
+// the most would save, up to RareShare of the futures' weight.
+func (p *Planner) spare() {
+	var idx [Futures]int
+	var share [Futures]float64
+	for k := range p.k {
+		idx[k] = k
+		if arr := p.cum[k][p.s] - p.cum[k][0]; arr > 0 {
+			share[k] = max(p.late[k]-p.top[k], 0) / arr
+		} else if p.late[k] > p.top[k] {
+			share[k] = math.Inf(1)
+		}
+	}
+	slices.SortFunc(idx[:p.k], func(a, b int) int { return cmp.Compare(share[b], share[a]) })
+	left := RareShare * p.wsum
+	for _, k := range idx[:p.k] {
+		p.counted[k] = p.weight[k]
+	}
+	for _, k := range idx[:p.k] {
+		if share[k] <= 0 || left <= 0 {
+			break
+		}
+		// The future at the edge is spent in part, so that the plan does
+		// not jump as weights move across it.
+		x := min(p.weight[k], left)
+		p.counted[k] -= x
+		left -= x
+	}
+}
+
+// meets reports whether the count last weighed keeps the late messages a
+// larger count would save within the allowance, over all futures but the
+// rarest (spare).
+func (p *Planner) meets() bool {
+	late, arrivals := 0.0, 0.0
+	for k := range p.k {
+		w := p.counted[k]
+		late += w * max(p.late[k]-p.top[k], 0)
+		arrivals += w * (p.cum[k][p.s] - p.cum[k][0])
+	}
+	if arrivals <= 0 {
+		return late <= 0
+	}
+	return late/arrivals <= p.in.Allowance
+}
+
+// eval is the expected cost of setting the fleet to n now, and of the
+// launches later decisions would make in each future: whenever the
+// workers serving and on their way cannot keep pace with the step's
+// arrivals and start the backlog within the promise, the difference is
+// launched, to serve a start delay later. Workers released go from those
+// on their way first, the latest first.
 func (p *Planner) eval(n int) Cost {
 	in := p.in
 	s, dt := p.s, p.step
@@ -437,32 +562,49 @@ func (p *Planner) eval(n int) Cost {
 		}
 		serving = math.Max(serving-cut, 0)
 	}
-	paid := 0.0
-	for i := range s {
-		serving += p.ready[i]
-		onWay -= p.ready[i]
-		paid += (serving + onWay) * dt
-		p.capacity[i] = min(serving, ceiling) * mu * dt
-	}
-	// What is left at the end is late if already past the promise, or more
-	// than the fleet then can start within it.
-	endRate := math.Min(serving+onWay, ceiling) * mu * in.Promise
-	out := Cost{Workers: n, WorkerSeconds: paid, LaunchSeconds: launches * in.StartDelay}
+	ds := p.stepOf(in.StartDelay)
+	out := Cost{Workers: n}
 	for k := range p.k {
-		cum, old := &p.cum[k], &p.old[k]
-		late, done := 0.0, 0.0
+		cum, old, rates := &p.cum[k], &p.old[k], &p.rates[k]
+		copy(p.course[:s+1], p.ready[:s+1])
+		sv, ow, more := serving, onWay, 0.0
+		late, done, paid := 0.0, 0.0, 0.0
 		for i := range s {
-			served := min(done+p.capacity[i], cum[i+1])
+			sv += p.course[i]
+			ow -= p.course[i]
+			if i > 0 && in.Promise > 0 {
+				// The later decisions: a launch whenever the workers serving
+				// and on their way cannot keep pace and start the backlog
+				// within the promise.
+				need := math.Ceil((rates[i] + (cum[i]-done)/in.Promise) / mu)
+				if short := need - sv - ow; short > 0 {
+					if i+ds < s {
+						p.course[i+ds] += short
+					}
+					ow += short
+					more += short
+				}
+			}
+			paid += (sv + ow) * dt
+			served := min(done+min(sv, ceiling)*mu*dt, cum[i+1])
 			late += max(0, min(served, old[i])-done)
 			done = served
 		}
-		late += max(0, old[s]-done, cum[s]-done-endRate)
-		out.Late += late
-		out.Arrivals += cum[s] - cum[0]
+		// What is left at the end is late if already past the promise, or
+		// more than the fleet then can start within it.
+		late += max(0, old[s]-done, cum[s]-done-min(sv+ow, ceiling)*mu*in.Promise)
+		p.late[k] = late
+		w := p.weight[k]
+		out.Late += w * late
+		out.Arrivals += w * (cum[s] - cum[0])
+		out.WorkerSeconds += w * paid
+		out.LaunchSeconds += w * (launches + more) * in.StartDelay
 	}
-	f := float64(p.k)
+	f := p.wsum
 	out.Late /= f
 	out.Arrivals /= f
-	out.Total = out.WorkerSeconds + out.LaunchSeconds + in.LatePrice*out.Late
+	out.WorkerSeconds /= f
+	out.LaunchSeconds /= f
+	out.Total = out.WorkerSeconds + out.LaunchSeconds
 	return out
 }

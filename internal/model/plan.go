@@ -1,7 +1,5 @@
 package model
 
-import "time"
-
 // Plan is what the model policy's plan over sampled futures weighed
 // (docs/deciding.md, "One objective over sampled futures"): the futures'
 // spread, the budget it spent, and what the count chosen costs against one
@@ -15,12 +13,12 @@ type Plan struct {
 	FromHistory    bool    `json:"from_history"`
 	// Arrivals is the spread of the futures' mean arrivals over the horizon.
 	Arrivals Spread `json:"arrivals"`
-	// LatePrice is what one message started past the promise cost in the
-	// plan, worker-seconds: a slot's service time ÷ the allowance, times
-	// PriceFactor, which the recent burn of the budget moves.
-	LatePrice   float64 `json:"late_price_worker_seconds"`
-	PriceFactor float64 `json:"price_factor"`
-	Budget      Budget  `json:"budget"`
+	// Allowance is the share of the futures' messages the plan let start
+	// past the promise where a larger count would have saved them (see
+	// Budget); UnavoidableLate the messages late whatever the count.
+	Allowance       float64 `json:"allowance"`
+	UnavoidableLate float64 `json:"unavoidable_late_messages"`
+	Budget          Budget  `json:"budget"`
 	// Chosen is the count chosen; OneMore and OneFewer the counts beside
 	// it, when within the bounds.
 	Chosen   PlanCost  `json:"chosen"`
@@ -36,8 +34,8 @@ type Spread struct {
 }
 
 // PlanCost is a count's expected cost over a plan's futures: the paid
-// worker-seconds, the start delay each launch pays, the messages started
-// past the promise and the total at the late price.
+// worker-seconds, the start delay each launch pays (charged again, as a
+// launch's price), their sum, and the messages started past the promise.
 type PlanCost struct {
 	Workers       int     `json:"workers"`
 	WorkerSeconds float64 `json:"worker_seconds"`
@@ -62,9 +60,4 @@ type Budget struct {
 	Left  float64 `json:"left"`
 	// BurnRate is the last hour's late share ÷ the allowance.
 	BurnRate float64 `json:"burn_rate"`
-	// At is the time of the estimate; StepWithin and StepLate the messages
-	// its last cycle found started within and past the promise.
-	At         time.Time `json:"-"`
-	StepWithin float64   `json:"-"`
-	StepLate   float64   `json:"-"`
 }

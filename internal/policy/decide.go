@@ -477,6 +477,17 @@ func (c *call) guard() {
 		return
 	}
 
+	// The plan over sampled futures is made and shown on every decision
+	// of the model policy; it sets the count only with PlanActs, and is
+	// then what the scale-in window holds.
+	planned, planRec := false, c.rateRec
+	if s.Policy == PolicyModel && c.lambdaKnown && c.latency() > 0 {
+		n := c.planFleet(max(c.planFloor(), c.lo))
+		if s.PlanActs {
+			planned, planRec = true, n
+		}
+	}
+
 	// Record the rate floors' recommendation for stabilisation. After a gap
 	// longer than the window and than a sample may age (the first call, or a
 	// long hold) the window restarts from the current count, so a restart
@@ -487,7 +498,7 @@ func (c *call) guard() {
 		st.win.reset()
 		st.win.push(c.now, c.current, window, stabilizationSlots)
 	}
-	st.win.push(c.now, c.rateRec, window, stabilizationSlots)
+	st.win.push(c.now, planRec, window, stabilizationSlots)
 	st.lastRecAt = c.now
 	// A recommendation the backlog floors raised above the rate floors is
 	// held until that backlog is served: see holdForBacklog.
@@ -513,19 +524,13 @@ func (c *call) guard() {
 	}
 
 	target := c.rec
-	// The plan over sampled futures is made and shown on every decision
-	// of the model policy; it sets the count only with PlanActs.
-	planned := false
-	if s.Policy == PolicyModel && c.lambdaKnown && c.latency() > 0 {
-		n := c.planFleet(max(c.planFloor(), c.lo))
-		if s.PlanActs {
-			target, planned = n, true
-		}
+	if planned {
+		target = planRec
 	}
 	if st.backlogHold > 0 && !planned {
 		target = c.holdForBacklog(target)
 	}
-	if target < c.current && window > 0 && !planned {
+	if target < c.current && window > 0 {
 		if high, ok := st.win.highest(c.now, window); ok && high > target {
 			target = min(high, c.current)
 			c.reason("scale-in stabilised: the highest rate recommendation over the last %s is %d", window, high)
@@ -533,6 +538,11 @@ func (c *call) guard() {
 	}
 	// A launch during a burst goes ahead only when it pays; the warm
 	// fleet stays whatever the stabilisation says.
+	if target < c.current && c.climbing() {
+		c.reason("not scaling in to %d: arrivals over the last %s (%s msg/s) are above the estimate (%s msg/s) by more than its noise, still climbing",
+			target, c.st.texts.of(c.recentSpan(), slotWindow), number(c.recentRate()), number(c.smoothed()))
+		target = c.current
+	}
 	if !planned {
 		target = c.keepWarm(c.launchPays(target))
 	}
@@ -548,7 +558,7 @@ func (c *call) guard() {
 		c.reason("only %d of %d queues answered: scaling out on the counts that are known", c.sample.Answered, c.sample.Queues)
 	}
 
-	if target != c.current && c.current > 0 && s.Deadband > 0 && !planned {
+	if target != c.current && c.current > 0 && s.Deadband > 0 {
 		change := math.Abs(float64(target - c.current))
 		if change <= s.Deadband*float64(c.current) {
 			// Unstable: the fleet cannot keep up with the arrivals, or with

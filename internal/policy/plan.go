@@ -73,11 +73,12 @@ func (c *call) planFleet(lo int) int {
 		PerWorker:  c.muEff,
 		StartDelay: s.StartDelay.Seconds(), Promise: c.latency(), Horizon: planHorizon(s),
 		Lo: lo, Hi: max(c.hi, lo),
+		Allowance: (1 - s.LatencyQuantile) * planAim(st.budget),
 	}
-	in.LatePrice, c.b.plan.PriceFactor = c.latePrice()
 	if c.ageOK {
-		in.Waited = c.age + c.now.Sub(c.ageAt.Add(60e9)).Seconds()
-		in.Waited = math.Max(in.Waited, c.age)
+		// CloudWatch's oldest age is the largest of the minute that starts
+		// at its time: as old as that at the minute's end, and older since.
+		in.Waited = c.age + math.Max(c.now.Sub(c.ageAt.Add(time.Minute)).Seconds(), 0)
 	}
 	if c.hiBy == byCeiling {
 		in.Ceiling = c.hi
@@ -91,7 +92,7 @@ func (c *call) planFleet(lo int) int {
 	c.b.plan = model.Plan{
 		HorizonSeconds: r.Horizon, Futures: r.Futures, FromHistory: r.Blocks,
 		Arrivals:  model.Spread{P50: r.P50, P90: r.P90, P99: r.P99},
-		LatePrice: in.LatePrice, PriceFactor: c.b.plan.PriceFactor,
+		Allowance: in.Allowance, UnavoidableLate: r.Unavoidable,
 		Chosen: planCost(r.Chosen),
 		Budget: st.budget,
 	}
@@ -108,8 +109,8 @@ func (c *call) planFleet(lo int) int {
 	if s.PlanActs {
 		verb = "holds"
 	}
-	c.reason("the plan over %d futures of the next %s (arrivals p50 %s, p90 %s, p99 %s msg/s) %s %d workers: about %s of %s messages late, at %s worker-seconds a late message",
-		r.Futures, span(r.Horizon), number(r.P50), number(r.P90), number(r.P99), verb, r.Workers, number(r.Chosen.Late), number(r.Chosen.Arrivals), number(in.LatePrice))
+	c.reason("the plan over %d futures of the next %s (arrivals p50 %s, p90 %s, p99 %s msg/s) %s %d workers, the fewest that start all but %s of the messages it could save within the promise: about %s of %s late, %s of them beyond saving",
+		r.Futures, span(r.Horizon), number(r.P50), number(r.P90), number(r.P99), verb, r.Workers, percent(in.Allowance), number(r.Chosen.Late), number(r.Chosen.Arrivals), number(r.Unavoidable))
 	return r.Workers
 }
 
@@ -138,84 +139,19 @@ func (c *call) pendingLeft() ([]float64, int) {
 	return out, n - len(out)
 }
 
-// The price of a late message moves with the budget's recent burn.
-const (
-	// burnWindow is the time constant, seconds, of the recent late share
-	// and of the price's moves.
-	burnWindow = 300.0
-	// burnAim is the burn rate the price aims at: half the allowance, so
-	// a bad hour still keeps the promise.
-	burnAim = 0.5
-	// minPriceFactor and maxPriceFactor bound the price's factor.
-	minPriceFactor = 0.02
-	maxPriceFactor = 8.0
-	// maxPriceStep bounds one move of the factor's logarithm.
-	maxPriceStep = 0.25
-	// maxBurnSeen bounds the burn, as a multiple of burnAim, one move
-	// answers: a cold start's backlog is not a reason to buy for an hour.
-	maxBurnSeen = 4.0
-	// burnMessages: the recent late share is known from this many messages.
-	burnMessages = 100
-)
-
-// lateprice is the factor of the price of a late message: an integral of
-// the budget's recent burn against burnAim, so the plan spends the
-// promise's allowance instead of buying capacity for every burst (a budget
-// burning slowly makes late messages cheaper, until some are late) and buys
-// margin when it burns fast.
-type lateprice struct {
-	log       float64   // the factor's natural logarithm
-	late, all float64   // messages late and started, decayed over burnWindow
-	seen, at  time.Time // the last estimate observed; the last move
-}
-
-// observe adds an estimate's last cycle.
-func (p *lateprice) observe(b model.Budget) {
-	if b.At.IsZero() || !b.At.After(p.seen) {
-		return
+// planAim is the share of the promise's allowance a plan may spend on
+// late messages a count could save: half, so that the plan's misses (a
+// fluid model, futures from one hour) still leave the promise kept. With
+// under a quarter of the window's budget left, a quarter; with none, a
+// tenth.
+func planAim(b model.Budget) float64 {
+	switch {
+	case b.Known && b.Left <= 0:
+		return 0.1
+	case b.Known && b.Left < 0.25:
+		return 0.25
 	}
-	if !p.seen.IsZero() {
-		k := math.Exp(-b.At.Sub(p.seen).Seconds() / burnWindow)
-		p.late, p.all = p.late*k, p.all*k
-	}
-	p.seen = b.At
-	if b.StepWithin >= 0 && b.StepLate >= 0 && !math.IsInf(b.StepWithin+b.StepLate, 0) {
-		p.late += b.StepLate
-		p.all += b.StepWithin + b.StepLate
-	}
-}
-
-// factor moves the factor for the burn since the last move, at now, and
-// returns it.
-func (p *lateprice) factor(allowance float64, now time.Time) float64 {
-	if p.at.IsZero() || !now.After(p.at) || p.all < burnMessages || !(allowance > 0) {
-		if p.at.IsZero() || now.After(p.at) {
-			p.at = now
-		}
-		return math.Exp(p.log)
-	}
-	dt := now.Sub(p.at).Seconds()
-	p.at = now
-	burn := p.late / p.all / allowance
-	step := dt / burnWindow * (math.Min(burn/burnAim, maxBurnSeen) - 1)
-	p.log += math.Min(math.Max(step, -maxPriceStep), maxPriceStep)
-	p.log = math.Min(math.Max(p.log, math.Log(minPriceFactor)), math.Log(maxPriceFactor))
-	return math.Exp(p.log)
-}
-
-// latePrice is what a message started past the promise costs in
-// worker-seconds, and the factor in it: the work of the messages the
-// promise lets through for each late one (a slot's service time ÷ the
-// allowance), times the factor the budget's recent burn moves (lateprice).
-func (c *call) latePrice() (float64, float64) {
-	s := c.s
-	allowance := 1 - s.LatencyQuantile
-	f := c.st.price.factor(allowance, c.now)
-	per := c.perServer
-	if !(per > 0) || !(allowance > 0) {
-		return 0, f
-	}
-	return (1 / per) / allowance * f, f
+	return 0.5
 }
 
 // planFloor is the floors that stay constraints on the plan: the rate
@@ -236,3 +172,55 @@ func (c *call) planFloor() int {
 
 // secondsOf is t in seconds since the Unix epoch.
 func secondsOf(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
+
+// climbSteps is how many of the book's latest steps tell that arrivals
+// still climb.
+const climbSteps = 2
+
+// climbMargin: arrivals this share above the smoothed estimate, and above
+// its Poisson noise, are still climbing.
+const climbMargin = 0.1
+
+// climbing reports arrivals over the book's last steps above the smoothed
+// estimate by more than climbMargin and three standard deviations of a
+// Poisson count over them: the estimate lags a load still rising, and a
+// release sized on it is wanted back within a start delay (a step up
+// after a step up).
+func (c *call) climbing() bool {
+	if c.st.book == nil || c.s.Policy != PolicyModel {
+		return false
+	}
+	r, ok := c.st.book.Recent(climbSteps)
+	if !ok {
+		return false
+	}
+	lam := c.smoothed()
+	span := c.recentSpan().Seconds()
+	return r > lam*(1+climbMargin)+3*math.Sqrt(math.Max(lam, 1)/span)
+}
+
+// recentRate is the arrivals over the book's last climbSteps steps.
+func (c *call) recentRate() float64 {
+	if c.st.book == nil {
+		return 0
+	}
+	r, _ := c.st.book.Recent(climbSteps)
+	return r
+}
+
+// recentSpan is the time the book's last climbSteps steps cover.
+func (c *call) recentSpan() time.Duration {
+	if c.st.book == nil {
+		return 0
+	}
+	return time.Duration(float64(climbSteps) * c.st.book.Step() * float64(time.Second))
+}
+
+// smoothed is the arrival estimate's smoothed rate, 0 when unknown.
+func (c *call) smoothed() float64 {
+	r, ok := c.st.est.Rate()
+	if !ok || math.IsNaN(r) || math.IsInf(r, 0) {
+		return 0
+	}
+	return math.Max(r, 0)
+}

@@ -86,6 +86,8 @@ type RunConfig struct {
 	// Learn, when set, is the checker's workers.learn for the model and
 	// backlog policies (policy.LearnAct, LearnReport or LearnOff).
 	Learn string
+	// PlanActs sets the model policy's Settings.PlanActs.
+	PlanActs bool
 	// Progress, when set, is told of simulated time as it passes, in steps.
 	Progress func(simulated time.Duration)
 	// WorkerCostPerHour is a worker's price, dollars an hour; above 0 every
@@ -251,6 +253,9 @@ func (rc RunConfig) checkerSettings(name string, w *World) policy.Settings {
 		settings = *rc.Settings
 		settings.Policy = p
 		settings.Group = w.group
+	}
+	if rc.PlanActs {
+		settings.PlanActs = true
 	}
 	if rc.Learn != "" {
 		settings.Learn = rc.Learn

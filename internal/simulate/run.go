@@ -278,6 +278,7 @@ func (o *Options) run(settings *policy.Settings) sim.RunConfig {
 		Peers:             o.Peers,
 		Settings:          settings,
 		Learn:             o.Learn,
+		PlanActs:          o.PlanActs,
 	}
 }
 

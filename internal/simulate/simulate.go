@@ -67,6 +67,7 @@ type Options struct {
 	StartDelayCV       float64
 	DeletedCount       bool
 	Learn              string
+	PlanActs           bool
 
 	ConfigFile     string // config
 	Group          string
