@@ -83,8 +83,9 @@ func (c *call) diagnose() {
 		}
 		if c.inService > 0 && inFlight > 0 && atCap {
 			if st.atCapacity == 0 {
-				st.atCapSince = c.at
+				st.atCapSince, st.atCapLeast = c.at, serving
 			}
+			st.atCapLeast = math.Min(st.atCapLeast, serving)
 			st.atCapacity++
 			if c.prevOK && c.visible > c.prev.visible {
 				st.growingAtCap++
@@ -140,7 +141,10 @@ func (c *call) stuck(serving float64) bool {
 	if streak < stuckMinStreak || streak.Seconds() < stuckServiceTimes*c.s.ServiceSeconds() {
 		return false
 	}
-	return c.deleted <= stuckCompletionShare*serving
+	// The deleted count is a minute's, within the streak: against the
+	// fewest workers that served in it, not today's (a fleet that grew
+	// since completes more than that minute shows).
+	return c.deleted <= stuckCompletionShare*math.Min(serving, st.atCapLeast)
 }
 
 // nothingArrives reports that no load is measured: the arrival estimate is 0

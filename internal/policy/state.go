@@ -49,6 +49,7 @@ type State struct {
 	notConsumingSince time.Time // first sample of that streak
 	atCapacity        int       // consecutive samples with in-flight at the fleet's capacity
 	atCapSince        time.Time // first sample of the current at-capacity streak
+	atCapLeast        float64   // the least completion rate in service over that streak, msg/s
 	growingAtCap      int       // consecutive samples at capacity whose visible count rose
 	cappedLast        bool      // the last decision with data was capped
 	shrinking         int       // consecutive samples whose total fell
@@ -80,23 +81,17 @@ type State struct {
 	held  heldWatch // messages received and not deleted (held.go)
 
 	// book: the recent arrivals the futures are drawn from (plan.go);
-	// budget the promise's error budget last given (SpendBudget), price
-	// the late message's price it moves; pendingBuf reused for the workers
-	// on their way.
+	// budget the promise's error budget last given (SpendBudget);
+	// pendingBuf reused for the workers on their way.
 	book       *futures.Book
 	budget     model.Budget
-	price      lateprice
 	pendingBuf []float64
 }
 
 // SpendBudget gives the policy the promise's error budget as the
-// controller's estimate has it, with its last cycle's messages started
-// within and past the promise, for the price of a late message (see
-// latePrice).
-func (st *State) SpendBudget(b model.Budget) {
-	st.price.observe(b)
-	st.budget = b
-}
+// controller's estimate has it, for the share of it the next plans may
+// spend (planAim).
+func (st *State) SpendBudget(b model.Budget) { st.budget = b }
 
 // counts are one sample's numbers as the diagnosis and the burst learner
 // use them: the estimator's baseline before the sample (see

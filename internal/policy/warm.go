@@ -45,6 +45,26 @@ type burstPlan struct {
 	byChance bool
 	// found: the warm fleet is the one a warm start found (see keepFound).
 	found bool
+	// unseen: the burst on is unlike the recent ones (burstFacts.unseen):
+	// nothing learned of them sizes or holds the fleet for it.
+	unseen bool
+}
+
+// unseenNeed is how many times the recent bursts' need a burst on must
+// need, besides outlasting them all, to be unlike them; unseenBig how many
+// times, to be unlike them however long it has lasted.
+const (
+	unseenNeed = 2
+	unseenBig  = 4
+)
+
+// unseen reports a burst on that needs (need, msg/s) more than unseenNeed
+// times the recent bursts' need and has lasted longer than every one of
+// them, or needs more than unseenBig times theirs: a surge the learned
+// bursts say nothing of. Expecting it to end as they did held
+// a fleet still for a start delay in a flash crowd.
+func (f *burstFacts) unseen(need float64) bool {
+	return f.on && f.n > 0 && f.need > 0 && (f.age > f.lengths[f.n-1] || need > unseenBig*f.need) && need > unseenNeed*f.need
 }
 
 // ending reports whether a burst is on that is expected to end, before
@@ -110,13 +130,18 @@ func (c *call) planBursts() {
 	d := s.StartDelay.Seconds()
 	baseEff := effectiveArrival(f.base, s.BurstReserve)
 	bp.startLam = baseEff
+	bp.unseen = f.unseen(st.bursts.cur.need)
+	if bp.unseen {
+		c.reason("a burst is on unlike the recent ones (%s so far, needing %s msg/s where they needed %s): sized as a surge, not expected to end as they did",
+			span(f.age), number(st.bursts.cur.need), number(f.need))
+	}
 	rem, within, ok := f.remaining(f.age, d)
 	if !ok && f.on {
 		// Longer than every recent burst, lulls and all: its latest run
 		// of hot intervals is measured against them instead.
 		rem, within, ok = f.remaining(f.runAge, d)
 	}
-	if f.on && ok && baseEff < c.lambdaEff {
+	if f.on && ok && baseEff < c.lambdaEff && !bp.unseen {
 		bp.remaining, bp.within = rem, within
 		bp.short = rem < d
 		if !bp.short {
@@ -394,7 +419,7 @@ func (c *call) keepWarm(target int) int {
 func (c *call) launchPays(target int) int {
 	bp, s := &c.bp, c.s
 	f := &bp.f
-	if !bp.known || bp.timed || !f.on || !c.lambdaKnown || c.rise > 0 {
+	if !bp.known || bp.timed || !f.on || !c.lambdaKnown || c.rise > 0 || bp.unseen {
 		return target
 	}
 	alt := max(c.current, bp.warm, c.rateFloorAt(bp.startLam))
