@@ -62,43 +62,37 @@ func TestAFleetThatGrewIsNotStuckOnAnOldMinute(t *testing.T) {
 	t.Parallel()
 	s := base()
 	s.StartDelay = time.Minute
-	h := newHarness(t, s, asg(439, 15, 424))
-	h.follow = false
-	var d model.Decision
-	for i := range 40 {
-		smp := q(1000+int64(i)*400, 15)
-		if i >= 24 {
-			h.fleet = asg(439, 439, 0)
-			smp = q(1000+int64(i)*400, 439)
+	// run drives 40 samples of a growing backlog with every slot busy; the
+	// fleet has 15 in service, then 439 from grewAt on; CloudWatch's minute
+	// from t0 + 30 s reads 14.9 msg/s deleted from step 20.
+	run := func(grewAt int) []model.Decision {
+		h := newHarness(t, s, asg(439, 15, 424))
+		h.follow = false
+		for i := range 40 {
+			busy := int64(15)
+			if i >= grewAt {
+				h.fleet, busy = asg(439, 439, 0), 439
+			}
+			smp := q(1000+int64(i)*400, busy)
+			if i >= 20 {
+				smp.Deleted = reading(14.9, t0.Add(30*time.Second))
+			}
+			dt := tick
+			if i == 0 {
+				dt = 0
+			}
+			h.step(dt, smp)
 		}
-		if i >= 20 {
-			smp.Deleted = reading(14.9, t0.Add(30*time.Second))
-		}
-		dt := tick
-		if i == 0 {
-			dt = 0
-		}
-		d = h.step(dt, smp)
+		return h.log
+	}
+	for i, d := range run(24) {
 		if d.Diagnosis == model.DiagStuck {
 			t.Fatalf("step %d: stuck; reasons %q", i, d.Reasons)
 		}
 	}
 	// The same minute's count with 439 serving through all of it is stuck.
-	h = newHarness(t, s, asg(439, 439, 0))
-	h.follow = false
-	for i := range 40 {
-		smp := q(1000+int64(i)*400, 439)
-		if i >= 20 {
-			smp.Deleted = reading(14.9, t0.Add(30*time.Second))
-		}
-		dt := tick
-		if i == 0 {
-			dt = 0
-		}
-		d = h.step(dt, smp)
-	}
-	if d.Diagnosis != model.DiagStuck {
-		t.Fatalf("439 serving, 14.9 msg/s deleted: diagnosis %q, want stuck", d.Diagnosis)
+	if log := run(0); log[len(log)-1].Diagnosis != model.DiagStuck {
+		t.Fatalf("439 serving, 14.9 msg/s deleted: diagnosis %q, want stuck", log[len(log)-1].Diagnosis)
 	}
 }
 
