@@ -263,6 +263,12 @@ func TestE2EKubernetes(t *testing.T) {
 		for _, c := range cases {
 			admin.Annotate(t, ns, "direct", key+"pin", "2")
 			eventually(t, 10*time.Second, "pin=2 applied", func() bool { return replicas() == 2 })
+			// The count may have been 2 already, held by the last case's
+			// annotation: a cycle that read the annotations after that one
+			// went and before the pin came scales in. Two intervals on, every
+			// cycle has read the pin.
+			time.Sleep(2 * interval)
+			eventually(t, 10*time.Second, "pin=2 applied after a cycle", func() bool { return replicas() == 2 })
 			name := c[0] + "=" + c[1]
 			admin.Annotate(t, ns, "direct", c[0], c[1])
 			if c[0] != key+"pin" {
