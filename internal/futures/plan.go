@@ -112,14 +112,15 @@ func (r Result) Avoidable(c Cost) float64 {
 	return max(c.Late-r.Unavoidable, 0) / c.Arrivals
 }
 
-// Planner plans over the futures of one Book. It keeps its buffers and its
-// random numbers between plans: a plan allocates nothing.
+// Planner plans over the futures of a Book. Its buffers are reused from
+// plan to plan (a plan allocates nothing) and carry nothing between them:
+// one Planner serves any Book, one plan at a time.
 type Planner struct {
 	rates [Futures][MaxSteps]float64
 	cum   [Futures][MaxSteps + 1]float64
 	mean  [Futures]float64
-	// weight is each future's weight, by how recent its block is; wsum
-	// their sum.
+	// weight is each future's weight, by how recent its block is and how
+	// close its start to today's; wsum their sum.
 	weight [Futures]float64
 	wsum   float64
 	// late holds each future's late messages at the count last weighed,
@@ -281,9 +282,8 @@ func (p *Planner) quantile(q float64) float64 {
 // ratio to its level, to today's arrivals to theirs (the analog of today:
 // calm, or a burst so far into it), shifted to today's level (what it had
 // above or below its own level kept as it was: a burst keeps its size).
-// Strata, not
-// random draws: the futures of consecutive plans overlap all but a step, so
-// the plan does not move for the luck of a draw.
+// Strata, not random draws: the futures of consecutive plans overlap all
+// but a step, so the plan does not move for the luck of a draw.
 func (p *Planner) sample(b *Book) bool {
 	in, s := p.in, p.s
 	level := math.Max(in.Level, 0)
