@@ -21,6 +21,10 @@ const planSpan = 3600.0
 // replayed at, seconds: a burst does not move it much.
 const planLevelTau = 300.0
 
+// planMinStep is the shortest step of the book, seconds: an hour of it
+// is at most 720 steps (5.8 KB a group), however short the horizon.
+const planMinStep = 5.0
+
 // planSteps is the steps of a horizon, as the futures are laid out.
 const planSteps = futures.MaxSteps / 2
 
@@ -33,7 +37,7 @@ func planHorizon(s Settings) float64 {
 
 // planBook is the group's book of arrivals, made for its settings.
 func (st *State) planBook(s Settings) *futures.Book {
-	step := math.Max(math.Ceil(planHorizon(s)/planSteps), 1)
+	step := math.Max(math.Ceil(planHorizon(s)/planSteps), planMinStep)
 	if st.book == nil || st.book.Step() != step {
 		st.book = futures.NewBook(step, planSpan, math.Max(s.ArrivalSmoothing.Seconds(), planLevelTau))
 	}
@@ -109,8 +113,9 @@ func (c *call) planFleet(lo int) int {
 	if s.PlanActs {
 		verb = "holds"
 	}
-	c.reason("the plan over %d futures of the next %s (arrivals p50 %s, p90 %s, p99 %s msg/s) %s %d workers, the fewest that start all but %s of the messages it could save within the promise: about %s of %s late, %s of them beyond saving",
-		r.Futures, span(r.Horizon), number(r.P50), number(r.P90), number(r.P99), verb, r.Workers, percent(in.Allowance), number(r.Chosen.Late), number(r.Chosen.Arrivals), number(r.Unavoidable))
+	// The decision's plan has the figures; the reason says what it would do.
+	c.reason("the plan over the next %s %s %d workers, p99 of its futures %s msg/s",
+		span(r.Horizon), verb, r.Workers, number(r.P99))
 	return r.Workers
 }
 
