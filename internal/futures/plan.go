@@ -227,7 +227,7 @@ func (p *Planner) Plan(b *Book, in Input) (Result, bool) {
 	if best.Workers-1 >= in.Lo {
 		r.Fewer, r.HasFewer = p.cost(best.Workers-1), true
 	}
-	r.P50, r.P90, r.P99 = p.quantile(0.5), p.quantile(0.9), p.quantile(0.99)
+	r.P50, r.P90, r.P99 = p.spread()
 	for _, c := range [3]Cost{r.Chosen, r.More, r.Fewer} {
 		if !finite(c.Total) || !finite(c.Late) || !finite(c.Arrivals) {
 			return Result{}, false
@@ -258,22 +258,28 @@ func (in Input) valid() bool {
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
-// quantile is the futures' mean arrivals at q, by weight: the smallest
-// mean whose futures and those below it weigh q of all.
-func (p *Planner) quantile(q float64) float64 {
+// spread is the futures' mean arrivals at 0.5, 0.9 and 0.99 by weight:
+// at each, the smallest mean whose future and those below it weigh that
+// share of all. One sort serves the three.
+func (p *Planner) spread() (p50, p90, p99 float64) {
 	var idx [Futures]int
 	for k := range p.k {
 		idx[k] = k
 	}
 	slices.SortFunc(idx[:p.k], func(a, b int) int { return cmp.Compare(p.mean[a], p.mean[b]) })
-	acc := 0.0
+	var at [3]float64
+	qs := [3]float64{0.5, 0.9, 0.99}
+	acc, q := 0.0, 0
 	for _, k := range idx[:p.k] {
 		acc += p.weight[k]
-		if acc >= q*p.wsum-1e-12 {
-			return p.mean[k]
+		for ; q < len(qs) && acc >= qs[q]*p.wsum-1e-12; q++ {
+			at[q] = p.mean[k]
 		}
 	}
-	return p.mean[idx[p.k-1]]
+	for ; q < len(qs); q++ {
+		at[q] = p.mean[idx[p.k-1]]
+	}
+	return at[0], at[1], at[2]
 }
 
 // sample lays out the futures' arrivals and reports whether they came from

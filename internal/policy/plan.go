@@ -223,9 +223,6 @@ func (c *call) recentSpan() time.Duration {
 
 // smoothed is the arrival estimate's smoothed rate, 0 when unknown.
 func (c *call) smoothed() float64 {
-	r, ok := c.st.est.Rate()
-	if !ok || math.IsNaN(r) || math.IsInf(r, 0) {
-		return 0
-	}
-	return math.Max(r, 0)
+	r, _ := c.st.est.Rate() // 0 while unknown
+	return math.Max(finite(r), 0)
 }
