@@ -19,8 +19,10 @@
 //
 // A ceiling is probed again on its own schedule: while the fleet is held at
 // it and needs more, it is raised by one step every ProbeEvery, and a
-// fixed downstream then shows as growth again; an unfixed one as another
-// ineffective scale-up, which sets the ceiling back. A scale-up past the
+// fixed downstream then shows as growth again; an unfixed one as a
+// saturated minute at the probed size that completes about what the
+// ceiling did (or another ineffective scale-up), which sets the ceiling
+// back to its knee. A scale-up past the
 // ceiling that adds throughput in proportion drops it, and so does Forget
 // without a saturated minute. So does a fleet held at the ceiling whose
 // workers stay as slow as past it: contention eases below the knee, and
@@ -94,6 +96,10 @@ type Ceiling struct {
 	Gain, Expected float64
 	// Throughput is the highest throughput seen, msg/s.
 	Throughput float64
+	// PerWorker is the capacity per worker of the fewest workers seen,
+	// the least contended, msg/s: what a worker completes below the
+	// ceiling, where minutes past it measure slower workers.
+	PerWorker float64
 }
 
 // Detector finds one fleet's ceiling. The zero value is ready to use; it is
@@ -144,7 +150,29 @@ func (d *Detector) Observe(o Observation) {
 		return
 	}
 	d.lastSat = o.At
+	if d.probeFailed(o) {
+		// A probe met the same downstream: back to the knee, and the
+		// next probe a ProbeEvery from now.
+		d.c.Workers, d.c.Since = d.knee, o.At
+		d.suspect = false
+		return
+	}
 	d.detect(o)
+}
+
+// probeFailed reports whether the saturated minute o, at a size past the
+// knee (a probe's), completed about what the ceiling's record says the
+// knee's workers did: the workers past the knee added no throughput. Such
+// a minute is judged against the ceiling's own record, not against the
+// earlier minutes of the window, which may be of a small fleet between
+// bursts (a downstream met by bursts 20 minutes apart), from which any
+// growth looks large.
+func (d *Detector) probeFailed(o Observation) bool {
+	if !d.found || o.Workers < float64(d.knee)*(1+MinGrowth) || d.c.Throughput <= 0 {
+		return false
+	}
+	expected := o.Workers/float64(d.knee) - 1
+	return (o.Throughput/d.c.Throughput-1)/expected < Ineffective
 }
 
 // detect compares the newest minute with the earlier ones in the window:
@@ -229,7 +257,7 @@ func (d *Detector) detect(hi Observation) {
 	knee = min(max(knee, 1), int(math.Ceil(hi.Workers-1e-9)))
 	d.found, d.knee = true, knee
 	d.c = Ceiling{Workers: knee, Since: hi.At, Low: lo.Workers, High: hi.Workers,
-		Gain: gain, Expected: expected, Throughput: top}
+		Gain: gain, Expected: expected, Throughput: top, PerWorker: perWorker}
 }
 
 // superseded reports whether a minute between o and hi had about as many

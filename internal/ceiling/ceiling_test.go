@@ -275,3 +275,34 @@ func BenchmarkObserve(b *testing.B) {
 		d.Observe(Observation{At: t0.Add(time.Duration(i) * time.Minute), Workers: w, Throughput: math.Min(w, 60) * 5, Saturated: true})
 	}
 }
+
+// TestFailedProbeSetsTheCeilingBack: bursts 20 minutes apart meet a pool
+// of 60. Each probe raises the ceiling while the fleet is held at it; the
+// probed size's saturated minute completes what 60 workers did, so the
+// ceiling goes back to 60 though the minutes that found it have left the
+// window. It never climbs past one probe step.
+func TestFailedProbeSetsTheCeilingBack(t *testing.T) {
+	t.Parallel()
+	var d Detector
+	rate := pool(60, 0.2)
+	end := grow(&d, 0, []float64{40, 100, 100}, rate, nil)
+	for burst := range 6 {
+		// Quiet minutes between the bursts: not saturated, a small fleet.
+		for range 17 {
+			d.Observe(Observation{At: t0.Add(time.Duration(end) * time.Minute), Workers: 10, Throughput: 20, Capacity: 50})
+			end++
+		}
+		// The burst needs more than the ceiling: held, probed.
+		c, ok := d.At(t0.Add(time.Duration(end)*time.Minute), true, 1)
+		if !ok {
+			t.Fatalf("burst %d: the ceiling was forgotten", burst)
+		}
+		if c.Workers > 72 {
+			t.Fatalf("burst %d: ceiling %d, past one probe step of 60", burst, c.Workers)
+		}
+		end = grow(&d, end, []float64{float64(c.Workers), float64(c.Workers)}, rate, nil)
+		if c, _ := d.At(t0.Add(time.Duration(end)*time.Minute), false, 1); c.Workers != 60 {
+			t.Fatalf("burst %d: after a saturated minute at the probed size the ceiling is %d, want 60", burst, c.Workers)
+		}
+	}
+}

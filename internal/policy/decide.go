@@ -316,6 +316,10 @@ func (c *call) observe() {
 	servers := -1.0
 	if fleet.Known {
 		servers = float64(c.inService) * float64(s.Concurrency)
+		if c.learn.ceilingOK {
+			// Slots past the learned ceiling complete nothing more.
+			servers = math.Min(servers, float64(c.learn.ceiling.Workers*s.Concurrency))
+		}
 	}
 	now := arrivals.Counts{At: c.at, Visible: c.visible, InFlight: float64(sample.InFlight), Delayed: float64(sample.Delayed)}
 	var deletedAt time.Time

@@ -44,6 +44,9 @@ type learning struct {
 
 	ceiling   ceiling.Ceiling // the learned downstream ceiling, when ceilingOK
 	ceilingOK bool
+	// uncontended: the sizing uses the ceiling's rate per worker, above
+	// the measured one that minutes past the ceiling slowed.
+	uncontended bool
 	// fifoCap is the most workers a FIFO group's message groups keep busy
 	// (0: none found), from fifoBusy messages in service while others
 	// waited.
@@ -121,6 +124,12 @@ func (st *State) learn(s Settings, sample model.GroupSample, fleet model.Fleet) 
 	st.measUsed = l.use
 	if l.use {
 		s.Throughput = l.est.PerWorker
+		if l.ceilingOK && l.ceiling.PerWorker > s.Throughput && !math.IsInf(l.ceiling.PerWorker, 0) {
+			// Minutes past the ceiling measured workers waiting for the
+			// downstream, not slower work: below it a worker completes
+			// what the least contended minutes did.
+			s.Throughput, l.uncontended = l.ceiling.PerWorker, true
+		}
 	}
 	return s, l
 }
@@ -185,6 +194,10 @@ func (c *call) learnReasons() {
 		c.reason("%s measured %s over the last %s, configured %s: sizing with the configured value (workers.learn: report)", what, &r.measured, &r.span, &r.configured)
 	default:
 		c.reason("%s measured %s over the last %s, confidence %s: sizing with the configured %s until it is trusted", what, &r.measured, &r.span, &r.confidence, &r.configured)
+	}
+	if l.uncontended {
+		c.reason("sizing with %s msg/s per worker, what the fewest workers completed before the learned ceiling of %d: the minutes past it measured workers waiting for the downstream, not slower work",
+			number(c.s.Throughput), l.ceiling.Workers)
 	}
 	if l.use && l.est.Confidence < MeasuredConfidence {
 		c.reason("the measurement's confidence is %s, below the %s it is trusted from: still in use down to %s, so that a confidence near %s does not switch the sizing back and forth",
