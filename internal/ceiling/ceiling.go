@@ -64,6 +64,9 @@ const (
 	ProbeStep = 0.2
 	// Forget is how long a ceiling lasts without a saturated minute.
 	Forget = 30 * time.Minute
+	// SuspectFor is how long one ineffective minute stays a suspicion
+	// when no good minute comes after it to confirm or refute it.
+	SuspectFor = 3 * time.Minute
 )
 
 // ringSize holds a Window of one-minute observations and a few more.
@@ -116,6 +119,8 @@ type Detector struct {
 	// good minute before the newest.
 	suspect   bool
 	suspectAt time.Time
+	// suspectWorkers are the workers of the suspected minute.
+	suspectWorkers float64
 	prevAt    time.Time
 	// perWorker is the capacity per worker the ceiling was found with, and
 	// knee the size it was found at, before any probe.
@@ -224,7 +229,7 @@ func (d *Detector) detect(hi Observation) {
 	// is saturated and ineffective too, confirms it. A ceiling wrongly found
 	// holds a fleet below its load, so it takes two.
 	if !d.suspect || !d.suspectAt.Equal(d.prevAt) {
-		d.suspect, d.suspectAt = true, hi.At
+		d.suspect, d.suspectAt, d.suspectWorkers = true, hi.At, hi.Workers
 		return
 	}
 	d.suspect = false
@@ -271,6 +276,17 @@ func (d *Detector) superseded(o, hi Observation) bool {
 		}
 	}
 	return false
+}
+
+// Suspected returns the workers of the newest saturated minute when it
+// was an ineffective scale-up that the next good minute has not confirmed
+// or refuted yet, and no ceiling is found: workers past them may add no
+// throughput. A suspicion lasts SuspectFor from its minute at most.
+func (d *Detector) Suspected(now time.Time) (float64, bool) {
+	if d.found || !d.suspect || now.Sub(d.suspectAt) > SuspectFor {
+		return 0, false
+	}
+	return d.suspectWorkers, true
 }
 
 // At returns the ceiling in force at now, when there is one. held says the

@@ -306,3 +306,44 @@ func TestFailedProbeSetsTheCeilingBack(t *testing.T) {
 		}
 	}
 }
+
+// TestSuspicionLastsUntilTheNextMinute: one ineffective scale-up is a
+// suspicion at the fleet's size of that minute; the next saturated
+// ineffective minute turns it into a ceiling, an effective one clears it,
+// and without either it lapses after SuspectFor.
+func TestSuspicionLastsUntilTheNextMinute(t *testing.T) {
+	t.Parallel()
+	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
+	rate := pool(60, 0.2)
+
+	var d Detector
+	end := grow(&d, 0, []float64{40, 100}, rate, nil)
+	if w, ok := d.Suspected(at(end)); !ok || w != 100 {
+		t.Fatalf("after one ineffective scale-up: suspected %v %v, want 100 workers", w, ok)
+	}
+	if _, ok := d.Suspected(at(end).Add(SuspectFor)); ok {
+		t.Fatal("the suspicion outlived SuspectFor without a minute to settle it")
+	}
+	end = grow(&d, end, []float64{100}, rate, nil)
+	if _, ok := d.Suspected(at(end)); ok {
+		t.Fatal("still suspected after a second minute confirmed the ceiling")
+	}
+	if c, ok := d.At(at(end), false, 1); !ok || c.Workers != 60 {
+		t.Fatalf("ceiling %+v %v after the confirming minute, want 60", c, ok)
+	}
+
+	// No pool after all: the next minute's workers complete in proportion.
+	var e Detector
+	end = grow(&e, 0, []float64{40, 100}, rate, nil)
+	end = grow(&e, end, []float64{130}, pool(0, 0.2), nil)
+	if _, ok := e.Suspected(at(end)); ok {
+		t.Fatal("still suspected after a minute whose workers completed what they promised")
+	}
+
+	// Throughput that grows with the workers raises no suspicion.
+	var f Detector
+	end = grow(&f, 0, []float64{40, 100}, pool(0, 0.2), nil)
+	if _, ok := f.Suspected(at(end)); ok {
+		t.Fatal("suspected where the workers added throughput in proportion")
+	}
+}

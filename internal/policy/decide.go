@@ -93,6 +93,7 @@ func Decide(s Settings, sample model.GroupSample, fleet model.Fleet, st *State, 
 	c.applyCeiling()
 	c.learnReasons()
 	c.observe()
+	c.applySuspicion()
 	c.size()
 	c.diagnose()
 	c.guard()
@@ -686,7 +687,7 @@ func (c *call) clamp() {
 	}
 	if c.d.Capped && c.diag != model.DiagUnknown && c.diag != model.DiagNotConsuming && c.diag != model.DiagStuck && c.diag != model.DiagMessagesHeld {
 		c.diag = model.DiagCapped
-		if c.hiBy == byCeiling || c.hiBy == byFIFO {
+		if c.hiBy == byCeiling || c.hiBy == byFIFO || c.hiBy == bySuspect {
 			c.diag = model.DiagDownstreamLimited
 			c.ceilingReason()
 		}

@@ -44,6 +44,11 @@ type learning struct {
 
 	ceiling   ceiling.Ceiling // the learned downstream ceiling, when ceilingOK
 	ceilingOK bool
+	// suspect: the newest saturated minute's scale-up added far less
+	// throughput than its workers promised, not yet confirmed
+	// (ceiling.Detector.Suspected); suspectWorkers were its workers.
+	suspect        bool
+	suspectWorkers float64
 	// uncontended: the sizing uses the ceiling's rate per worker, above
 	// the measured one that minutes past the ceiling slowed.
 	uncontended bool
@@ -107,6 +112,7 @@ func (st *State) learn(s Settings, sample model.GroupSample, fleet model.Fleet) 
 	}
 	if s.Learn == LearnAct {
 		l.ceiling, l.ceilingOK = st.ceil.At(at, st.ceilHeld, s.Min)
+		l.suspectWorkers, l.suspect = st.ceil.Suspected(at)
 		if s.FIFO {
 			l.fifoCap, l.fifoBusy = fifoLimit(st.meas, at, s.Concurrency)
 		}
@@ -277,9 +283,33 @@ func (c *call) applyCeiling() {
 	}
 }
 
-// ceilingReason explains a fleet held at the learned ceiling or the FIFO
-// limit.
+// bySuspect names a suspected ceiling as the limit of the bounds.
+const bySuspect = "suspected ceiling"
+
+// applySuspicion holds the upper bound at the current count, or at the
+// suspected minute's workers when more, while the newest saturated minute
+// shows a scale-up that added far less throughput than it promised and the
+// next minute has not said whether it was a downstream limit: buying more
+// then would buy workers the downstream may not serve, and the suspicion
+// is settled within a minute or two. It never lowers the count.
+func (c *call) applySuspicion() {
+	l := c.learn
+	if !l.suspect || l.ceilingOK || !c.currentKnown {
+		return
+	}
+	if limit := max(c.current, int(math.Ceil(l.suspectWorkers-1e-9)), c.lo); limit < c.hi {
+		c.hi, c.hiBy = limit, bySuspect
+	}
+}
+
+// ceilingReason explains a fleet held at the learned ceiling, a suspected
+// one or the FIFO limit.
 func (c *call) ceilingReason() {
+	if c.hiBy == bySuspect {
+		c.reason("the last saturated minute's %s workers completed far less than their scale-up promised: no more workers until the next minute says whether a downstream limits them",
+			number(math.Round(c.learn.suspectWorkers)))
+		return
+	}
 	if c.hiBy == byFIFO {
 		c.reason("a FIFO queue serves each message group one batch at a time: with messages waiting, at most %s were in service at once, so workers past %d would wait",
 			number(math.Round(c.learn.fifoBusy*10)/10), c.learn.fifoCap)
