@@ -121,7 +121,7 @@ type Detector struct {
 	suspectAt time.Time
 	// suspectWorkers are the workers of the suspected minute.
 	suspectWorkers float64
-	prevAt    time.Time
+	prevAt         time.Time
 	// perWorker is the capacity per worker the ceiling was found with, and
 	// knee the size it was found at, before any probe.
 	perWorker float64
@@ -276,6 +276,16 @@ func (d *Detector) superseded(o, hi Observation) bool {
 		}
 	}
 	return false
+}
+
+// Judged reports whether a saturated minute that began at or after since
+// has been observed, and is not a suspicion: the Detector has settled what
+// the workers of that time do (a ceiling, or none).
+func (d *Detector) Judged(since time.Time) bool {
+	if d.found {
+		return true
+	}
+	return !d.lastSat.IsZero() && !d.lastSat.Before(since) && !d.suspect
 }
 
 // Suspected returns the workers of the newest saturated minute when it

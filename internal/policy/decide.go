@@ -7,6 +7,7 @@ import (
 
 	"github.com/queuechecker/queue-checker/internal/arrivals"
 	"github.com/queuechecker/queue-checker/internal/capacity"
+	"github.com/queuechecker/queue-checker/internal/ceiling"
 	"github.com/queuechecker/queue-checker/internal/forecast"
 	"github.com/queuechecker/queue-checker/internal/model"
 )
@@ -145,7 +146,11 @@ type call struct {
 	current      int
 	currentKnown bool
 	inService    int
-	fleetFailed  bool
+	// stepSuspect: a scale-out that hardly moved the queue is suspected
+	// (ceiling.Step): step.
+	stepSuspect bool
+	step        ceiling.Suspicion
+	fleetFailed bool
 
 	// data
 	at      time.Time
@@ -315,14 +320,11 @@ func (c *call) observe() {
 
 	sent, sentOK := c.fresh(sample.Sent)
 	servers := -1.0
+	now := arrivals.Counts{At: c.at, Visible: c.visible, InFlight: float64(sample.InFlight), Delayed: float64(sample.Delayed)}
 	if fleet.Known {
 		servers = float64(c.inService) * float64(s.Concurrency)
-		if c.learn.ceilingOK {
-			// Slots past the learned ceiling complete nothing more.
-			servers = math.Min(servers, float64(c.learn.ceiling.Workers*s.Concurrency))
-		}
+		c.capServers(&servers, now)
 	}
-	now := arrivals.Counts{At: c.at, Visible: c.visible, InFlight: float64(sample.InFlight), Delayed: float64(sample.Delayed)}
 	var deletedAt time.Time
 	if c.deletedOK {
 		deletedAt = sample.Deleted.At

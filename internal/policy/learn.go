@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/queuechecker/queue-checker/internal/arrivals"
 	"github.com/queuechecker/queue-checker/internal/ceiling"
 	"github.com/queuechecker/queue-checker/internal/measure"
 	"github.com/queuechecker/queue-checker/internal/model"
@@ -283,6 +284,26 @@ func (c *call) applyCeiling() {
 	}
 }
 
+// capServers lowers the slots whose completions the arrival estimate
+// counts to the learned ceiling: slots past it complete nothing more. Each
+// sample of a known fleet first feeds the reading of scale-outs at the
+// poller's resolution (ceiling.Step), with every slot.
+func (c *call) capServers(servers *float64, now arrivals.Counts) {
+	st, s := c.st, c.s
+	if s.Learn != LearnAct || c.partial || c.invalid {
+		return
+	}
+	st.step.Observe(now.At, now.Total(), now.Visible, *servers, c.mu/float64(s.Concurrency))
+	if st.ceil.Judged(st.step.Since()) {
+		st.step.Settle()
+	}
+	if c.learn.ceilingOK {
+		*servers = math.Min(*servers, float64(c.learn.ceiling.Workers*s.Concurrency))
+		return
+	}
+	c.step, c.stepSuspect = st.step.Suspected(now.At)
+}
+
 // bySuspect names a suspected ceiling as the limit of the bounds.
 const bySuspect = "suspected ceiling"
 
@@ -294,10 +315,14 @@ const bySuspect = "suspected ceiling"
 // is settled within a minute or two. It never lowers the count.
 func (c *call) applySuspicion() {
 	l := c.learn
-	if !l.suspect || l.ceilingOK || !c.currentKnown {
+	if !l.suspect && !c.stepSuspect || l.ceilingOK || !c.currentKnown {
 		return
 	}
-	if limit := max(c.current, int(math.Ceil(l.suspectWorkers-1e-9)), c.lo); limit < c.hi {
+	suspected := 0
+	if l.suspect {
+		suspected = int(math.Ceil(l.suspectWorkers - 1e-9))
+	}
+	if limit := max(c.current, suspected, c.lo); limit < c.hi {
 		c.hi, c.hiBy = limit, bySuspect
 	}
 }
@@ -305,6 +330,12 @@ func (c *call) applySuspicion() {
 // ceilingReason explains a fleet held at the learned ceiling, a suspected
 // one or the FIFO limit.
 func (c *call) ceilingReason() {
+	if c.hiBy == bySuspect && !c.learn.suspect {
+		k := &c.step
+		c.reason("going from %d to %d workers in service slowed the queue's growth by %s msg/s where they promised %s: no more workers until a minute's deleted count says whether a downstream limits them",
+			int(k.Before), int(k.After), number(math.Round(math.Max(k.Fall, 0))), number(math.Round(k.Promised)))
+		return
+	}
 	if c.hiBy == bySuspect {
 		c.reason("the last saturated minute's %s workers completed far less than their scale-up promised: no more workers until the next minute says whether a downstream limits them",
 			number(math.Round(c.learn.suspectWorkers)))

@@ -71,6 +71,7 @@ type State struct {
 	// ceil finds the downstream ceiling from the saturated minutes fed up
 	// to ceilFed; ceilHeld: the last decision was held at it.
 	ceil     ceiling.Detector
+	step     ceiling.Step // a scale-out's effect, read from each sample
 	ceilFed  time.Time
 	ceilHeld bool
 
