@@ -14,6 +14,8 @@ func worldFlags(fs *flag.FlagSet, f *simulate.Options) {
 		"the mean service time the group's settings give, which the policies and the peers' targets are derived from; the world keeps --service-time (default: --service-time; with --config, the group's)")
 	fs.IntVar(&f.DownstreamPool, "downstream-pool", 0,
 		"connections of a downstream the workers share: a message taken while more than N are in service, itself included, takes its service time × in service ÷ N, so completions level off near N ÷ service time (0: none)")
+	fs.StringVar(&f.PoolChanges, "downstream-pool-change", "",
+		"AT=N[,AT=N...]: from AT on, the downstream pool has N connections (0: none), each in place of --downstream-pool (1h=240: the pool doubles an hour in)")
 	fs.StringVar(&f.ServiceChanges, "service-time-change", "",
 		"AT=FACTOR[,AT=FACTOR...]: from AT on, messages take FACTOR × their drawn service time, each factor relative to --service-time (1h=2: a deploy that doubles it; 1h=2,2h=1: for an hour)")
 	fs.DurationVar(&f.MetricDelay, "metric-delay", time.Minute,

@@ -62,6 +62,10 @@ const (
 	// worker): above MinGrowth, so that the probe is compared with the
 	// ceiling's size.
 	ProbeStep = 0.2
+	// MaxProbeStep bounds the step, which doubles after each probe that
+	// added throughput in proportion: a downstream that grew is followed
+	// in a few probes, not one step of 20 % each ProbeEvery.
+	MaxProbeStep = 0.8
 	// Forget is how long a ceiling lasts without a saturated minute.
 	Forget = 30 * time.Minute
 	// SuspectFor is how long one ineffective minute stays a suspicion
@@ -128,6 +132,15 @@ type Detector struct {
 	knee      int
 	// lastSat is the newest saturated minute seen.
 	lastSat time.Time
+	// step is the next probe's relative step (0: ProbeStep).
+	step float64
+}
+
+func (d *Detector) probeStep() float64 {
+	if d.step <= 0 {
+		return ProbeStep
+	}
+	return d.step
 }
 
 // Observe records one good minute. Minutes that are not newer than the
@@ -155,29 +168,68 @@ func (d *Detector) Observe(o Observation) {
 		return
 	}
 	d.lastSat = o.At
-	if d.probeFailed(o) {
-		// A probe met the same downstream: back to the knee, and the
-		// next probe a ProbeEvery from now.
-		d.c.Workers, d.c.Since = d.knee, o.At
+	switch d.probe(o) {
+	case probeFailed:
+		// A probe met the downstream: back to the knee, or to where the
+		// probe's throughput says the downstream now tops out when that
+		// is more (one that grew less than the probe), and the next probe
+		// a ProbeEvery from now.
+		if d.perWorker > 0 {
+			top := int(math.Ceil(o.Throughput/d.perWorker - 1e-9))
+			d.knee = max(d.knee, min(top, int(math.Floor(o.Workers+1e-9))))
+		}
+		d.c.Workers, d.c.Since, d.c.Throughput = d.knee, o.At, math.Max(d.c.Throughput, o.Throughput)
+		d.suspect, d.step = false, ProbeStep
+		return
+	case probeGained:
+		// Workers past the knee added throughput in proportion: the
+		// downstream grew. The probed size is the new knee, and the next
+		// probe, twice as large a step, comes at once; the first one that
+		// adds nothing sets the ceiling back to the last size that did.
+		// Dropping the ceiling instead would let a backlog built against
+		// it buy every worker it asks for at once.
+		d.knee = max(d.knee, int(math.Floor(o.Workers+1e-9)))
+		d.c.Workers, d.c.Since, d.c.Throughput = d.knee, time.Time{}, math.Max(d.c.Throughput, o.Throughput)
+		d.step = min(2*d.probeStep(), MaxProbeStep)
 		d.suspect = false
 		return
 	}
 	d.detect(o)
 }
 
-// probeFailed reports whether the saturated minute o, at a size past the
-// knee (a probe's), completed about what the ceiling's record says the
-// knee's workers did: the workers past the knee added no throughput. Such
-// a minute is judged against the ceiling's own record, not against the
-// earlier minutes of the window, which may be of a small fleet between
-// bursts (a downstream met by bursts 20 minutes apart), from which any
-// growth looks large.
-func (d *Detector) probeFailed(o Observation) bool {
+// What a saturated minute past the knee says of the ceiling.
+const (
+	probeNone = iota
+	probeFailed
+	probeGained
+)
+
+// probe judges the saturated minute o, at a size past the knee (a
+// probe's), against the ceiling's own record of what the knee's workers
+// completed: probeFailed when the workers past the knee added about
+// nothing (below Ineffective of what they promised), probeGained when they
+// added it in proportion (Effective or more). Such a minute is judged
+// against the record, not against the earlier minutes of the window:
+// those may be of a small fleet between bursts (a downstream met by bursts
+// 20 minutes apart), from which any growth looks large, or the minute the
+// probe's workers arrived in, too close in size to compare.
+func (d *Detector) probe(o Observation) int {
 	if !d.found || o.Workers < float64(d.knee)*(1+MinGrowth) || d.c.Throughput <= 0 {
-		return false
+		return probeNone
 	}
-	expected := o.Workers/float64(d.knee) - 1
-	return (o.Throughput/d.c.Throughput-1)/expected < Ineffective
+	if o.Workers < 0.95*float64(d.c.Workers) {
+		// The probe's workers were not all in service for the minute: a
+		// minute of the last probe's size, judged already.
+		return probeNone
+	}
+	r := (o.Throughput/d.c.Throughput - 1) / (o.Workers/float64(d.knee) - 1)
+	switch {
+	case r < Ineffective:
+		return probeFailed
+	case r >= Effective:
+		return probeGained
+	}
+	return probeNone
 }
 
 // detect compares the newest minute with the earlier ones in the window:
@@ -218,7 +270,7 @@ func (d *Detector) detect(hi Observation) {
 	gain := hi.Throughput/lo.Capacity - 1
 	if ratio >= Ineffective {
 		d.suspect = false
-		if d.found && ratio >= Effective && hi.Workers > float64(d.c.Workers) {
+		if d.found && ratio >= Effective && hi.Workers >= float64(d.c.Workers)*(1+MinGrowth) {
 			// Workers past the ceiling added throughput again: the
 			// downstream was fixed or scaled.
 			d.found = false
@@ -260,7 +312,7 @@ func (d *Detector) detect(hi Observation) {
 	d.perWorker = perWorker
 	knee := int(math.Ceil(top/perWorker - 1e-9))
 	knee = min(max(knee, 1), int(math.Ceil(hi.Workers-1e-9)))
-	d.found, d.knee = true, knee
+	d.found, d.knee, d.step = true, knee, ProbeStep
 	d.c = Ceiling{Workers: knee, Since: hi.At, Low: lo.Workers, High: hi.Workers,
 		Gain: gain, Expected: expected, Throughput: top, PerWorker: perWorker}
 }
@@ -312,7 +364,7 @@ func (d *Detector) At(now time.Time, held bool, floor int) (Ceiling, bool) {
 		return Ceiling{}, false
 	}
 	if held && now.Sub(d.c.Since) >= ProbeEvery {
-		d.c.Workers += max(1, int(math.Ceil(float64(d.c.Workers)*ProbeStep)))
+		d.c.Workers += max(1, int(math.Ceil(float64(d.c.Workers)*d.probeStep())))
 		d.c.Since = now
 	}
 	c := d.c

@@ -118,12 +118,41 @@ func TestProbeAndRelease(t *testing.T) {
 	if c2, _ := d.At(t0.Add(time.Duration(end+20)*time.Minute), false, 1); c2.Workers != 72 {
 		t.Fatalf("probed while not held: %d", c2.Workers)
 	}
-	// The downstream is fixed: a probe past the ceiling adds throughput in
-	// proportion, and the ceiling goes.
+	// The downstream is fixed: each probe past the ceiling adds throughput
+	// in proportion and raises the ceiling at once by a step twice the
+	// last (20 %, 40 %, 80 %), so the fleet the load asks for is reached
+	// in a few probes, never in one jump.
 	fixed := pool(0, 0.2)
-	end = grow(&d, end, []float64{72, 90}, fixed, nil)
-	if c, ok := d.At(t0.Add(time.Duration(end)*time.Minute), true, 1); ok {
-		t.Fatalf("ceiling %+v kept after workers past it added throughput", c)
+	want := []int{72, 101, 182, 328}
+	for i, w := range want {
+		c, ok := d.At(t0.Add(time.Duration(end)*time.Minute), true, 1)
+		if !ok || c.Workers != w {
+			t.Fatalf("probe %d: ceiling %+v %v, want %d", i, c, ok, w)
+		}
+		end = grow(&d, end, []float64{float64(w), float64(w)}, fixed, nil)
+	}
+}
+
+// TestProbeMeetsAGrownPool: a pool of 60 grows to 100. Probes climb past
+// 60, and the first that meets the new pool sets the ceiling where its
+// throughput says the pool tops out, not back to 60.
+func TestProbeMeetsAGrownPool(t *testing.T) {
+	t.Parallel()
+	var d Detector
+	end := grow(&d, 0, []float64{40, 100, 100}, pool(60, 0.2), nil)
+	bigger := pool(100, 0.2)
+	for range 12 {
+		c, ok := d.At(t0.Add(time.Duration(end+10)*time.Minute), true, 1)
+		if !ok {
+			t.Fatal("the ceiling went: the fleet would buy all a backlog asks for")
+		}
+		if c.Workers > 200 {
+			t.Fatalf("ceiling %d: probes climbed far past the pool of 100", c.Workers)
+		}
+		end = grow(&d, end+10, []float64{float64(c.Workers), float64(c.Workers)}, bigger, nil)
+	}
+	if c, _ := d.At(t0.Add(time.Duration(end)*time.Minute), false, 1); c.Workers < 100 || c.Workers > 120 {
+		t.Fatalf("after probing a pool of 100: ceiling %d, want 100 to 120", c.Workers)
 	}
 }
 

@@ -302,7 +302,7 @@ func runOracle(ctx context.Context, rc RunConfig, name string) (Result, error) {
 	h := planCell(rc)
 	grid := newWorkGrid(cfg, rc.Duration.Seconds(), h)
 	top := cfg.Max
-	if pool := cfg.DownstreamPool; pool > 0 {
+	if pool := cfg.widestPool(); pool > 0 {
 		conc := max(cfg.Concurrency, 1)
 		top = min(top, (pool+conc-1)/conc)
 	}

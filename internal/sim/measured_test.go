@@ -100,3 +100,58 @@ func TestSurgesMeetAPoolAtLittleCost(t *testing.T) {
 		}
 	}
 }
+
+// A downstream pool that changes under saturated traffic: the step
+// scenario at 600 msg/s from 40 minutes needs some 190 workers at 250 ms.
+// A pool that grows from 120 to 240 connections an hour in is followed up
+// by probes whose step doubles while they add throughput: the backlog the
+// smaller pool built (some 230,000 messages, which 120 workers would never
+// drain) is gone 35 minutes after the change (with one step of 20 % every
+// 10 minutes it was not), and the fleet never passes twice the new pool
+// on the way. A pool that shrinks from 240 to 120 is found within 10
+// minutes, and the fleet holds within 30 % of it while its backlog grows.
+func TestAMovingPoolIsFollowed(t *testing.T) {
+	t.Parallel()
+	run := func(seed uint64, from, to int) Result {
+		sc, err := Builtin(ScenarioStep, 200, 2*time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc := RunConfig{
+			World: Config{Start: t0, Scenario: sc, Service: Service{Dist: DistLognormal, Mean: 250 * time.Millisecond, CV: 1},
+				Concurrency: 1, StartDelay: 90 * time.Second, Min: 1, Max: 3000, Workers: 63,
+				LatencyTarget: 30 * time.Second, Seed: seed, MetricDelay: time.Minute,
+				DownstreamPool: from, PoolChanges: []PoolChange{{At: time.Hour, Connections: to}}},
+			Duration: 2 * time.Hour, Interval: 5 * time.Second,
+		}
+		return mustRun(t, rc, PolicyModel)
+	}
+	for seed := uint64(1); seed <= 3; seed++ {
+		grown := run(seed, 120, 240)
+		most := 0
+		var left int64 = -1
+		for _, p := range grown.Series {
+			if p.T >= 3600 {
+				most = max(most, p.Workers)
+			}
+			if left < 0 && p.T >= 3600+35*60 {
+				left = p.Backlog
+			}
+		}
+		if left > 1000 {
+			t.Errorf("seed %d, pool 120 → 240: a backlog of %d 35 minutes after the pool grew", seed, left)
+		}
+		if most > 480 {
+			t.Errorf("seed %d, pool 120 → 240: %d workers after the pool grew, past twice the pool", seed, most)
+		}
+
+		shrunk := run(seed, 240, 120)
+		for _, p := range shrunk.Series {
+			if p.T >= 3600+10*60 && p.Backlog > 1000 && p.Workers > 156 {
+				t.Errorf("seed %d, pool 240 → 120: %d workers at %v with a backlog of %d, more than 30 %% past the pool",
+					seed, p.Workers, time.Duration(p.T)*time.Second, p.Backlog)
+				break
+			}
+		}
+	}
+}

@@ -257,3 +257,19 @@ func TestKilledWorkersLeaveThePool(t *testing.T) {
 		}
 	}
 }
+
+// A pool change sets the connections from its time on: 100 workers at
+// 200 ms under a pool of 25 complete 125 msg/s, then 250 msg/s once the
+// pool has 50, then all 500 msg/s once there is no pool.
+func TestPoolChangesMoveTheCap(t *testing.T) {
+	t.Parallel()
+	sc, _ := Builtin(ScenarioSteady, 1000, 3*time.Hour)
+	w := mustWorld(t, Config{Scenario: sc, Service: Service{Mean: 200 * time.Millisecond}, DownstreamPool: 25,
+		PoolChanges: []PoolChange{{At: 2 * time.Hour, Connections: 0}, {At: time.Hour, Connections: 50}},
+		Min:         100, Max: 100, Workers: 100, Seed: 4})
+	for _, span := range []struct{ from, to, want float64 }{{300, 3500, 125}, {3900, 7100, 250}, {7500, 10700, 500}} {
+		if got := completionRate(w, span.from, span.to); math.Abs(got-span.want) > 0.03*span.want {
+			t.Errorf("from %vs to %vs: completions %.2f/s, want %v/s", span.from, span.to, got, span.want)
+		}
+	}
+}

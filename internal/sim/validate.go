@@ -29,6 +29,7 @@ const (
 	FieldAssumedServiceTime = "World.AssumedServiceTime"
 	FieldDownstreamPool     = "World.DownstreamPool"
 	FieldServiceChanges     = "World.ServiceChanges"
+	FieldPoolChanges        = "World.PoolChanges"
 	FieldStartDelayCV       = "World.StartDelayCV"
 	FieldMetricDelay        = "World.MetricDelay"
 	FieldScaleIn            = "World.ScaleIn"
@@ -172,6 +173,9 @@ func (w Config) validateWorld(bad problemFunc) {
 	}
 	for _, err := range serviceChangeErrors(w.ServiceChanges) {
 		bad(FieldServiceChanges, nil, "%v", err)
+	}
+	for _, err := range poolChangeErrors(w.PoolChanges) {
+		bad(FieldPoolChanges, nil, "%v", err)
 	}
 	if !(w.StartDelayCV >= 0) || math.IsInf(w.StartDelayCV, 0) {
 		bad(FieldStartDelayCV, nil, "%v: must be a finite number >= 0", w.StartDelayCV)

@@ -56,6 +56,7 @@ func TestRunConfigValidate(t *testing.T) {
 		{"negative assumed service time", func(rc *RunConfig) { rc.World.AssumedServiceTime = -time.Second }, FieldAssumedServiceTime, nil, "-1s", nil},
 		{"negative pool", func(rc *RunConfig) { rc.World.DownstreamPool = -2 }, FieldDownstreamPool, nil, "-2", nil},
 		{"zero factor", func(rc *RunConfig) { rc.World.ServiceChanges = []ServiceChange{{time.Minute, 0}} }, FieldServiceChanges, nil, "factor 0", nil},
+		{"negative pool change", func(rc *RunConfig) { rc.World.PoolChanges = []PoolChange{{time.Minute, -1}} }, FieldPoolChanges, nil, "-1 connections", nil},
 		{"infinite start-delay spread", func(rc *RunConfig) { rc.World.StartDelayCV = math.Inf(1) }, FieldStartDelayCV, nil, "+Inf", nil},
 		{"negative metric delay", func(rc *RunConfig) { rc.World.MetricDelay = -time.Second }, FieldMetricDelay, nil, "-1s", nil},
 		{"unknown scale-in", func(rc *RunConfig) { rc.World.ScaleIn = "drop" }, FieldScaleIn, nil, `"drop": want graceful or kill`, nil},

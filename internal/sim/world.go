@@ -61,6 +61,9 @@ type Config struct {
 	// workers run. The slowdown is fixed at dispatch: a message keeps it
 	// when others finish before it.
 	DownstreamPool int
+	// PoolChanges change the pool's connections from a time on (a pool
+	// that grows or shrinks); see PoolChange.
+	PoolChanges []PoolChange
 	// ServiceChanges change the service time of the messages dispatched
 	// from a time on (a deploy, a slower dependency); see ServiceChange.
 	ServiceChanges []ServiceChange
@@ -233,6 +236,7 @@ type World struct {
 	concurrency int
 	svc         sampler
 	changes     serviceChanges // in time order
+	pools       poolChanges    // in time order
 	delays      startDelays
 	arrRand     *rand.Rand
 	svcRand     *rand.Rand
@@ -256,6 +260,8 @@ type World struct {
 	serving  int     // in service with a live worker
 	factor   float64 // the service change in force
 	changed  int     // how many of the service changes have come into force
+	pool     int     // the downstream pool's connections in force (0: none)
+	pooled   int     // how many of the pool changes have come into force
 	arrivals int64
 	waits    waitStats
 	work     float64 // service seconds of every message dispatched
@@ -294,6 +300,8 @@ func NewWorld(cfg Config) (*World, error) {
 		concurrency: max(cfg.Concurrency, 1),
 		svc:         newSampler(cfg.Service),
 		changes:     newServiceChanges(cfg.ServiceChanges),
+		pools:       newPoolChanges(cfg.PoolChanges),
+		pool:        cfg.DownstreamPool,
 		delays:      newStartDelays(cfg),
 		factor:      1,
 		minutes:     newMinuteMetrics(cfg.Start, cfg.MetricDelay),
@@ -365,6 +373,7 @@ func (c Config) validate() error {
 		errs = append(errs, fmt.Errorf("downstream pool %d: must be >= 0", c.DownstreamPool))
 	}
 	errs = append(errs, serviceChangeErrors(c.ServiceChanges)...)
+	errs = append(errs, poolChangeErrors(c.PoolChanges)...)
 	if !(c.StartDelayCV >= 0) || math.IsInf(c.StartDelayCV, 0) {
 		errs = append(errs, fmt.Errorf("start delay coefficient of variation %v: must be a finite number >= 0", c.StartDelayCV))
 	}
@@ -513,7 +522,7 @@ func (w *World) dispatch() {
 		w.log.received(w.t)
 		w.serving++
 		d := m.service * w.serviceFactor()
-		if pool := w.cfg.DownstreamPool; pool > 0 && w.serving > pool {
+		if pool := w.poolNow(); pool > 0 && w.serving > pool {
 			d *= float64(w.serving) / float64(pool)
 		}
 		w.work += d
@@ -522,6 +531,15 @@ func (w *World) dispatch() {
 			w.kill.hold(id, m, w.t, d)
 		}
 	}
+}
+
+// poolNow is the downstream pool's connections in force now.
+func (w *World) poolNow() int {
+	for w.pooled < len(w.pools) && w.pools[w.pooled].at <= w.t {
+		w.pool = w.pools[w.pooled].n
+		w.pooled++
+	}
+	return w.pool
 }
 
 // serviceFactor is the service change in force now.

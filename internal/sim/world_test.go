@@ -68,6 +68,7 @@ func TestNewWorldRejectsBadConfig(t *testing.T) {
 		{"negative concurrency", func(c *Config) { c.Concurrency = -1 }, "concurrency -1"},
 		{"negative assumed service time", func(c *Config) { c.AssumedServiceTime = -time.Second }, "assumed service time -1s"},
 		{"negative pool", func(c *Config) { c.DownstreamPool = -2 }, "downstream pool -2"},
+		{"a pool change twice", func(c *Config) { c.PoolChanges = []PoolChange{{time.Hour, 10}, {time.Hour, 20}} }, "pool change at 1h0m0s: given twice"},
 		{"zero factor", func(c *Config) { c.ServiceChanges = []ServiceChange{{time.Hour, 0}} }, "service change at 1h0m0s: factor 0"},
 		{"infinite factor", func(c *Config) { c.ServiceChanges = []ServiceChange{{time.Hour, math.Inf(1)}} }, "factor +Inf"},
 		{"change before the start", func(c *Config) { c.ServiceChanges = []ServiceChange{{-time.Second, 2}} }, "service change at -1s"},

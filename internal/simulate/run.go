@@ -44,6 +44,7 @@ var simFlagOf = map[string]string{
 	sim.FieldAssumedServiceTime: "assumed-service-time",
 	sim.FieldDownstreamPool:     "downstream-pool",
 	sim.FieldServiceChanges:     "service-time-change",
+	sim.FieldPoolChanges:        "downstream-pool-change",
 	sim.FieldStartDelayCV:       "start-delay-cv",
 	sim.FieldMetricDelay:        "metric-delay",
 	sim.FieldScaleIn:            "scale-in",
@@ -404,6 +405,9 @@ func (o *Options) checkWorld(bad problemFunc) []sim.ServiceChange {
 	if err != nil {
 		bad("service-time-change", "%v", err)
 	}
+	if o.poolChanges, err = parsePoolChanges(o.PoolChanges); err != nil {
+		bad("downstream-pool-change", "%v", err)
+	}
 	if o.MetricDelay < 0 || o.MetricDelay > maxMetricDelay {
 		bad("metric-delay", "%v: must be within 0 and %v", o.MetricDelay, maxMetricDelay)
 	}
@@ -451,11 +455,42 @@ func parseServiceChanges(s string) ([]sim.ServiceChange, error) {
 	return out, nil
 }
 
+// parsePoolChanges reads AT=N[,AT=N...]: AT a duration (days too), N the
+// pool's connections from then on, 0 for none; no time twice.
+func parsePoolChanges(s string) ([]sim.PoolChange, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []sim.PoolChange
+	seen := map[time.Duration]bool{}
+	for _, item := range strings.Split(s, ",") {
+		at, n, ok := strings.Cut(strings.TrimSpace(item), "=")
+		if !ok {
+			return nil, fmt.Errorf("%q: want AT=CONNECTIONS, such as 1h=240", item)
+		}
+		d, err := ParseDays(strings.TrimSpace(at))
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("%q: want a time of 0 or later, such as 90m or 1d", at)
+		}
+		v, err := strconv.Atoi(strings.TrimSpace(n))
+		if err != nil || v < 0 || v > sim.MaxSlots {
+			return nil, fmt.Errorf("%q: want connections within 0 and %d", n, sim.MaxSlots)
+		}
+		if seen[time.Duration(d)] {
+			return nil, fmt.Errorf("%v given twice", time.Duration(d))
+		}
+		seen[time.Duration(d)] = true
+		out = append(out, sim.PoolChange{At: time.Duration(d), Connections: v})
+	}
+	return out, nil
+}
+
 // applyWorld puts the world flags into the simulated world. assumed is the
 // service time the settings give: the group's with --config.
 func (o *Options) applyWorld(c *sim.Config, assumed time.Duration, changes []sim.ServiceChange) {
 	c.AssumedServiceTime = assumed
 	c.DownstreamPool = o.DownstreamPool
+	c.PoolChanges = o.poolChanges
 	c.ServiceChanges = changes
 	c.StartDelayCV = o.StartDelayCV
 	c.MetricDelay = o.MetricDelay

@@ -61,6 +61,7 @@ type Options struct {
 
 	AssumedServiceTime time.Duration
 	DownstreamPool     int
+	PoolChanges        string // downstream-pool-change
 	ServiceChanges     string // service-time-change
 	MetricDelay        time.Duration
 	MetricsExact       bool
@@ -68,6 +69,8 @@ type Options struct {
 	DeletedCount       bool
 	Learn              string
 	PlanActs           bool
+	// poolChanges are PoolChanges read by checkWorld.
+	poolChanges []sim.PoolChange
 
 	ConfigFile     string // config
 	Group          string

@@ -27,3 +27,22 @@ func TestParseServiceChanges(t *testing.T) {
 		}
 	}
 }
+
+func TestParsePoolChanges(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		want []sim.PoolChange
+	}{
+		{"", nil},
+		{"1h=240", []sim.PoolChange{{At: time.Hour, Connections: 240}}},
+		{"1h=240, 2h = 0", []sim.PoolChange{{At: time.Hour, Connections: 240}, {At: 2 * time.Hour, Connections: 0}}},
+		{"1d12h=60", []sim.PoolChange{{At: 36 * time.Hour, Connections: 60}}},
+	}
+	for _, tt := range tests {
+		got, err := parsePoolChanges(tt.in)
+		if err != nil || !slices.Equal(got, tt.want) {
+			t.Errorf("parsePoolChanges(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+		}
+	}
+}

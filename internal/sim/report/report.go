@@ -190,8 +190,11 @@ func worldDesc(c sim.Config) (service, startDelay, metrics string) {
 	if a := c.SettingsServiceTime(); a != c.Service.Mean {
 		fmt.Fprintf(&b, ", the settings assume %v", a)
 	}
-	if c.DownstreamPool > 0 {
+	if c.DownstreamPool > 0 || len(c.PoolChanges) > 0 {
 		fmt.Fprintf(&b, "; downstream pool %d", c.DownstreamPool)
+		for _, ch := range c.PoolChanges {
+			fmt.Fprintf(&b, ", %d from %v", ch.Connections, ch.At)
+		}
 	}
 	for i, ch := range c.ServiceChanges {
 		sep := ", "
