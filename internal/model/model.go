@@ -176,7 +176,9 @@ const (
 	DiagStuck        = "stuck"
 	DiagCapped       = "capped"
 	// DiagDownstreamLimited: the learned ceiling keeps the fleet below what
-	// the backlog needs, because more workers added no throughput.
+	// the backlog needs, because more workers added no throughput; or a
+	// suspected one holds it while a scale-out that hardly moved the queue
+	// waits for the minutes that say why.
 	DiagDownstreamLimited = "downstream_limited"
 	// DiagMessagesHeld: messages are received and not deleted (poison
 	// messages, an outage, a downstream that refuses the work): in flight
