@@ -95,8 +95,13 @@ const surgeSigmas = 3
 //
 // (Little's law, the in-flight minimum never overstating completions). An
 // interval is saturated when the visible messages at its start are at least
-// what the in-service slots complete within it (slots × per-slot rate × Δt):
-// every slot is then busy throughout and m is exact but for counting noise.
+// what the in-service slots complete within it (slots × per-slot rate × Δt),
+// or within saturatedSpan when the interval is longer, and some are still
+// visible at its end: every slot is then busy throughout (a queue that
+// ran dry mid-interval would have to fill again before its end) and m is
+// exact but for counting noise. The span keeps a longer interval from
+// needing a deeper queue before a surge is read: at 10 s, a step's
+// backlog was read a whole interval later than at 5 s.
 // When the last interval is saturated, the lower of its m and the previous
 // interval's m (so that a one-off dump of messages in one interval is never
 // read as a rate) is a surge if it exceeds the estimate both before and
@@ -240,6 +245,11 @@ const markSlots = 84
 // deletedPeriod is the period of the NumberOfMessagesDeleted reading, the
 // one CloudWatch's SQS metrics are asked for at.
 const deletedPeriod = time.Minute
+
+// saturatedSpan is the most work, in seconds of the slots' completions,
+// the visible messages at an interval's start must hold for the interval
+// to count as saturated (see Estimator, Surges).
+const saturatedSpan = 5 * time.Second
 
 // Flow are the other inputs of one estimator update.
 type Flow struct {
@@ -454,7 +464,7 @@ func (e *Estimator) measureSurge(prev, c Counts, dt float64, f Flow, before floa
 		e.lastMOK = false
 		return
 	}
-	saturated := f.Servers > 0 && prev.Visible >= f.Servers*f.PerServer*dt && c.Visible > 0
+	saturated := f.Servers > 0 && prev.Visible >= f.Servers*f.PerServer*math.Min(dt, saturatedSpan.Seconds()) && c.Visible > 0
 	if saturated && e.lastMOK {
 		low := math.Min(m, e.lastM)
 		sigma := math.Sqrt(math.Max(low+completions, 0) / dt)

@@ -157,3 +157,48 @@ func TestEstimatorStartsAsAMean(t *testing.T) {
 		t.Fatalf("estimate past the minute %v, want the EWMA step %v", r, want)
 	}
 }
+
+// A longer interval needs no deeper queue before a surge is read: 100
+// slots at 1 msg/s, steady at 80 msg/s with the queue empty, then 150
+// msg/s, 50 msg/s into the queue. An interval is saturated once its start
+// holds 5 s of the slots' work (500 messages), or the interval's work when
+// it is shorter. At 5 s that is the third interval of the step (15 s in);
+// at 10 s the second (20 s in), where a queue holding the whole interval's
+// work (1,000) would wait for the third (30 s in).
+func TestEstimatorReadsASurgeAtLongIntervals(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		dt   time.Duration
+		want int // the first interval of the step whose surge is read
+	}{{5 * time.Second, 2}, {10 * time.Second, 1}} {
+		var e Estimator
+		at := t0
+		visible := 0.0
+		update := func(inFlight float64) {
+			e.Update(Counts{At: at, Visible: visible, InFlight: inFlight}, 1,
+				Flow{Servers: 100, PerServer: 1, Keep: 7 * time.Minute, Tau: time.Minute})
+		}
+		update(80)
+		for range 12 {
+			at = at.Add(tc.dt)
+			update(80)
+		}
+		first := -1
+		for i := range 4 {
+			at = at.Add(tc.dt)
+			visible += 50 * tc.dt.Seconds()
+			update(100)
+			if r, ok := e.Surge(at); ok && first < 0 {
+				// The lower of two intervals' measurements; the step's first
+				// counts the 80 slots busy at its start (80 + 52 = 132).
+				if r < 132-1e-6 || r > 150+1e-6 {
+					t.Fatalf("%v: surge %v, want 132 to 150", tc.dt, r)
+				}
+				first = i
+			}
+		}
+		if first != tc.want {
+			t.Errorf("%v: surge first read at interval %d of the step, want %d", tc.dt, first, tc.want)
+		}
+	}
+}
