@@ -55,9 +55,15 @@ const (
 	// Effective is the share of the promised throughput at or above which a
 	// scale-up past the ceiling drops it.
 	Effective = 0.8
-	// ProbeEvery is how often a ceiling the fleet is held at is raised by
-	// one step.
+	// ProbeEvery is how long after the last probe was judged (or found
+	// the ceiling) a ceiling the fleet is held at is raised by one step;
+	// one probe is out at a time.
 	ProbeEvery = 10 * time.Minute
+	// ProbeLapse is how long a probe waits for a saturated minute at its
+	// size to judge it before it lapses and the ceiling goes back to the
+	// knee: a start delay, a whole minute and the deleted count's lag fit
+	// in it.
+	ProbeLapse = 10 * time.Minute
 	// ProbeStep is the relative size of one probe's step (at least one
 	// worker): above MinGrowth, so that the probe is compared with the
 	// ceiling's size.
@@ -363,7 +369,12 @@ func (d *Detector) At(now time.Time, held bool, floor int) (Ceiling, bool) {
 		d.found = false
 		return Ceiling{}, false
 	}
-	if held && now.Sub(d.c.Since) >= ProbeEvery {
+	switch {
+	case d.c.Workers > d.knee && now.Sub(d.c.Since) >= ProbeLapse:
+		// No saturated minute judged the probe (a burst that ended
+		// before its workers started): it lapses.
+		d.c.Workers, d.c.Since, d.step = d.knee, now, ProbeStep
+	case d.c.Workers <= d.knee && held && now.Sub(d.c.Since) >= ProbeEvery:
 		d.c.Workers += max(1, int(math.Ceil(float64(d.c.Workers)*d.probeStep())))
 		d.c.Since = now
 	}

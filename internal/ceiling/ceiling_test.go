@@ -114,9 +114,9 @@ func TestProbeAndRelease(t *testing.T) {
 	if c.Workers != 72 {
 		t.Fatalf("after %d minutes held: ceiling %d, want 72", end, c.Workers)
 	}
-	// Not held: no further step.
-	if c2, _ := d.At(t0.Add(time.Duration(end+20)*time.Minute), false, 1); c2.Workers != 72 {
-		t.Fatalf("probed while not held: %d", c2.Workers)
+	// One probe at a time: held on, no further step before it is judged.
+	if c2, _ := d.At(t0.Add(time.Duration(end)*time.Minute+ProbeLapse/2), true, 1); c2.Workers != 72 {
+		t.Fatalf("a second probe while the first is out: %d", c2.Workers)
 	}
 	// The downstream is fixed: each probe past the ceiling adds throughput
 	// in proportion and raises the ceiling at once by a step twice the
@@ -130,6 +130,38 @@ func TestProbeAndRelease(t *testing.T) {
 			t.Fatalf("probe %d: ceiling %+v %v, want %d", i, c, ok, w)
 		}
 		end = grow(&d, end, []float64{float64(w), float64(w)}, fixed, nil)
+	}
+}
+
+// TestUnjudgedProbeLapses: a probe that no saturated minute judges within
+// ProbeLapse (the burst that asked for it ended before its workers
+// started) goes back to the knee, and the next comes ProbeEvery later:
+// bursts that never saturate a probed fleet do not ratchet the ceiling up.
+func TestUnjudgedProbeLapses(t *testing.T) {
+	t.Parallel()
+	var d Detector
+	end := grow(&d, 0, []float64{40, 100, 100}, pool(60, 0.2), nil)
+	at := func(m time.Duration) time.Time { return t0.Add(time.Duration(end)*time.Minute + m) }
+	if c, _ := d.At(at(ProbeEvery), true, 1); c.Workers != 72 {
+		t.Fatalf("probe %d, want 72", c.Workers)
+	}
+	if c, _ := d.At(at(ProbeEvery+ProbeLapse-time.Second), true, 1); c.Workers != 72 {
+		t.Fatalf("the probe lapsed early: %d", c.Workers)
+	}
+	if c, _ := d.At(at(ProbeEvery+ProbeLapse), true, 1); c.Workers != 60 {
+		t.Fatalf("an unjudged probe after ProbeLapse: ceiling %d, want 60", c.Workers)
+	}
+	// A saturated minute at the knee keeps the ceiling from being forgotten.
+	d.Observe(Observation{At: at(ProbeEvery + ProbeLapse + time.Minute), Workers: 60, Throughput: 300, Saturated: true})
+	if c, _ := d.At(at(2*ProbeEvery+ProbeLapse), true, 1); c.Workers != 72 {
+		t.Fatalf("the next probe ProbeEvery after the lapse: ceiling %d, want 72", c.Workers)
+	}
+	// Saturated minutes keep it from being forgotten; none judges a probe.
+	for m := 0; m < 60; m += 5 {
+		d.Observe(Observation{At: at(time.Duration(m)*time.Minute + 30*time.Minute), Workers: 60, Throughput: 300, Saturated: true})
+		if c, _ := d.At(at(time.Duration(m)*time.Minute+30*time.Minute), true, 1); c.Workers > 72 {
+			t.Fatalf("the ceiling ratcheted up to %d on unjudged probes", c.Workers)
+		}
 	}
 }
 
