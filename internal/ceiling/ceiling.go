@@ -188,19 +188,38 @@ func (d *Detector) Observe(o Observation) {
 		d.suspect, d.step = false, ProbeStep
 		return
 	case probeGained:
-		// Workers past the knee added throughput in proportion: the
-		// downstream grew. The probed size is the new knee, and the next
-		// probe, twice as large a step, comes at once; the first one that
-		// adds nothing sets the ceiling back to the last size that did.
-		// Dropping the ceiling instead would let a backlog built against
-		// it buy every worker it asks for at once.
-		d.knee = max(d.knee, int(math.Floor(o.Workers+1e-9)))
-		d.c.Workers, d.c.Since, d.c.Throughput = d.knee, time.Time{}, math.Max(d.c.Throughput, o.Throughput)
-		d.step = min(2*d.probeStep(), MaxProbeStep)
+		d.gain(o.Workers, o.Throughput)
 		d.suspect = false
 		return
 	}
 	d.detect(o)
+}
+
+// gain takes a probe whose workers added throughput in proportion: the
+// downstream grew. The probed size (workers, completing throughput msg/s)
+// is the new knee, and the next probe, twice as large a step, comes at
+// once; the first one that adds nothing sets the ceiling back to the last
+// size that did. Dropping the ceiling instead would let a backlog built
+// against it buy every worker it asks for at once.
+func (d *Detector) gain(workers, throughput float64) {
+	d.knee = max(d.knee, int(math.Floor(workers+1e-9)))
+	d.c.Workers, d.c.Since, d.c.Throughput = d.knee, time.Time{}, math.Max(d.c.Throughput, throughput)
+	d.step = min(2*d.probeStep(), MaxProbeStep)
+}
+
+// ProbeMoved takes a scale-out read from the samples (Step), minutes
+// before a saturated minute can judge it: when it is the probe out (from
+// the knee to past it, after the probe was raised) and its slots moved the
+// queue as they promised, the probe gained, as a saturated minute would
+// have said. It reports whether it was taken.
+func (d *Detector) ProbeMoved(k ScaleOut) bool {
+	kn := float64(d.knee)
+	if !d.found || d.c.Workers <= d.knee || k.At.Before(d.c.Since) ||
+		k.Before > kn*(1+MinGrowth) || k.Before < kn*(1-MinGrowth) || k.After < kn*(1+MinGrowth) {
+		return false
+	}
+	d.gain(k.After, d.c.Throughput*k.After/math.Max(k.Before, kn))
+	return true
 }
 
 // What a saturated minute past the knee says of the ceiling.

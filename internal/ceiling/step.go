@@ -13,7 +13,7 @@ import (
 // they share, or that arrivals rose by just what they promised at the same
 // moment; the first is the likelier, and buying more workers on the
 // second reading would buy more of what does not help. Step then holds a
-// Suspicion until the Detector's minutes settle it (Settle) or
+// suspicion until the Detector's minutes settle it (Settle) or
 // StepSuspectFor passes.
 //
 // Arrival noise is allowed for: the fall must miss the promise by more
@@ -34,11 +34,16 @@ type Step struct {
 	lastRate   float64 // its arrivals, msg/s: growth + completions
 
 	suspect bool
-	s       Suspicion
+	s       ScaleOut
+	// gained is the last scale-out that moved the queue as its slots
+	// promised, until taken (TakeGain).
+	gained   ScaleOut
+	gainedOK bool
 }
 
-// Suspicion is a scale-out that hardly moved the queue.
-type Suspicion struct {
+// ScaleOut is a scale-out read from the samples: one that hardly moved
+// the queue (a suspicion), or one that moved it as its slots promised.
+type ScaleOut struct {
 	At            time.Time // the end of the first interval after it
 	Before, After float64   // the slots in service before and after
 	// Promised is what the added slots complete at their rate, and Fall
@@ -90,9 +95,12 @@ func (s *Step) Observe(at time.Time, total, visible, slots, perSlot float64) {
 		switch {
 		case fall < Ineffective*promised && promised-fall > stepSigmas*sigma:
 			s.suspect = true
-			s.s = Suspicion{At: at, Before: s.lastSlots, After: slots, Promised: promised, Fall: fall}
+			s.s = ScaleOut{At: at, Before: s.lastSlots, After: slots, Promised: promised, Fall: fall}
 		case fall >= Ineffective*promised:
 			s.suspect = false
+			if fall >= Effective*promised && fall > stepSigmas*sigma {
+				s.gained, s.gainedOK = ScaleOut{At: at, Before: s.lastSlots, After: slots, Promised: promised, Fall: fall}, true
+			}
 		}
 	}
 	s.lastOK, s.lastEnd, s.lastSlots, s.lastGrowth = true, at, slots, growth
@@ -100,11 +108,19 @@ func (s *Step) Observe(at time.Time, total, visible, slots, perSlot float64) {
 }
 
 // Suspected returns the last scale-out while it is suspected.
-func (s *Step) Suspected(now time.Time) (Suspicion, bool) {
+func (s *Step) Suspected(now time.Time) (ScaleOut, bool) {
 	if !s.suspect || now.Sub(s.s.At) > StepSuspectFor {
-		return Suspicion{}, false
+		return ScaleOut{}, false
 	}
 	return s.s, true
+}
+
+// TakeGain returns, once, the last scale-out whose slots moved the queue
+// as they promised (at least Effective of it, beyond counting noise).
+func (s *Step) TakeGain() (ScaleOut, bool) {
+	k, ok := s.gained, s.gainedOK
+	s.gained, s.gainedOK = ScaleOut{}, false
+	return k, ok
 }
 
 // Since is when the suspicion began.

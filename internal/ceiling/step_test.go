@@ -105,3 +105,48 @@ func TestStepForgetsOnScaleIn(t *testing.T) {
 		t.Fatal("suspected after the fleet went back to 120")
 	}
 }
+
+// TestStepReadsAProbeThatGained: a fleet held at a ceiling of 120 slots
+// (4 msg/s each) probes 144 after its pool grew to 240: the queue's growth
+// falls by the 96 msg/s the new slots promise, and the Detector takes the
+// probe as gained at once, minutes before a saturated minute could say so,
+// and probes again with twice the step. A scale-out that is not the probe
+// out (no probe, or from elsewhere than the knee) is not taken.
+func TestStepReadsAProbeThatGained(t *testing.T) {
+	t.Parallel()
+	var d Detector
+	end := grow(&d, 0, []float64{40, 100, 100}, pool(60, 0.2), nil)
+	now := t0.Add(time.Duration(end) * time.Minute)
+	if c, _ := d.At(now, true, 1); c.Workers != 60 {
+		t.Fatalf("ceiling %d, want 60", c.Workers)
+	}
+	k := ScaleOut{At: now.Add(ProbeEvery + 2*time.Minute), Before: 60, After: 72}
+	if d.ProbeMoved(k) {
+		t.Fatal("a scale-out taken for a probe while none was out")
+	}
+	if c, _ := d.At(now.Add(ProbeEvery), true, 1); c.Workers != 72 {
+		t.Fatalf("probe %d, want 72", c.Workers)
+	}
+	if d.ProbeMoved(ScaleOut{At: k.At, Before: 20, After: 72}) {
+		t.Fatal("a scale-out from 20 taken for the probe from 60")
+	}
+	if !d.ProbeMoved(k) {
+		t.Fatal("the probe's scale-out was not taken")
+	}
+	// The next probe at once, 40 % past the new knee of 72.
+	if c, _ := d.At(k.At, true, 1); c.Workers != 72+29 {
+		t.Fatalf("after the probe gained: ceiling %d, want %d", c.Workers, 72+29)
+	}
+
+	var s Step
+	q := &queue{total: 50000, arrive: 700, limit: 960}
+	i := feed(&s, q, 0, 6, 120)
+	feed(&s, q, i, 3, 144)
+	g, ok := s.TakeGain()
+	if !ok || g.Before != 120 || g.After != 144 || math.Abs(g.Fall-96) > 1e-6 {
+		t.Fatalf("gain %+v %v, want 120 → 144 falling by 96 msg/s", g, ok)
+	}
+	if _, ok := s.TakeGain(); ok {
+		t.Fatal("a gain taken twice")
+	}
+}

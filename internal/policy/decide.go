@@ -149,7 +149,7 @@ type call struct {
 	// stepSuspect: a scale-out that hardly moved the queue is suspected
 	// (ceiling.Step): step.
 	stepSuspect bool
-	step        ceiling.Suspicion
+	step        ceiling.ScaleOut
 	fleetFailed bool
 
 	// data

@@ -298,6 +298,10 @@ func (c *call) capServers(servers *float64, now arrivals.Counts) {
 		st.step.Settle()
 	}
 	if c.learn.ceilingOK {
+		if k, ok := st.step.TakeGain(); ok && s.Concurrency > 0 {
+			k.Before, k.After = k.Before/float64(s.Concurrency), k.After/float64(s.Concurrency)
+			st.ceil.ProbeMoved(k)
+		}
 		*servers = math.Min(*servers, float64(c.learn.ceiling.Workers*s.Concurrency))
 		return
 	}
