@@ -79,7 +79,7 @@ func newWorkGrid(cfg Config, until, h float64) workGrid {
 	from := cfg.WarmUp.Seconds()
 	planMessages(cfg, until, func(at, service float64) {
 		for ci < len(changes) && changes[ci].at <= at {
-			factor = changes[ci].factor
+			factor = changes[ci].v
 			ci++
 		}
 		k := min(int(at/h), n-1)

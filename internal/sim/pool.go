@@ -1,9 +1,7 @@
 package sim
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 	"time"
 )
 
@@ -34,21 +32,10 @@ func poolChangeErrors(changes []PoolChange) []error {
 	return errs
 }
 
-// poolChanges are a world's pool changes, in time order.
-type poolChanges []poolChange
-
-type poolChange struct {
-	at float64 // seconds since the start
-	n  int
-}
-
-func newPoolChanges(cs []PoolChange) poolChanges {
-	out := make(poolChanges, len(cs))
-	for i, c := range cs {
-		out[i] = poolChange{at: c.At.Seconds(), n: c.Connections}
-	}
-	slices.SortFunc(out, func(a, b poolChange) int { return cmp.Compare(a.at, b.at) })
-	return out
+// newPoolChanges are a world's pool changes in time order, their
+// connections.
+func newPoolChanges(cs []PoolChange) []timed[int] {
+	return inTimeOrder(cs, func(c PoolChange) (time.Duration, int) { return c.At, c.Connections })
 }
 
 // widestPool is the most connections the downstream ever has, the most

@@ -111,22 +111,27 @@ func serviceChangeErrors(changes []ServiceChange) []error {
 	return errs
 }
 
-// serviceChanges are a world's changes, in time order, with the seconds of
-// each.
-type serviceChanges []serviceChange
-
-type serviceChange struct {
-	at     float64 // seconds since the start
-	factor float64
+// timed is a value in force from at seconds since the start on.
+type timed[T any] struct {
+	at float64
+	v  T
 }
 
-func newServiceChanges(cs []ServiceChange) serviceChanges {
-	out := make(serviceChanges, len(cs))
+// inTimeOrder is cs as timed values, in time order.
+func inTimeOrder[C, T any](cs []C, of func(C) (time.Duration, T)) []timed[T] {
+	out := make([]timed[T], len(cs))
 	for i, c := range cs {
-		out[i] = serviceChange{at: c.At.Seconds(), factor: c.Factor}
+		at, v := of(c)
+		out[i] = timed[T]{at: at.Seconds(), v: v}
 	}
-	slices.SortFunc(out, func(a, b serviceChange) int { return cmp.Compare(a.at, b.at) })
+	slices.SortStableFunc(out, func(a, b timed[T]) int { return cmp.Compare(a.at, b.at) })
 	return out
+}
+
+// newServiceChanges are a world's service changes in time order, their
+// factors.
+func newServiceChanges(cs []ServiceChange) []timed[float64] {
+	return inTimeOrder(cs, func(c ServiceChange) (time.Duration, float64) { return c.At, c.Factor })
 }
 
 // startDelays are the start delays of a world's launches, in launch order:

@@ -235,8 +235,8 @@ type World struct {
 	group       string
 	concurrency int
 	svc         sampler
-	changes     serviceChanges // in time order
-	pools       poolChanges    // in time order
+	changes     []timed[float64] // the service changes' factors, in time order
+	pools       []timed[int]     // the pool changes' connections, in time order
 	delays      startDelays
 	arrRand     *rand.Rand
 	svcRand     *rand.Rand
@@ -536,7 +536,7 @@ func (w *World) dispatch() {
 // poolNow is the downstream pool's connections in force now.
 func (w *World) poolNow() int {
 	for w.pooled < len(w.pools) && w.pools[w.pooled].at <= w.t {
-		w.pool = w.pools[w.pooled].n
+		w.pool = w.pools[w.pooled].v
 		w.pooled++
 	}
 	return w.pool
@@ -545,7 +545,7 @@ func (w *World) poolNow() int {
 // serviceFactor is the service change in force now.
 func (w *World) serviceFactor() float64 {
 	for w.changed < len(w.changes) && w.changes[w.changed].at <= w.t {
-		w.factor = w.changes[w.changed].factor
+		w.factor = w.changes[w.changed].v
 		w.changed++
 	}
 	return w.factor

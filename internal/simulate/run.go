@@ -428,59 +428,54 @@ func (o *Options) checkWorld(bad problemFunc) []sim.ServiceChange {
 // parseServiceChanges reads AT=FACTOR[,AT=FACTOR...]: AT a duration (days
 // too, as --duration takes them), FACTOR a number > 0; no time twice.
 func parseServiceChanges(s string) ([]sim.ServiceChange, error) {
-	if s == "" {
-		return nil, nil
-	}
-	var out []sim.ServiceChange
-	seen := map[time.Duration]bool{}
-	for _, item := range strings.Split(s, ",") {
-		at, factor, ok := strings.Cut(strings.TrimSpace(item), "=")
-		if !ok {
-			return nil, fmt.Errorf("%q: want AT=FACTOR, such as 1h=2", item)
+	return parseTimed(s, "AT=FACTOR, such as 1h=2", func(at time.Duration, v string) (sim.ServiceChange, error) {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(f > 0 && f <= sim.MaxServiceFactor) {
+			return sim.ServiceChange{}, fmt.Errorf("%q: want a factor > 0 and at most %d", v, sim.MaxServiceFactor)
 		}
-		d, err := ParseDays(strings.TrimSpace(at))
-		if err != nil || d < 0 {
-			return nil, fmt.Errorf("%q: want a time of 0 or later, such as 90m or 1d", at)
-		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(factor), 64)
-		if err != nil || !(v > 0 && v <= sim.MaxServiceFactor) {
-			return nil, fmt.Errorf("%q: want a factor > 0 and at most %d", factor, sim.MaxServiceFactor)
-		}
-		if seen[time.Duration(d)] {
-			return nil, fmt.Errorf("%v given twice", time.Duration(d))
-		}
-		seen[time.Duration(d)] = true
-		out = append(out, sim.ServiceChange{At: time.Duration(d), Factor: v})
-	}
-	return out, nil
+		return sim.ServiceChange{At: at, Factor: f}, nil
+	})
 }
 
 // parsePoolChanges reads AT=N[,AT=N...]: AT a duration (days too), N the
 // pool's connections from then on, 0 for none; no time twice.
 func parsePoolChanges(s string) ([]sim.PoolChange, error) {
+	return parseTimed(s, "AT=CONNECTIONS, such as 1h=240", func(at time.Duration, v string) (sim.PoolChange, error) {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > sim.MaxSlots {
+			return sim.PoolChange{}, fmt.Errorf("%q: want connections within 0 and %d", v, sim.MaxSlots)
+		}
+		return sim.PoolChange{At: at, Connections: n}, nil
+	})
+}
+
+// parseTimed reads a comma-separated list of AT=VALUE items (want says
+// what one looks like, for the error): AT a duration of 0 or later (days
+// too, as --duration takes them), no time twice, each VALUE read by item.
+func parseTimed[T any](s, want string, item func(at time.Duration, v string) (T, error)) ([]T, error) {
 	if s == "" {
 		return nil, nil
 	}
-	var out []sim.PoolChange
+	var out []T
 	seen := map[time.Duration]bool{}
-	for _, item := range strings.Split(s, ",") {
-		at, n, ok := strings.Cut(strings.TrimSpace(item), "=")
+	for _, it := range strings.Split(s, ",") {
+		at, v, ok := strings.Cut(strings.TrimSpace(it), "=")
 		if !ok {
-			return nil, fmt.Errorf("%q: want AT=CONNECTIONS, such as 1h=240", item)
+			return nil, fmt.Errorf("%q: want %s", it, want)
 		}
 		d, err := ParseDays(strings.TrimSpace(at))
 		if err != nil || d < 0 {
 			return nil, fmt.Errorf("%q: want a time of 0 or later, such as 90m or 1d", at)
 		}
-		v, err := strconv.Atoi(strings.TrimSpace(n))
-		if err != nil || v < 0 || v > sim.MaxSlots {
-			return nil, fmt.Errorf("%q: want connections within 0 and %d", n, sim.MaxSlots)
+		x, err := item(time.Duration(d), strings.TrimSpace(v))
+		if err != nil {
+			return nil, err
 		}
 		if seen[time.Duration(d)] {
 			return nil, fmt.Errorf("%v given twice", time.Duration(d))
 		}
 		seen[time.Duration(d)] = true
-		out = append(out, sim.PoolChange{At: time.Duration(d), Connections: v})
+		out = append(out, x)
 	}
 	return out, nil
 }
