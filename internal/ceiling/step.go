@@ -62,6 +62,11 @@ const (
 	// stepSigmas is the counting noise, in standard deviations, a missed
 	// promise must exceed.
 	stepSigmas = 3
+	// gainSigmas is the counting noise, in standard deviations, by which a
+	// gain's fall must pass half its promise: a false gain that no
+	// fall came from (a noisy interval) is a 2σ event past half the
+	// promise as well.
+	gainSigmas = 2
 )
 
 // Observe takes one complete sample: the messages in the queue (visible,
@@ -98,7 +103,11 @@ func (s *Step) Observe(at time.Time, total, visible, slots, perSlot float64) {
 			s.s = ScaleOut{At: at, Before: s.lastSlots, After: slots, Promised: promised, Fall: fall}
 		case fall >= Ineffective*promised:
 			s.suspect = false
-			if fall >= Effective*promised && fall > stepSigmas*sigma {
+			// A gain must stand out of the noise as a gain: its fall, less
+			// gainSigmas of noise, still more than half the promise. A
+			// probe of a few workers is too small to read from samples,
+			// and is left to the minutes.
+			if fall >= Effective*promised && fall-gainSigmas*sigma > Ineffective*promised {
 				s.gained, s.gainedOK = ScaleOut{At: at, Before: s.lastSlots, After: slots, Promised: promised, Fall: fall}, true
 			}
 		}
@@ -116,7 +125,8 @@ func (s *Step) Suspected(now time.Time) (ScaleOut, bool) {
 }
 
 // TakeGain returns, once, the last scale-out whose slots moved the queue
-// as they promised (at least Effective of it, beyond counting noise).
+// as they promised: at least Effective of it, and more than Ineffective of
+// it by gainSigmas of counting noise.
 func (s *Step) TakeGain() (ScaleOut, bool) {
 	k, ok := s.gained, s.gainedOK
 	s.gained, s.gainedOK = ScaleOut{}, false
