@@ -184,8 +184,9 @@ func (d *Detector) Observe(o Observation) {
 			top := int(math.Ceil(o.Throughput/d.perWorker - 1e-9))
 			d.knee = max(d.knee, min(top, int(math.Floor(o.Workers+1e-9))))
 		}
-		d.c.Workers, d.c.Since, d.c.Throughput = d.knee, o.At, math.Max(d.c.Throughput, o.Throughput)
-		d.suspect, d.step = false, ProbeStep
+		d.c.Throughput = math.Max(d.c.Throughput, o.Throughput)
+		d.setBack(o.At)
+		d.suspect = false
 		return
 	case probeGained:
 		d.gain(o.Workers, o.Throughput)
@@ -205,6 +206,12 @@ func (d *Detector) gain(workers, throughput float64) {
 	d.knee = max(d.knee, int(math.Floor(workers+1e-9)))
 	d.c.Workers, d.c.Since, d.c.Throughput = d.knee, time.Time{}, math.Max(d.c.Throughput, throughput)
 	d.step = min(2*d.probeStep(), MaxProbeStep)
+}
+
+// setBack ends the probe out at at: the ceiling goes back to the knee,
+// the next probe comes a ProbeEvery later with the first step.
+func (d *Detector) setBack(at time.Time) {
+	d.c.Workers, d.c.Since, d.step = d.knee, at, ProbeStep
 }
 
 // ProbeMoved takes a scale-out read from the samples (Step), minutes
@@ -392,7 +399,7 @@ func (d *Detector) At(now time.Time, held bool, floor int) (Ceiling, bool) {
 	case d.c.Workers > d.knee && now.Sub(d.c.Since) >= ProbeLapse:
 		// No saturated minute judged the probe (a burst that ended
 		// before its workers started): it lapses.
-		d.c.Workers, d.c.Since, d.step = d.knee, now, ProbeStep
+		d.setBack(now)
 	case d.c.Workers <= d.knee && held && now.Sub(d.c.Since) >= ProbeEvery:
 		d.c.Workers += max(1, int(math.Ceil(float64(d.c.Workers)*d.probeStep())))
 		d.c.Since = now

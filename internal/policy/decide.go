@@ -323,7 +323,11 @@ func (c *call) observe() {
 	now := arrivals.Counts{At: c.at, Visible: c.visible, InFlight: float64(sample.InFlight), Delayed: float64(sample.Delayed)}
 	if fleet.Known {
 		servers = float64(c.inService) * float64(s.Concurrency)
-		c.capServers(&servers, now)
+		c.readScaleOut(servers, now)
+		if c.learn.ceilingOK && !c.partial {
+			// Slots past the learned ceiling complete nothing more.
+			servers = math.Min(servers, float64(c.learn.ceiling.Workers*s.Concurrency))
+		}
 	}
 	var deletedAt time.Time
 	if c.deletedOK {

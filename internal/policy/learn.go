@@ -284,25 +284,25 @@ func (c *call) applyCeiling() {
 	}
 }
 
-// capServers lowers the slots whose completions the arrival estimate
-// counts to the learned ceiling: slots past it complete nothing more. Each
-// sample of a known fleet first feeds the reading of scale-outs at the
-// poller's resolution (ceiling.Step), with every slot.
-func (c *call) capServers(servers *float64, now arrivals.Counts) {
+// readScaleOut feeds the sample to the reading of scale-outs at the
+// poller's resolution (ceiling.Step), with every slot in service: a
+// suspicion settled by the deleted counts ends, a probe the samples show
+// gained is the ceiling's, and a scale-out that hardly moved the queue is
+// the call's suspicion while no ceiling is known.
+func (c *call) readScaleOut(servers float64, now arrivals.Counts) {
 	st, s := c.st, c.s
-	if s.Learn != LearnAct || c.partial || c.invalid {
+	if s.Learn != LearnAct || c.partial {
 		return
 	}
-	st.step.Observe(now.At, now.Total(), now.Visible, *servers, c.mu/float64(s.Concurrency))
+	st.step.Observe(now.At, now.Total(), now.Visible, servers, c.mu/float64(s.Concurrency))
 	if st.ceil.Judged(st.step.Since()) {
 		st.step.Settle()
 	}
 	if c.learn.ceilingOK {
-		if k, ok := st.step.TakeGain(); ok && s.Concurrency > 0 {
+		if k, ok := st.step.TakeGain(); ok {
 			k.Before, k.After = k.Before/float64(s.Concurrency), k.After/float64(s.Concurrency)
 			st.ceil.ProbeMoved(k)
 		}
-		*servers = math.Min(*servers, float64(c.learn.ceiling.Workers*s.Concurrency))
 		return
 	}
 	c.step, c.stepSuspect = st.step.Suspected(now.At)

@@ -65,6 +65,25 @@ func TestLateMessagesStopAfterADeploy(t *testing.T) {
 	}
 }
 
+// poolRun is two hours of a built-in scenario at rate msg/s with the
+// settings of the pool measurements: 250 ms lognormal service, a 90 s
+// start delay, a 30 s promise, 1 to 3,000 workers from workers, CloudWatch's
+// metrics a minute late, decisions every 5 s; no pool until the caller
+// sets one.
+func poolRun(t *testing.T, scenario string, rate float64, workers int, seed uint64) RunConfig {
+	t.Helper()
+	sc, err := Builtin(scenario, rate, 2*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return RunConfig{
+		World: Config{Start: t0, Scenario: sc, Service: Service{Dist: DistLognormal, Mean: 250 * time.Millisecond, CV: 1},
+			Concurrency: 1, StartDelay: 90 * time.Second, Min: 1, Max: 3000, Workers: workers,
+			LatencyTarget: 30 * time.Second, Seed: seed, MetricDelay: time.Minute},
+		Duration: 2 * time.Hour, Interval: 5 * time.Second,
+	}
+}
+
 // Surges meet a downstream pool of 120 connections at 250 ms (480 msg/s):
 // no fleet past 120 adds completions. On cron (750 msg/s for 90 s every
 // 20 minutes) each burst holds the fleet at the learned ceiling and
@@ -80,16 +99,8 @@ func TestSurgesMeetAPoolAtLittleCost(t *testing.T) {
 	for _, scenario := range []string{ScenarioCron, ScenarioSpike} {
 		for seed := uint64(1); seed <= 3; seed++ {
 			run := func(pool int) Result {
-				sc, err := Builtin(scenario, 50, 2*time.Hour)
-				if err != nil {
-					t.Fatal(err)
-				}
-				rc := RunConfig{
-					World: Config{Start: t0, Scenario: sc, Service: Service{Dist: DistLognormal, Mean: 250 * time.Millisecond, CV: 1},
-						Concurrency: 1, StartDelay: 90 * time.Second, Min: 1, Max: 3000, Workers: 17,
-						LatencyTarget: 30 * time.Second, Seed: seed, MetricDelay: time.Minute, DownstreamPool: pool},
-					Duration: 2 * time.Hour, Interval: 5 * time.Second,
-				}
+				rc := poolRun(t, scenario, 50, 17, seed)
+				rc.World.DownstreamPool = pool
 				return mustRun(t, rc, PolicyModel)
 			}
 			free, pooled := run(0), run(120)
@@ -114,17 +125,8 @@ func TestSurgesMeetAPoolAtLittleCost(t *testing.T) {
 func TestAMovingPoolIsFollowed(t *testing.T) {
 	t.Parallel()
 	run := func(seed uint64, from, to int) Result {
-		sc, err := Builtin(ScenarioStep, 200, 2*time.Hour)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rc := RunConfig{
-			World: Config{Start: t0, Scenario: sc, Service: Service{Dist: DistLognormal, Mean: 250 * time.Millisecond, CV: 1},
-				Concurrency: 1, StartDelay: 90 * time.Second, Min: 1, Max: 3000, Workers: 63,
-				LatencyTarget: 30 * time.Second, Seed: seed, MetricDelay: time.Minute,
-				DownstreamPool: from, PoolChanges: []PoolChange{{At: time.Hour, Connections: to}}},
-			Duration: 2 * time.Hour, Interval: 5 * time.Second,
-		}
+		rc := poolRun(t, ScenarioStep, 200, 63, seed)
+		rc.World.DownstreamPool, rc.World.PoolChanges = from, []PoolChange{{At: time.Hour, Connections: to}}
 		return mustRun(t, rc, PolicyModel)
 	}
 	for seed := uint64(1); seed <= 3; seed++ {
