@@ -88,10 +88,12 @@ func TestE2EReloadMidCycle(t *testing.T) {
 	if got := asgDesired(t, f, asgNew); got != 0 {
 		t.Fatalf("the new fleet is at %d before any cycle of its document, want 0", got)
 	}
-	// A cycle whose fleet read times out on a loaded machine holds; the
-	// next acts. Three are plenty, and none may touch the old fleet.
+	// A cycle whose fleet read times out on a loaded machine holds; a
+	// later one acts. Under the whole race-enabled suite on two cores three
+	// such cycles in a row were seen, so ten are allowed; none may touch
+	// the old fleet.
 	got := 0
-	for range 3 {
+	for range 10 {
 		if _, err := ctrl.RunOnce(ctx, time.Now()); err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +102,7 @@ func TestE2EReloadMidCycle(t *testing.T) {
 		}
 	}
 	if got < 3 {
-		t.Errorf("the new fleet is at %d after three cycles of the new document, want its min 3 or more", got)
+		t.Errorf("the new fleet is at %d after ten cycles of the new document, want its min 3 or more", got)
 	}
 	if got := asgDesired(t, f, asgOld); got != 0 {
 		t.Errorf("the old fleet is at %d, want 0: nothing acts on it", got)
