@@ -122,7 +122,18 @@ func TestE2EBadLeaseCounters(t *testing.T) {
 			t.Errorf("group %s: held %t, acted on %t within a lease and two intervals", g, st.Held, slices.Contains(acted, g))
 		}
 	}
-	if code, body := get("/readyz"); code != 200 {
+	// Readiness asks for a good exchange with the table within a lease; on a
+	// loaded machine one renewal can miss its deadline, so the loop runs on
+	// until an exchange succeeds, for at most ten more intervals.
+	code, body := get("/readyz")
+	for extra := 0; code != 200 && extra < 10; extra++ {
+		cctx, cancel := context.WithTimeout(ctx, 9*interval/10)
+		_, _ = ctrl.RunOnce(cctx, time.Now())
+		cancel()
+		code, body = get("/readyz")
+		time.Sleep(interval / 2)
+	}
+	if code != 200 {
 		t.Errorf("/readyz = %d %q once every group is owned, want 200", code, body)
 	}
 }
