@@ -16,6 +16,7 @@ type Book struct {
 	// each, msg/s, and the level before it.
 	rates, levels []float32
 	head, n       int
+	closed        int64 // steps completed since the book began
 	// open is the step being filled, from openAt (seconds), with openMsgs.
 	openAt   float64
 	openMsgs float64
@@ -36,6 +37,10 @@ func NewBook(step, span, tau float64) *Book {
 
 // Step is the width of one step, seconds.
 func (b *Book) Step() float64 { return b.step }
+
+// Steps is the number of steps completed since the book began: it moves
+// whenever the kept past does.
+func (b *Book) Steps() int64 { return b.closed }
 
 // Len is the number of completed steps kept.
 func (b *Book) Len() int { return b.n }
@@ -76,6 +81,7 @@ func (b *Book) close() {
 	b.rates[b.head], b.levels[b.head] = float32(r), float32(b.level)
 	b.head = (b.head + 1) % len(b.rates)
 	b.n = min(b.n+1, len(b.rates))
+	b.closed++
 	// The level is the arrivals' base: it follows a fall within a step's
 	// worth of its time constant and a rise over the whole, so a burst
 	// moves it little and it is back at the base soon after.
