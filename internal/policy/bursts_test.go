@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queuechecker/queue-checker/internal/capacity"
 	"github.com/queuechecker/queue-checker/internal/forecast"
 	"github.com/queuechecker/queue-checker/internal/model"
 )
@@ -835,5 +836,74 @@ func TestPreloadedBurstsAreCalibratedByLiveOnes(t *testing.T) {
 	c.planBursts()
 	if warm := c.warmPays(c.rateFloorAt(5)); c.bp.need != 53 || warm != 53 || c.bp.found {
 		t.Errorf("after a live burst: need %d, warm %d (found %v); want 53 and 53", c.bp.need, warm, c.bp.found)
+	}
+}
+
+// The workers serving a burst are not released before it ends when it is
+// the burst that makes the recent ones enough to size for (burstMinKnown):
+// two 30 s bursts at 100 msg/s on 5 msg/s are known and a third has just
+// arrived. Each needs 100 × 30 ÷ (30 + 30) = 50 workers in the worked
+// example's terms (TestBurstsARelaunchCannotServeAreKeptWarmForThePromise),
+// and a relaunch a start delay late cannot serve the next, so the 50 are
+// kept warm. With one burst known before it, the one on makes two: nothing
+// is sized yet.
+func TestBurstOnThatMakesThemKnownKeepsItsWorkers(t *testing.T) {
+	t.Parallel()
+	decide := func(secs int) (burstPlan, int) {
+		st := &State{lastDt: 5 * time.Second}
+		at := feedBursts(&st.bursts, secs, 1200, 600, 30, 5, 100)
+		c := burstCall(st, at, 50, 1)
+		c.planBursts()
+		warm := c.warmPays(c.rateFloorAt(5))
+		return c.bp, warm
+	}
+	bp, warm := decide(3030)
+	if bp.known || !bp.ends || bp.f.n != 2 || !bp.f.on {
+		t.Fatalf("third burst on: known %v, ends %v, %d bursts, on %v; want 2 learned, the third on and making them enough", bp.known, bp.ends, bp.f.n, bp.f.on)
+	}
+	if bp.need != 50 || warm != 50 {
+		t.Errorf("third burst on: need %d, warm %d; want 50 kept warm", bp.need, warm)
+	}
+	bp, warm = decide(1830)
+	if bp.known || bp.ends || warm != 0 {
+		t.Errorf("second burst on: known %v, ends %v, warm %d; want nothing sized with two bursts", bp.known, bp.ends, warm)
+	}
+}
+
+// The promise may miss 1 % of the messages, and the warm fleet spends half
+// of that (planAim) on the rarest bursts. An hour of 5 msg/s with a 30 s
+// burst at 60 msg/s every 10 minutes, each needing 60 × 30 ÷ (30 + 30) = 30
+// workers at 1 msg/s, but one of them 10 s at 200 msg/s, needing
+// 200 × 10 ÷ (10 + 30) = 50. A fleet that never moves keeps all but 0.5 %
+// of the hour's 18,000 + 5 × 1,650 + 2,000 − 50 = 28,200 messages within the
+// promise at m msg/s when the short burst loses at most 141 of its 2,000:
+// 200 × (10 − 30m ÷ (200 − m)) ≤ 141, from m = 47.1 (the book's steps of 5
+// s blur the rest). The warm fleet is 48, not 50.
+func TestWarmFleetSpendsTheAllowanceOnTheRarestBurst(t *testing.T) {
+	t.Parallel()
+	st := &State{lastDt: 5 * time.Second}
+	s := burstCall(st, t0, 1, 1).s
+	book := st.planBook(s)
+	const dt = 5
+	at := t0
+	for sec := 0; sec < 3600+120; sec += dt {
+		at = t0.Add(time.Duration(sec+dt) * time.Second)
+		rate := 5.0
+		switch k := sec % 600; {
+		case sec >= 3000 && sec < 3600 && k >= 300 && k < 310:
+			rate = 200
+		case !(sec >= 3000 && sec < 3600) && k >= 300 && k < 330:
+			rate = 60
+		}
+		st.bursts.observe(at, dt, rate*dt, 90, 30)
+		book.Observe(secondsOf(at)-dt, secondsOf(at), rate*dt)
+	}
+	c := burstCall(st, at, 48, 1)
+	c.planBursts()
+	if !c.bp.known || !c.bp.spends || c.bp.need != 48 {
+		t.Fatalf("need %d (known %v, from the allowance %v); want 48 from the allowance", c.bp.need, c.bp.known, c.bp.spends)
+	}
+	if learned := capacity.CeilWorkers(c.bp.f.need); learned != 50 {
+		t.Errorf("the learner's need %d, want 50", learned)
 	}
 }

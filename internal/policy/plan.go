@@ -226,3 +226,44 @@ func (c *call) smoothed() float64 {
 	r, _ := c.st.est.Rate() // 0 while unknown
 	return math.Max(finite(r), 0)
 }
+
+// bookHold is the fixed fleet's rate the book last gave (Book.Hold), kept
+// until holdEvery more steps complete or the allowance changes.
+type bookHold struct {
+	steps     int64
+	allowance float64
+	rate      float64
+	ok        bool
+}
+
+// holdEvery is how many of the book's steps pass before the fixed fleet is
+// found again: a replay of the hour costs some tens of microseconds, and
+// the fleet it finds moves slowly.
+const holdEvery = 12
+
+// holdMinSpan is how much past the book must keep before the fleet that
+// would have held it sizes anything, seconds.
+const holdMinSpan = 900.0
+
+// heldBy is the fewest workers that, never moving, would have started all
+// but the promise's allowance of the last hour's arrivals within the
+// promise (Book.Hold): the fleet an operator would size from what was seen.
+// The allowance is the share of it a plan may spend (planAim). ok is false
+// until the book keeps holdMinSpan of the past.
+func (c *call) heldBy() (workers int, allowance float64, ok bool) {
+	s, st := c.s, c.st
+	b := st.book
+	if b == nil || s.Policy != PolicyModel || !(c.muEff > 0) || float64(b.Len())*b.Step() < holdMinSpan {
+		return 0, 0, false
+	}
+	allowance = (1 - s.LatencyQuantile) * planAim(st.budget)
+	h := &st.hold
+	if h.steps == 0 || b.Steps()-h.steps >= holdEvery || h.allowance != allowance {
+		h.rate, h.ok = b.Hold(c.latency(), allowance)
+		h.steps, h.allowance = b.Steps(), allowance
+	}
+	if !h.ok {
+		return 0, allowance, false
+	}
+	return capacity.CeilWorkers(effectiveArrival(h.rate, s.BurstReserve) / c.muEff), allowance, true
+}

@@ -85,6 +85,7 @@ type State struct {
 	// budget the promise's error budget last given (SpendBudget);
 	// pendingBuf reused for the workers on their way.
 	book       *futures.Book
+	hold       bookHold
 	budget     model.Budget
 	pendingBuf []float64
 }

@@ -45,6 +45,12 @@ type burstPlan struct {
 	byChance bool
 	// found: the warm fleet is the one a warm start found (see keepFound).
 	found bool
+	// ends: fewer bursts are known than size anything, but the one on
+	// makes enough once it ends; only the warm fleet is sized (warmPays).
+	ends bool
+	// spends: need is the fleet that would have held the last hour within
+	// the promise's allowance (heldBy), below the recent bursts' need.
+	spends bool
 	// unseen: the burst on is unlike the recent ones (burstFacts.unseen):
 	// nothing learned of them sizes or holds the fleet for it.
 	unseen bool
@@ -124,12 +130,20 @@ func (c *call) planBursts() {
 	if s.forecasting() && o != nil && !bp.byChance && o.Confidence() >= burstAnnounced {
 		st.bursts.recurAt = c.now.UnixNano()
 	}
-	if !bp.known {
+	// The burst on is one of them once it ends: the workers serving it
+	// are not released before it is learned, only to be launched again a
+	// start delay late for the next.
+	bp.ends = !bp.known && f.on && f.n+1 >= burstMinKnown
+	if !bp.known && !bp.ends {
 		return
 	}
 	d := s.StartDelay.Seconds()
 	baseEff := effectiveArrival(f.base, s.BurstReserve)
 	bp.startLam = baseEff
+	if bp.ends {
+		bp.need = c.burstNeed()
+		return
+	}
 	bp.unseen = f.unseen(st.bursts.cur.need)
 	if bp.unseen {
 		c.reason("a burst is on unlike the recent ones (%s so far, needing %s msg/s where they needed %s): sized as a surge, not expected to end as they did",
@@ -148,7 +162,7 @@ func (c *call) planBursts() {
 			bp.after = rem - within
 		}
 	}
-	bp.need = capacity.CeilWorkers(effectiveArrival(f.need, s.BurstReserve) / c.muEff)
+	bp.need = c.burstNeed()
 	// A rhythm fitted to the bursts after they came times them once it has
 	// proven itself: it announced one that the workers pre-started for it
 	// served, or the forecast's history matched it rhythmProven times (a
@@ -159,6 +173,29 @@ func (c *call) planBursts() {
 		r := st.fc.Rhythm(start)
 		return r, times(r, f.perHour) && (f.announced > 0 || r.Hits >= rhythmProven)
 	})
+}
+
+// burstNeed is the fleet the recent bursts needed (the one on among them
+// when it makes them enough to know): the learner's need, or
+// the fleet that would have held the last hour within the promise's
+// allowance when that is less (heldBy).
+func (c *call) burstNeed() int {
+	bp := &c.bp
+	rate := bp.f.need
+	if bp.ends {
+		rate = math.Max(rate, c.st.bursts.cur.need)
+	}
+	need := capacity.CeilWorkers(effectiveArrival(rate, c.s.BurstReserve) / c.muEff)
+	if n, allowance, ok := c.heldBy(); ok && n < need {
+		// The promise may miss a share of the messages: spent on the
+		// rarest bursts, it buys a smaller warm fleet than one that serves
+		// every burst within it.
+		c.reason("a fleet of %d that never moved would have kept all but %s of the last hour's messages within the promise: the warm fleet is sized to it, not to the %d every recent burst needed",
+			n, percent(allowance), need)
+		bp.spends = true
+		return n
+	}
+	return need
 }
 
 // times reports whether the recurring pattern r times bursts that come
@@ -212,7 +249,7 @@ func (bp *burstPlan) projected(lam, d float64) float64 {
 // rhythm is pre-started when it is due (see bet), not kept warm.
 func (c *call) warmPays(rate int) int {
 	bp, s := &c.bp, c.s
-	if !bp.known {
+	if !bp.known && !bp.ends {
 		return 0
 	}
 	f := &bp.f
