@@ -74,7 +74,7 @@ func parseSimFlags(fs *flag.FlagSet, args []string) (simulate.Options, error) {
 	fs.DurationVar(&f.LatencyTarget, "latency-target", 10*time.Second, "the promise: how long a message may wait in the queue")
 	fs.IntVar(&f.Min, "min", 1, "fewest workers")
 	fs.IntVar(&f.Max, "max", 200, "most workers (at most 1000000)")
-	fs.IntVar(&f.Workers, "workers", 0, "the fixed fleet and every policy's starting size; 0: what the base rate (a CSV file's mean rate) needs at 80 % utilisation and by the Erlang C wait floor")
+	fs.IntVar(&f.Workers, "workers", 0, "the fixed fleet and every policy's starting size; 0: what the base rate (a CSV file's mean rate) needs at 80 % utilisation and by the Erlang C wait floor for 99 % of messages within the promise, as the daemon sizes a steady load")
 	fs.StringVar(&f.Policy, "policy", "all", "policies to run, comma-separated: "+strings.Join(sim.Policies, ", ")+", or all (fixed-warm-up only with --warm-up). "+
 		"keda: visible + in-flight ÷ queueLength under the HPA (tolerance 0.1, scale-up at most +100 % or +4 pods per 15 s); "+
 		"target-tracking: SQS visible ÷ in-service on 1-minute datapoints, out after 3 above the target, in after 15 below; "+

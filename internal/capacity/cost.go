@@ -100,21 +100,45 @@ func SteadyWorkers(utilFloor, waitFloor, safety int) (int, string) {
 	return utilFloor + safety, BindingUtilization
 }
 
+// Steady is what a steady arrival rate is sized with (SteadyFleet).
+type Steady struct {
+	Rate        float64 // arrivals, msg/s
+	PerWorker   float64 // what one worker completes, msg/s
+	PerServer   float64 // what one of its servers completes, msg/s
+	Concurrency int     // servers a worker (at least 1)
+	Utilization float64 // the utilisation ceiling
+	// Latency is the promise, seconds (0: none, and no wait floor), and
+	// Quantile the share of the messages it starts within it.
+	Latency, Quantile float64
+	Safety            int // workers added on top
+	// MaxBusy bounds the busy servers for which the wait floor is
+	// computed (0: MaxServers; see WaitFloorWorkers).
+	MaxBusy int
+}
+
+// SteadyCount is the steady fleet and the floors it is made of.
+type SteadyCount struct {
+	Workers     int    // the steady fleet, safety workers included
+	Binding     string // the floor that sets it: BindingUtilization or BindingWait
+	Utilization int    // keeping pace at the utilisation ceiling
+	Wait        int    // the Erlang C wait floor, when WaitOK
+	WaitOK      bool
+}
+
 // SteadyFleet is the fleet a steady arrival rate needs once no backlog is
-// left, without safety workers: SteadyWorkers of the utilisation floor at
-// the ceiling and the Erlang C mean-wait floor for latency seconds, with
-// workers of concurrency servers, each taking serviceSeconds a message.
-// Without a wait floor (no latency target, or more than MaxServers) the
-// utilisation floor alone.
-func SteadyFleet(rate, serviceSeconds float64, concurrency int, utilization, latency float64) int {
-	concurrency = max(concurrency, 1)
-	util := UtilizationFloor(rate, float64(concurrency)/serviceSeconds, utilization)
-	wait := 0
-	if servers, ok := WaitFloor(rate, 1/serviceSeconds, latency); ok {
-		wait = ceilDiv(servers, concurrency)
+// left: the fewest workers that keep pace with it below the utilisation
+// ceiling and, with a promise, start Quantile of the messages within it
+// (the Erlang C wait floor, WaitFloorWorkers), plus the safety workers
+// (SteadyWorkers). It is the one count the policy's rate floors, the
+// planner's steady state and the simulator's starting fleet size with.
+func SteadyFleet(s Steady) SteadyCount {
+	var c SteadyCount
+	c.Utilization = max(DrainFloor(s.Rate, s.PerWorker, 0, 0), UtilizationFloor(s.Rate, s.PerWorker, s.Utilization))
+	if s.Latency > 0 {
+		c.Wait, c.WaitOK = WaitFloorWorkers(s.Rate, s.PerServer, s.Latency, s.Quantile, s.Concurrency, s.MaxBusy)
 	}
-	n, _ := SteadyWorkers(util, wait, 0)
-	return n
+	c.Workers, c.Binding = SteadyWorkers(c.Utilization, c.Wait, s.Safety)
+	return c
 }
 
 // priceCosts fills the plan's cost, promise and utilisation tables.

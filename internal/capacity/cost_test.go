@@ -152,21 +152,12 @@ func TestFormatDollars(t *testing.T) {
 	}
 }
 
-// handMeanWaitFloor is the smallest c > a whose mean queue wait
-// C/(cμ − λ) is at most w, by the direct Erlang C sum.
-func handMeanWaitFloor(lam, mu, w float64) int {
-	for c := int(lam/mu) + 1; ; c++ {
-		if erlangCDirect(c, lam/mu)/(float64(c)*mu-lam) <= w {
-			return c
-		}
-	}
-}
-
-// SteadyFleet is the larger of ceil(λ·S ÷ (k·u)) and the mean-wait floor
-// in servers rounded up to workers of k servers.
+// SteadyFleet is the larger of ceil(λ·S ÷ (k·u)) and the 99 % wait floor
+// in servers (by hand: the smallest c with C(c, a)·e^−(cμ − λ)t ≤ 1 %)
+// rounded up to workers of k servers, plus the safety workers.
 func TestSteadyFleet(t *testing.T) {
 	t.Parallel()
-	tight := handMeanWaitFloor(50, 5, 0.01) // servers for a 10 ms mean wait at 50 msg/s, 200 ms each
+	tight := handQuantileFloor(50, 5, 0.05, 0.01) // servers: 99 % within 50 ms at 50 msg/s, 200 ms each
 	if tight <= 13 {
 		t.Fatalf("hand wait floor %d: the tight case must bind above the utilisation floor 13", tight)
 	}
@@ -174,26 +165,30 @@ func TestSteadyFleet(t *testing.T) {
 		t.Fatalf("hand wait floor %d: in workers of 4 it must bind above the utilisation floor 3", tight)
 	}
 	cases := []struct {
-		name       string
-		rate, svc  float64
-		k          int
-		util, wait float64
-		want       int
+		name        string
+		rate, svc   float64
+		k, safety   int
+		util, wait  float64
+		want        int
+		wantBinding string
 	}{
-		// 50 × 0.2 ÷ 0.8 = 12.5: 13; the 10 s wait needs only 11 servers.
-		{"utilisation binds", 50, 0.2, 1, 0.8, 10, 13},
-		{"wait binds", 50, 0.2, 1, 0.8, 0.01, tight},
-		// 50 × 0.2 ÷ (4 × 0.95) = 2.63: 3 workers; the wait floor of
-		// 14 servers is 4 workers of 4 servers.
-		{"concurrency", 50, 0.2, 4, 0.95, 0.01, (tight + 3) / 4},
-		{"no latency target", 50, 0.2, 1, 0.8, 0, 13},
-		{"no arrivals", 0, 0.2, 1, 0.8, 10, 0},
+		// 50 × 0.2 ÷ 0.8 = 12.5: 13; 99 % within 10 s needs 11 servers.
+		{"utilisation binds", 50, 0.2, 1, 0, 0.8, 10, 13, BindingUtilization},
+		{"wait binds", 50, 0.2, 1, 0, 0.8, 0.05, tight, BindingWait},
+		{"safety workers", 50, 0.2, 1, 2, 0.8, 0.05, tight + 2, BindingWait},
+		// 50 × 0.2 ÷ (4 × 0.95) = 2.63: 3 workers; the wait floor's
+		// servers in workers of 4.
+		{"concurrency", 50, 0.2, 4, 0, 0.95, 0.05, (tight + 3) / 4, BindingWait},
+		{"no latency target", 50, 0.2, 1, 0, 0.8, 0, 13, BindingUtilization},
+		{"no arrivals", 0, 0.2, 1, 0, 0.8, 10, 0, BindingUtilization},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			if got := SteadyFleet(c.rate, c.svc, c.k, c.util, c.wait); got != c.want {
-				t.Errorf("SteadyFleet(%v, %v, %d, %v, %v) = %d, want %d", c.rate, c.svc, c.k, c.util, c.wait, got, c.want)
+			got := SteadyFleet(Steady{Rate: c.rate, PerWorker: float64(c.k) / c.svc, PerServer: 1 / c.svc, Concurrency: c.k,
+				Utilization: c.util, Latency: c.wait, Quantile: 0.99, Safety: c.safety})
+			if got.Workers != c.want || got.Binding != c.wantBinding {
+				t.Errorf("SteadyFleet = %d workers (%s), want %d (%s)", got.Workers, got.Binding, c.want, c.wantBinding)
 			}
 		})
 	}

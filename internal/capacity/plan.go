@@ -197,12 +197,10 @@ func NewPlan(in PlanInput) (Plan, error) {
 	p.DrainFloor = DrainFloor(m.lam, m.mu, m.qStart, in.DrainTarget)
 	p.UtilizationFloor = UtilizationFloor(m.lam, m.mu, in.Utilization)
 	target := max(p.DrainFloor, p.UtilizationFloor)
-	wait := 0
 	if in.LatencyTarget > 0 {
 		if w, ok := WaitFloorWorkers(m.lam, m.perServer, in.LatencyTarget, in.LatencyQuantile, m.k, 0); ok {
 			p.WaitFloor = &w
 			target = max(target, w)
-			wait = w
 			if servers, ok := WaitFloor(m.lam, m.perServer, in.LatencyTarget); ok {
 				mw := ceilDiv(servers, m.k)
 				p.MeanWaitFloor = &mw
@@ -234,7 +232,8 @@ func NewPlan(in PlanInput) (Plan, error) {
 			"the target is more than %s workers (%s), more than any fleet holds: %s stands for a count no fleet reaches; check the inputs",
 			FormatNumber(MaxWorkers), why, shown)}, p.Warnings...)
 	}
-	p.SteadyStateWorkers, _ = SteadyWorkers(p.UtilizationFloor, wait, in.SafetyWorkers)
+	p.SteadyStateWorkers = SteadyFleet(Steady{Rate: m.lam, PerWorker: m.mu, PerServer: m.perServer, Concurrency: m.k,
+		Utilization: in.Utilization, Latency: in.LatencyTarget, Quantile: in.LatencyQuantile, Safety: in.SafetyWorkers}).Workers
 	p.PlannedWorkers = p.RecommendedWorkers
 	if in.Cap > 0 && p.RecommendedWorkers > in.Cap {
 		p.Capped = true

@@ -428,11 +428,9 @@ func (r percent) Format(f fmt.State, _ rune) {
 // a backlog (currentNeed) or that the bursts' base rate keeps (warmPays).
 func (c *call) rateFloorAt(lam float64) int {
 	s := c.s
-	n := max(capacity.DrainFloor(lam, c.muEff, 0, 0), capacity.UtilizationFloor(lam, c.muEff, s.Utilization))
-	if latency := c.latency(); latency > 0 {
-		if w, ok := capacity.WaitFloorWorkers(lam, c.perServer, latency, s.LatencyQuantile, s.Concurrency, maxWaitServers); ok {
-			n = max(n, w)
-		}
-	}
-	return n + min(max(s.SafetyWorkers, 0), maxRecommended)
+	return capacity.SteadyFleet(capacity.Steady{
+		Rate: lam, PerWorker: c.muEff, PerServer: c.perServer, Concurrency: s.Concurrency,
+		Utilization: s.Utilization, Latency: c.latency(), Quantile: s.LatencyQuantile,
+		Safety: min(max(s.SafetyWorkers, 0), maxRecommended), MaxBusy: maxWaitServers,
+	}).Workers
 }

@@ -30,7 +30,8 @@ func TestRhythmFittedByChanceKeepsTheWarmCapacity(t *testing.T) {
 	run := func(forecastOff bool) Result {
 		rc := issueRun(sc, 11)
 		rc.World.WarmUp = 15 * time.Minute
-		rc.World.Workers = capacity.SteadyFleet(sc.MeanRate(rc.Duration), 1, 1, model.DefaultUtilization, 30)
+		rc.World.Workers = capacity.SteadyFleet(capacity.Steady{Rate: sc.MeanRate(rc.Duration), PerWorker: 1, PerServer: 1, Concurrency: 1,
+			Utilization: model.DefaultUtilization, Latency: 30, Quantile: model.DefaultLatencyQuantile}).Workers
 		s := Settings(rc.World, rc.Interval, policy.PolicyModel)
 		s.Forecast.Off = forecastOff
 		rc.Settings = &s

@@ -328,7 +328,9 @@ func (o *Options) startingWorkers(sc sim.Scenario) int {
 	}
 	// The world's service time: every policy starts from the fleet the
 	// world needs, whatever the settings assume.
-	workers := capacity.SteadyFleet(base, o.ServiceTime.Seconds(), o.Concurrency, model.DefaultUtilization, o.LatencyTarget.Seconds())
+	svc, k := o.ServiceTime.Seconds(), max(o.Concurrency, 1)
+	workers := capacity.SteadyFleet(capacity.Steady{Rate: base, PerWorker: float64(k) / svc, PerServer: 1 / svc, Concurrency: k,
+		Utilization: model.DefaultUtilization, Latency: o.LatencyTarget.Seconds(), Quantile: model.DefaultLatencyQuantile}).Workers
 	return model.Limits{Min: o.Min, Max: o.Max}.For(model.Fleet{}).Clamp(workers)
 }
 
