@@ -889,10 +889,11 @@ func TestWarmFleetSpendsTheAllowanceOnTheRarestBurst(t *testing.T) {
 	for sec := 0; sec < 3600+120; sec += dt {
 		at = t0.Add(time.Duration(sec+dt) * time.Second)
 		rate := 5.0
+		rare := sec >= 3000 && sec < 3600 // the burst at 50 minutes
 		switch k := sec % 600; {
-		case sec >= 3000 && sec < 3600 && k >= 300 && k < 310:
+		case rare && k >= 300 && k < 310:
 			rate = 200
-		case !(sec >= 3000 && sec < 3600) && k >= 300 && k < 330:
+		case !rare && k >= 300 && k < 330:
 			rate = 60
 		}
 		st.bursts.observe(at, dt, rate*dt, 90, 30)
