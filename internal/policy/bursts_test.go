@@ -877,7 +877,7 @@ func TestBurstOnThatMakesThemKnownKeepsItsWorkers(t *testing.T) {
 // 200 × 10 ÷ (10 + 30) = 50. A fleet that never moves keeps all but 0.5 %
 // of the hour's 18,000 + 5 × 1,650 + 2,000 − 50 = 28,200 messages within the
 // promise at m msg/s when the short burst loses at most 141 of its 2,000:
-// 200 × (10 − 30m ÷ (200 − m)) ≤ 141, from m = 47.1 (the book's steps of 5
+// 200 × (10 − 30m ÷ (200 − m)) ≤ 141, from m = 47.3 (the book's steps of 5
 // s blur the rest). The warm fleet is 48, not 50.
 func TestWarmFleetSpendsTheAllowanceOnTheRarestBurst(t *testing.T) {
 	t.Parallel()
