@@ -32,6 +32,7 @@ var planFlagOf = map[string]string{
 	capacity.FieldCap:             "cap",
 	capacity.FieldLatencyTarget:   "latency-target",
 	capacity.FieldLatencyQuantile: "latency-quantile",
+	capacity.FieldServiceTimeCV:   "service-time-cv",
 	capacity.FieldHorizon:         "horizon",
 	capacity.FieldWorkerCost:      "worker-cost",
 }
@@ -66,6 +67,7 @@ func cmdPlan(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&f.in.Cap, "cap", 0, "most workers allowed (connection pool, quota); 0: no cap")
 	fs.DurationVar(&f.latency, "latency-target", 0, "the promise: how long a message may wait before a worker takes it (Erlang C wait floor); 0: none")
 	fs.Float64Var(&f.in.LatencyQuantile, "latency-quantile", capacity.DefaultLatencyQuantile, "share of messages that must start within --latency-target, as the daemon's target.latency_quantile; the mean wait's floor is shown beside it")
+	fs.Float64Var(&f.in.ServiceTimeCV, "service-time-cv", 0, "coefficient of variation of the service time (standard deviation ÷ mean): the wait floor's waits stretch by (1 + cv²) ÷ 2 (Allen–Cunneen); 0: exponential service, as Erlang C assumes")
 	fs.DurationVar(&f.horizon, "horizon", 0, "burn-down span; 0: start delay + 2 × drain target")
 	fs.Float64Var(&f.in.WorkerCostPerHour, "worker-cost", 0, "dollars one worker costs an hour: prices the target and each latency promise; 0: no price")
 	fs.StringVar(&f.output, "output", string(planreport.FormatTable), "output format: table, json, markdown or csv")

@@ -3,6 +3,7 @@ package main
 import (
 	"time"
 
+	"github.com/queuechecker/queue-checker/internal/capacity"
 	"github.com/queuechecker/queue-checker/internal/config"
 	"github.com/queuechecker/queue-checker/internal/policy"
 )
@@ -18,6 +19,7 @@ func policySettings(g config.Group, interval time.Duration) policy.Settings {
 		ServiceTime: g.Workers.ServiceTime,
 		Concurrency: g.Workers.Concurrency,
 		Throughput:  g.Workers.Throughput,
+		WaitSpread:  waitSpread(g.Workers.ServiceTimeCV),
 		Learn:       g.Workers.Learn,
 		FIFO:        g.AllFIFO(),
 
@@ -54,6 +56,15 @@ func policySettings(g config.Group, interval time.Duration) policy.Settings {
 		// of aws.worker_cost_per_hour.
 		WorkerCostPerHour: orZero(g.Fleet.WorkerCostPerHour),
 	}
+}
+
+// waitSpread is the Allen–Cunneen factor of a configured service-time
+// coefficient of variation; 0 (exponential) when none is set.
+func waitSpread(cv *float64) float64 {
+	if cv == nil {
+		return 0
+	}
+	return capacity.ServiceSpread(*cv)
 }
 
 // forecastSettings maps a group's forecast block to the policy's forecast

@@ -15,7 +15,7 @@ func TestPolicySettings(t *testing.T) {
 		Name:      "jobs",
 		Queues:    []config.Queue{{URL: "https://sqs.us-east-1.amazonaws.com/123456789012/jobs.fifo"}},
 		OldestAge: config.OldestAge{CloudWatch: true, StaleAfter: 3 * time.Minute},
-		Workers:   config.Workers{ServiceTime: 250 * time.Millisecond, Concurrency: 3, Throughput: 7.5, Learn: "report"},
+		Workers:   config.Workers{ServiceTime: 250 * time.Millisecond, Concurrency: 3, Throughput: 7.5, Learn: "report", ServiceTimeCV: ptr(2.0)},
 		Target: config.Target{
 			Policy: "backlog_per_worker", Latency: 45 * time.Second, DrainTime: 20 * time.Minute,
 			Utilization: 0.75, BurstReserve: 25, OverheadReserve: 10, SafetyWorkers: 2,
@@ -30,7 +30,8 @@ func TestPolicySettings(t *testing.T) {
 	want := policy.Settings{
 		Group: "jobs", Policy: "backlog_per_worker",
 		ServiceTime: 250 * time.Millisecond, Concurrency: 3, Throughput: 7.5, Learn: "report", FIFO: true,
-		Latency: 45 * time.Second, DrainTime: 20 * time.Minute, Utilization: 0.75,
+		WaitSpread: 2.5, // (1 + 2²) ÷ 2
+		Latency:    45 * time.Second, DrainTime: 20 * time.Minute, Utilization: 0.75,
 		BurstReserve: 25, OverheadReserve: 10, SafetyWorkers: 2,
 		Min: 1, Max: 60, Cap: 40,
 		StartDelay: 90 * time.Second, ScaleInStabilization: 7 * time.Minute,

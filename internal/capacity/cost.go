@@ -110,7 +110,10 @@ type Steady struct {
 	// Latency is the promise, seconds (0: none, and no wait floor), and
 	// Quantile the share of the messages it starts within it.
 	Latency, Quantile float64
-	Safety            int // workers added on top
+	// Spread is the Allen–Cunneen factor of the service times
+	// (ServiceSpread; 0: exponential, 1).
+	Spread float64
+	Safety int // workers added on top
 	// MaxBusy bounds the busy servers for which the wait floor is
 	// computed (0: MaxServers; see WaitFloorWorkers).
 	MaxBusy int
@@ -135,7 +138,7 @@ func SteadyFleet(s Steady) SteadyCount {
 	var c SteadyCount
 	c.Utilization = max(DrainFloor(s.Rate, s.PerWorker, 0, 0), UtilizationFloor(s.Rate, s.PerWorker, s.Utilization))
 	if s.Latency > 0 {
-		c.Wait, c.WaitOK = WaitFloorWorkers(s.Rate, s.PerServer, s.Latency, s.Quantile, s.Concurrency, s.MaxBusy)
+		c.Wait, c.WaitOK = WaitFloorWorkers(s.Rate, s.PerServer, s.Latency, s.Quantile, s.Spread, s.Concurrency, s.MaxBusy)
 	}
 	c.Workers, c.Binding = SteadyWorkers(c.Utilization, c.Wait, s.Safety)
 	return c
@@ -165,7 +168,7 @@ func (m *model) priceCosts(p *Plan) {
 
 	p.PromiseCosts = []PromiseCost{}
 	for _, l := range withValue(PromiseLatencies, in.LatencyTarget) {
-		wait, ok := WaitFloorWorkers(m.lam, m.perServer, l, in.LatencyQuantile, m.k, 0)
+		wait, ok := WaitFloorWorkers(m.lam, m.perServer, l, in.LatencyQuantile, m.spread, m.k, 0)
 		if !ok {
 			continue // beyond MaxServers: the plan's warnings say so for its own target
 		}

@@ -26,6 +26,41 @@ type Queueing struct {
 	Stable          bool    `json:"stable"`
 
 	arrival, rate float64
+	// spread is the Allen–Cunneen factor of the service times (see
+	// WithSpread); 0 is exponential service, 1.
+	spread float64
+}
+
+// MaxServiceTimeCV bounds the coefficient of variation of a service time
+// the models take: beyond it the Allen–Cunneen factor is over 5,000 and no
+// approximation of that kind says much.
+const MaxServiceTimeCV = 100
+
+// ServiceSpread is the Allen–Cunneen factor of service times whose
+// coefficient of variation (standard deviation ÷ mean) is cv, with Poisson
+// arrivals: (1 + cv²) ÷ 2. It is 1 for exponential service, as Erlang C
+// assumes, ½ for a constant service time, and 2.5 for a cv of 2. A cv that
+// is negative, NaN or infinite gives 1.
+func ServiceSpread(cv float64) float64 {
+	if !(cv >= 0) || math.IsInf(cv, 0) {
+		return 1
+	}
+	return (1 + cv*cv) / 2
+}
+
+// WithSpread is the M/G/c queue with the same load whose service times have
+// the Allen–Cunneen factor k (ServiceSpread): the chance of waiting is
+// Erlang C's, and the wait of those that wait k times as long, so the mean
+// wait and queue length scale by k and P(Wq > t) = C·e^−(cμ − λ)t/k. A
+// factor that is not positive and finite leaves the queue M/M/c.
+func (q Queueing) WithSpread(k float64) Queueing {
+	if !(k > 0) || math.IsInf(k, 0) || k == 1 {
+		return q
+	}
+	q.spread = k
+	q.MeanWait *= k
+	q.MeanQueueLength *= k
+	return q
 }
 
 // ErlangB is the Erlang B blocking probability B(c, a), by the recursion
@@ -105,6 +140,9 @@ func (q Queueing) WaitExceeds(t float64) float64 {
 	if t <= 0 {
 		return q.WaitProbability
 	}
+	if q.spread > 0 {
+		t /= q.spread
+	}
 	return q.WaitProbability * math.Exp(-(float64(q.Servers)*q.rate-q.arrival)*t)
 }
 
@@ -155,13 +193,19 @@ func WaitQuantileFloor(arrivalRate, perServer, t, miss float64) (int, bool) {
 // workers of concurrency servers each (at least 1), every server taking
 // 1/perServer seconds a message, for which at most 1 − quantile of the
 // messages wait longer than latency seconds in the queue
-// (WaitQuantileFloor, rounded up to whole workers). The second result is
-// false when there is none: no answer from WaitQuantileFloor, or more
-// than maxBusy busy servers (arrivalRate ÷ perServer; maxBusy ≤ 0: no
-// bound but MaxServers), where it is not computed.
-func WaitFloorWorkers(arrivalRate, perServer, latency, quantile float64, concurrency, maxBusy int) (int, bool) {
+// (WaitQuantileFloor, rounded up to whole workers). Service times of
+// Allen–Cunneen factor spread (ServiceSpread; ≤ 0: exponential, 1) stretch
+// the waits by it, so the floor for latency is the M/M/c floor for
+// latency ÷ spread. The second result is false when there is none: no
+// answer from WaitQuantileFloor, or more than maxBusy busy servers
+// (arrivalRate ÷ perServer; maxBusy ≤ 0: no bound but MaxServers), where
+// it is not computed.
+func WaitFloorWorkers(arrivalRate, perServer, latency, quantile, spread float64, concurrency, maxBusy int) (int, bool) {
 	if maxBusy > 0 && arrivalRate/perServer > float64(maxBusy) {
 		return 0, false
+	}
+	if spread > 0 && !math.IsInf(spread, 0) {
+		latency /= spread
 	}
 	servers, ok := WaitQuantileFloor(arrivalRate, perServer, latency, 1-quantile)
 	if !ok {

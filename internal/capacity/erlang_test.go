@@ -474,33 +474,67 @@ func TestWaitFloorWorkers(t *testing.T) {
 	tests := []struct {
 		lam, mu, t, q float64
 		conc          int
+		cv            float64 // the service time's; the spread is (1 + cv²)/2
 	}{
-		{10, 1, 5, 0.99, 1},
-		{10, 1, 0, 0.99, 1},
-		{10, 1, 5, 0.99, 3},
-		{40, 5, 2, 0.95, 2},
-		{7.5, 0.5, 30, 0.999, 4},
-		{80, 2, 1, 0.9, 1},
+		{10, 1, 5, 0.99, 1, 1},
+		{10, 1, 0, 0.99, 1, 1},
+		{10, 1, 5, 0.99, 3, 1},
+		{40, 5, 2, 0.95, 2, 1},
+		{7.5, 0.5, 30, 0.999, 4, 1},
+		{80, 2, 1, 0.9, 1, 1},
+		// Allen–Cunneen: the waits of those that wait stretch by the
+		// spread, P(Wq > t) = C·e^−(cμ−λ)t/k: the M/M/c floor for t ÷ k.
+		{10, 1, 5, 0.99, 1, 2},
+		{40, 5, 2, 0.95, 2, 3},
+		{10, 1, 5, 0.99, 1, 0},
 	}
 	for _, tt := range tests {
-		t.Run(fmt.Sprintf("λ %g μ %g t %g q %g conc %d", tt.lam, tt.mu, tt.t, tt.q, tt.conc), func(t *testing.T) {
+		t.Run(fmt.Sprintf("λ %g μ %g t %g q %g conc %d cv %g", tt.lam, tt.mu, tt.t, tt.q, tt.conc, tt.cv), func(t *testing.T) {
 			t.Parallel()
 			a := tt.lam / tt.mu
-			servers := handQuantileFloor(tt.lam, tt.mu, tt.t, 1-tt.q)
+			k := (1 + tt.cv*tt.cv) / 2
+			servers := handQuantileFloor(tt.lam, tt.mu, tt.t/k, 1-tt.q)
 			want := (servers + tt.conc - 1) / tt.conc
-			got, ok := WaitFloorWorkers(tt.lam, tt.mu, tt.t, tt.q, tt.conc, 0)
+			got, ok := WaitFloorWorkers(tt.lam, tt.mu, tt.t, tt.q, ServiceSpread(tt.cv), tt.conc, 0)
 			if !ok || got != want {
 				t.Errorf("WaitFloorWorkers = %d, %v; want %d (%d servers)", got, ok, want, servers)
 			}
-			if _, ok := WaitFloorWorkers(tt.lam, tt.mu, tt.t, tt.q, tt.conc, int(a)-1); ok {
+			if _, ok := WaitFloorWorkers(tt.lam, tt.mu, tt.t, tt.q, ServiceSpread(tt.cv), tt.conc, int(a)-1); ok {
 				t.Errorf("computed beyond %d busy servers", int(a)-1)
 			}
 		})
 	}
-	if _, ok := WaitFloorWorkers(10, 1, 5, 1, 1, 0); ok {
+	if _, ok := WaitFloorWorkers(10, 1, 5, 1, 0, 1, 0); ok {
 		t.Error("a quantile of 1 has an answer")
 	}
-	if got, ok := WaitFloorWorkers(0, 1, 5, 0.99, 2, 0); !ok || got != 0 {
+	if got, ok := WaitFloorWorkers(0, 1, 5, 0.99, 0, 2, 0); !ok || got != 0 {
 		t.Errorf("no arrivals: %d, %v; want 0 workers", got, ok)
+	}
+	// No spread given is exponential service.
+	if a, _ := WaitFloorWorkers(10, 1, 5, 0.99, 0, 1, 0); a != handQuantileFloor(10, 1, 5, 0.01) {
+		t.Errorf("spread 0: %d workers, want the M/M/c floor %d", a, handQuantileFloor(10, 1, 5, 0.01))
+	}
+}
+
+// The Allen–Cunneen factor and the M/G/c queue it gives: (1 + cv²) ÷ 2, the
+// chance of waiting unchanged, the mean wait and queue length and the
+// tail's time scale stretched by it.
+func TestServiceSpread(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ cv, want float64 }{{1, 1}, {0, 0.5}, {2, 2.5}, {0.5, 0.625}, {-1, 1}, {math.NaN(), 1}, {math.Inf(1), 1}} {
+		if got := ServiceSpread(c.cv); got != c.want {
+			t.Errorf("ServiceSpread(%v) = %v, want %v", c.cv, got, c.want)
+		}
+	}
+	mm := ErlangC(12, 50, 5)
+	mg := mm.WithSpread(2.5)
+	if mg.WaitProbability != mm.WaitProbability || math.Abs(mg.MeanWait-2.5*mm.MeanWait) > 1e-15 || math.Abs(mg.MeanQueueLength-2.5*mm.MeanQueueLength) > 1e-12 {
+		t.Errorf("with spread 2.5: P(wait) %v, Wq %v, Lq %v; want %v, 2.5 × %v, 2.5 × %v", mg.WaitProbability, mg.MeanWait, mg.MeanQueueLength, mm.WaitProbability, mm.MeanWait, mm.MeanQueueLength)
+	}
+	if got, want := mg.WaitExceeds(0.5), mm.WaitExceeds(0.2); math.Abs(got-want) > 1e-15 {
+		t.Errorf("P(Wq > 0.5 s) with spread 2.5 = %v, want M/M/c's P(Wq > 0.2 s) = %v", got, want)
+	}
+	if mm.WithSpread(1) != mm || mm.WithSpread(0) != mm {
+		t.Error("a spread of 1 or 0 changed the M/M/c queue")
 	}
 }

@@ -34,7 +34,13 @@ type PlanInput struct {
 	// LatencyTarget, as the daemon promises (target.latency_quantile); 0
 	// means DefaultLatencyQuantile.
 	LatencyQuantile float64 `json:"latency_quantile,omitempty"`
-	Horizon         float64 `json:"horizon_seconds"` // burn-down span; 0 means d + 2T
+	// ServiceTimeCV is the coefficient of variation of the service time
+	// (standard deviation ÷ mean): the waits of the Erlang C model are
+	// stretched by (1 + cv²) ÷ 2 (Allen–Cunneen, ServiceSpread). 0 means 1,
+	// exponential service, as Erlang C assumes; for service times that
+	// hardly vary give a small value such as 0.1.
+	ServiceTimeCV float64 `json:"service_time_cv,omitempty"`
+	Horizon       float64 `json:"horizon_seconds"` // burn-down span; 0 means d + 2T
 	// WorkerCostPerHour is what one worker costs an hour, in dollars; 0
 	// means no price: the plan then counts workers, not dollars.
 	WorkerCostPerHour float64 `json:"worker_cost_per_hour,omitempty"`
@@ -59,6 +65,7 @@ const (
 	FieldCap             = "cap"
 	FieldLatencyTarget   = "latency_target_seconds"
 	FieldLatencyQuantile = "latency_quantile"
+	FieldServiceTimeCV   = "service_time_cv"
 	FieldHorizon         = "horizon_seconds"
 )
 
@@ -178,6 +185,8 @@ func (in PlanInput) Validate() error {
 	if in.LatencyQuantile != 0 && !(in.LatencyQuantile > 0 && in.LatencyQuantile < 1) {
 		bad(FieldLatencyQuantile, "must be a share in (0, 1), such as 0.99, or 0 for %v (got %v)", DefaultLatencyQuantile, in.LatencyQuantile)
 	}
+	rangeCheck(FieldServiceTimeCV, in.ServiceTimeCV, 0, MaxServiceTimeCV,
+		"between 0 (exponential, 1) and %g", float64(MaxServiceTimeCV))
 	rangeCheck(FieldWorkerCost, in.WorkerCostPerHour, 0, MaxWorkerCost,
 		"between 0 (no price) and %g dollars an hour", float64(MaxWorkerCost))
 	if in.Horizon != 0 {

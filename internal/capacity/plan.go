@@ -198,10 +198,10 @@ func NewPlan(in PlanInput) (Plan, error) {
 	p.UtilizationFloor = UtilizationFloor(m.lam, m.mu, in.Utilization)
 	target := max(p.DrainFloor, p.UtilizationFloor)
 	if in.LatencyTarget > 0 {
-		if w, ok := WaitFloorWorkers(m.lam, m.perServer, in.LatencyTarget, in.LatencyQuantile, m.k, 0); ok {
+		if w, ok := WaitFloorWorkers(m.lam, m.perServer, in.LatencyTarget, in.LatencyQuantile, m.spread, m.k, 0); ok {
 			p.WaitFloor = &w
 			target = max(target, w)
-			if servers, ok := WaitFloor(m.lam, m.perServer, in.LatencyTarget); ok {
+			if servers, ok := WaitFloor(m.lam, m.perServer, in.LatencyTarget/m.spread); ok {
 				mw := ceilDiv(servers, m.k)
 				p.MeanWaitFloor = &mw
 			}
@@ -233,7 +233,7 @@ func NewPlan(in PlanInput) (Plan, error) {
 			FormatNumber(MaxWorkers), why, shown)}, p.Warnings...)
 	}
 	p.SteadyStateWorkers = SteadyFleet(Steady{Rate: m.lam, PerWorker: m.mu, PerServer: m.perServer, Concurrency: m.k,
-		Utilization: in.Utilization, Latency: in.LatencyTarget, Quantile: in.LatencyQuantile, Safety: in.SafetyWorkers}).Workers
+		Utilization: in.Utilization, Latency: in.LatencyTarget, Quantile: in.LatencyQuantile, Spread: m.spread, Safety: in.SafetyWorkers}).Workers
 	p.PlannedWorkers = p.RecommendedWorkers
 	if in.Cap > 0 && p.RecommendedWorkers > in.Cap {
 		p.Capped = true
@@ -361,6 +361,7 @@ type model struct {
 	perServer float64 // μ_eff / k
 	curNet    float64 // net(c_current)
 	qStart    float64
+	spread    float64         // the service times' Allen–Cunneen factor (ServiceSpread)
 	erlangB   map[int]float64 // servers → B(servers, a)
 }
 
@@ -375,6 +376,10 @@ func newModel(in PlanInput) *model {
 	m.perServer = m.mu / float64(m.k)
 	m.curNet = NetDrain(float64(in.Workers), m.mu, m.lam)
 	m.qStart = BacklogAtStart(in.Backlog, m.curNet, in.StartDelay)
+	m.spread = 1
+	if in.ServiceTimeCV > 0 {
+		m.spread = ServiceSpread(in.ServiceTimeCV)
+	}
 	return m
 }
 
@@ -439,7 +444,7 @@ func (m *model) erlang(w int) (Queueing, bool) {
 	if !ok {
 		b = ErlangB(servers, q.OfferedLoad)
 	}
-	return q.withC(erlangCFromB(b, q.Utilization)), true
+	return q.withC(erlangCFromB(b, q.Utilization)).WithSpread(m.spread), true
 }
 
 func (m *model) queueing(w int) PoolQueueing {

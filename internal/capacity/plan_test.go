@@ -282,6 +282,43 @@ func TestPlanLatencyTarget(t *testing.T) {
 	}
 }
 
+// With a service time cv of 2 the Erlang C example's waits stretch by
+// (1 + 2²) ÷ 2 = 2.5 (Allen–Cunneen): the 99 % floor for 100 ms is the
+// exponential one for 40 ms, the mean wait's floor the smallest pool whose
+// Erlang C mean wait is within 40 ms (13: 19.0 ms; 12: 44.9 ms), and each
+// pool's mean wait 2.5 times the example's (16 workers: 1.9 → 4.8 ms).
+func TestPlanServiceTimeSpread(t *testing.T) {
+	t.Parallel()
+	in := PlanInput{ArrivalRate: 50, ServiceTime: 0.2, Workers: 10, DrainTarget: 900, Utilization: 0.8, LatencyTarget: 0.1, Cap: 16}
+	exp := mustPlan(t, in)
+	in.ServiceTimeCV = 2
+	p := mustPlan(t, in)
+	if want := referenceQuantileFloor(50, 5, 0.04, 0.01); p.WaitFloor == nil || *p.WaitFloor != want || *p.WaitFloor <= *exp.WaitFloor {
+		t.Errorf("wait floor %v, want %d (above the exponential %d)", p.WaitFloor, want, *exp.WaitFloor)
+	}
+	if p.MeanWaitFloor == nil || *p.MeanWaitFloor != 13 {
+		t.Errorf("mean wait floor %v, want 13", p.MeanWaitFloor)
+	}
+	byWorkers := map[int]ErlangRow{}
+	for _, e := range exp.ErlangTable {
+		byWorkers[e.Workers] = e
+	}
+	same := 0
+	for _, r := range p.ErlangTable {
+		e, ok := byWorkers[r.Workers]
+		if !ok {
+			continue
+		}
+		same++
+		if r.WaitProbability != e.WaitProbability || math.Abs(r.MeanWaitSeconds-2.5*e.MeanWaitSeconds) > 1e-12 {
+			t.Errorf("%d workers: P(wait) %v, mean wait %v; want %v, 2.5 × %v", r.Workers, r.WaitProbability, r.MeanWaitSeconds, e.WaitProbability, e.MeanWaitSeconds)
+		}
+	}
+	if same < 4 {
+		t.Errorf("the two Erlang tables share %d pools, want at least 4", same)
+	}
+}
+
 func TestValidate(t *testing.T) {
 	t.Parallel()
 	ok := plannerDefault()
@@ -292,6 +329,10 @@ func TestValidate(t *testing.T) {
 	}{
 		{"valid", func(*PlanInput) {}, nil},
 		{"valid with service time", func(in *PlanInput) { in.PerWorker, in.ServiceTime, in.Concurrency = 0, 0.2, 4 }, nil},
+		{"service time cv 2", func(in *PlanInput) { in.ServiceTimeCV = 2 }, nil},
+		{"negative service time cv", func(in *PlanInput) { in.ServiceTimeCV = -1 }, []string{FieldServiceTimeCV}},
+		{"NaN service time cv", func(in *PlanInput) { in.ServiceTimeCV = math.NaN() }, []string{FieldServiceTimeCV}},
+		{"service time cv past the bound", func(in *PlanInput) { in.ServiceTimeCV = MaxServiceTimeCV + 1 }, []string{FieldServiceTimeCV}},
 		{"negative arrivals", func(in *PlanInput) { in.ArrivalRate = -1 }, []string{FieldArrivalRate}},
 		{"NaN arrivals", func(in *PlanInput) { in.ArrivalRate = math.NaN() }, []string{FieldArrivalRate}},
 		{"infinite arrivals", func(in *PlanInput) { in.ArrivalRate = math.Inf(1) }, []string{FieldArrivalRate}},

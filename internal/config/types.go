@@ -165,6 +165,10 @@ type Workers struct {
 	ServiceTime time.Duration `yaml:"service_time"`
 	Concurrency int           `yaml:"concurrency"` // default 1
 	Throughput  float64       `yaml:"throughput"`
+	// ServiceTimeCV is the coefficient of variation of one message's
+	// service time (standard deviation ÷ mean), for the Erlang C wait
+	// floor (Allen–Cunneen): unset, 1, exponential service.
+	ServiceTimeCV *float64 `yaml:"service_time_cv"`
 	// Learn is what the measured fleet does: act (size with the measured
 	// per-worker throughput once it is trusted), report (measure and show
 	// it, size with the configured one) or off. Default: act for the model

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/queuechecker/queue-checker/internal/capacity"
 	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/sqsurl"
 )
@@ -226,6 +227,10 @@ func (w Workers) validate(p *problems, path string) {
 	}
 	if w.Concurrency < 1 {
 		p.add(joinPath(path, "concurrency"), "must be at least 1 (messages one worker handles at once), got %d", w.Concurrency)
+	}
+	if cv := w.ServiceTimeCV; cv != nil && !(*cv >= 0 && *cv <= capacity.MaxServiceTimeCV) {
+		p.add(joinPath(path, "service_time_cv"), "must be between 0 (every message takes the same time) and %d (standard deviation ÷ mean of the service time), got %v",
+			capacity.MaxServiceTimeCV, *cv)
 	}
 	if w.Learn != "" {
 		oneOf(p, joinPath(path, "learn"), w.Learn, learnModes)

@@ -103,6 +103,9 @@ func inputs(p capacity.Plan) Section {
 	}
 	add(capacity.FieldLatencyTarget, "Latency target (how long a message may wait)", lat, "s")
 	add(capacity.FieldLatencyQuantile, "Messages within the target", Cell{Text: capacity.FormatPercent(in.LatencyQuantile), Raw: raw(in.LatencyQuantile)}, "ratio")
+	if in.ServiceTimeCV > 0 {
+		add(capacity.FieldServiceTimeCV, "Service time spread (cv; waits × (1 + cv²) ÷ 2)", Cell{Text: strconv.FormatFloat(in.ServiceTimeCV, 'g', -1, 64), Raw: raw(in.ServiceTimeCV)}, "ratio")
+	}
 	add(capacity.FieldHorizon, "Burn-down horizon", secs(in.Horizon), "s")
 	price := Cell{Text: "no price set", Raw: ""}
 	if in.WorkerCostPerHour > 0 {

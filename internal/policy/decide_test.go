@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queuechecker/queue-checker/internal/capacity"
 	"github.com/queuechecker/queue-checker/internal/model"
 )
 
@@ -584,5 +585,36 @@ func TestOldestAgeCarriesItsDatapointTime(t *testing.T) {
 	d = Decide(s, smp, asg(5, 5, 0), &st, later)
 	if d.OldestAgeSeconds != nil || d.OldestAgeAt != nil {
 		t.Fatalf("a datapoint 8 minutes old gives the age %v at %v, want neither", ptrVal(d.OldestAgeSeconds), d.OldestAgeAt)
+	}
+}
+
+// Service times that vary more than exponential ones stretch the waits of
+// those that wait by (1 + cv²) ÷ 2 (Allen–Cunneen): with a cv of 2 the wait
+// floor for 99 % within 3 s at 10 msg/s of 1 s work is the exponential
+// floor for 3 s ÷ 2.5 = 1.2 s, more workers than for 3 s.
+func TestWaitFloorStretchesWithTheServiceSpread(t *testing.T) {
+	t.Parallel()
+	floor := func(spread float64) int {
+		s := base()
+		s.Latency, s.WaitSpread = 3*time.Second, spread
+		h := newHarness(t, s, asg(15, 15, 0))
+		h.follow = false
+		h.step(0, q(0, 10))
+		d := h.settle(q(0, 10))
+		if d.Floors.Wait == nil {
+			t.Fatalf("spread %v: no wait floor; reasons %q", spread, d.Reasons)
+		}
+		return *d.Floors.Wait
+	}
+	lambda := 10.0
+	want := func(t float64) int {
+		n, _ := capacity.WaitQuantileFloor(lambda, 1, t, 0.01)
+		return n
+	}
+	if got := floor(0); got != want(3) {
+		t.Errorf("exponential service: wait floor %d, want %d", got, want(3))
+	}
+	if got := floor(2.5); got != want(1.2) || got <= want(3) {
+		t.Errorf("cv 2: wait floor %d, want %d (above the exponential %d)", got, want(1.2), want(3))
 	}
 }

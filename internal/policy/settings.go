@@ -27,6 +27,11 @@ type Settings struct {
 	ServiceTime time.Duration
 	Concurrency int
 	Throughput  float64
+	// WaitSpread is the Allen–Cunneen factor of the service times,
+	// (1 + cv²) ÷ 2 for their coefficient of variation cv
+	// (capacity.ServiceSpread): the Erlang C wait floor sizes for waits
+	// that much longer. 0 means 1, exponential service.
+	WaitSpread float64
 
 	Latency         time.Duration // the promise: how long a message may wait
 	DrainTime       time.Duration // an existing backlog must clear within this

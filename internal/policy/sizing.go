@@ -316,7 +316,7 @@ func (c *call) waitFloor(lam, latency float64) (int, bool) {
 		c.reason("wait floor not computed: over %d busy slots, the utilisation floor governs", maxWaitServers)
 		return 0, false
 	}
-	w, ok := capacity.WaitFloorWorkers(lam, c.perServer, latency, c.s.LatencyQuantile, c.s.Concurrency, maxWaitServers)
+	w, ok := capacity.WaitFloorWorkers(lam, c.perServer, latency, c.s.LatencyQuantile, c.s.WaitSpread, c.s.Concurrency, maxWaitServers)
 	if !ok {
 		c.reason("wait floor has no answer for these inputs")
 	}
@@ -430,7 +430,7 @@ func (c *call) rateFloorAt(lam float64) int {
 	s := c.s
 	return capacity.SteadyFleet(capacity.Steady{
 		Rate: lam, PerWorker: c.muEff, PerServer: c.perServer, Concurrency: s.Concurrency,
-		Utilization: s.Utilization, Latency: c.latency(), Quantile: s.LatencyQuantile,
+		Utilization: s.Utilization, Latency: c.latency(), Quantile: s.LatencyQuantile, Spread: s.WaitSpread,
 		Safety: min(max(s.SafetyWorkers, 0), maxRecommended), MaxBusy: maxWaitServers,
 	}).Workers
 }

@@ -205,3 +205,35 @@ func TestServiceTimeMoments(t *testing.T) {
 		})
 	}
 }
+
+// Service times that vary more than exponential ones (lognormal, cv 2)
+// make the waits of those that wait longer, by about (1 + cv²) ÷ 2 = 2.5
+// (Allen–Cunneen): at 50 msg/s of 200 ms work, the Erlang C floor for 99 %
+// within 200 ms, sized for exponential service, lets more than 1 % wait
+// longer in the simulator; the floor sized with the spread keeps 99 %.
+func TestWaitFloorWithTheServiceSpreadHoldsTheQuantile(t *testing.T) {
+	t.Parallel()
+	const lambda, perServer, wait, quantile = 50.0, 5.0, 0.2, 0.99
+	svc := Service{Dist: DistLognormal, Mean: 200 * time.Millisecond, CV: 2}
+	mmc, _ := capacity.WaitFloorWorkers(lambda, perServer, wait, quantile, 0, 1, 0)
+	mgc, _ := capacity.WaitFloorWorkers(lambda, perServer, wait, quantile, capacity.ServiceSpread(svc.CV), 1, 0)
+	if mgc <= mmc {
+		t.Fatalf("the floor with the spread (%d) is not above the exponential one (%d)", mgc, mmc)
+	}
+	seeds := 4
+	if raceEnabled {
+		seeds = 2
+	}
+	p99 := func(c int) float64 {
+		p := fixedRuns(t, lambda, svc, c, time.Hour, seeds)
+		return p.all.quantile(quantile)
+	}
+	atMMc, atMGc := p99(mmc), p99(mgc)
+	t.Logf("p99 wait: %.3f s with %d servers (exponential floor), %.3f s with %d (with the spread)", atMMc, mmc, atMGc, mgc)
+	if atMMc <= wait {
+		t.Errorf("p99 wait %.3f s with the exponential floor's %d servers: within %v s, the spread would not matter", atMMc, mmc, wait)
+	}
+	if atMGc > wait {
+		t.Errorf("p99 wait %.3f s with the spread's floor of %d servers, want within %v s", atMGc, mgc, wait)
+	}
+}

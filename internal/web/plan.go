@@ -66,6 +66,8 @@ func planFields() []planField {
 		{Name: "latency_quantile", Field: capacity.FieldLatencyQuantile, Label: "Messages within the latency target", Unit: "ratio, 0 to 1", Kind: "float", Section: 1, Default: "0.99",
 			Hint: "The share of messages that must start within the latency target, as the checker promises (target.latency_quantile). The mean wait's floor is shown beside it."},
 
+		{Name: "service_time_cv", Field: capacity.FieldServiceTimeCV, Label: "Service time spread", Unit: "cv", Kind: "float", Section: 2, Default: "0",
+			Hint: "Standard deviation ÷ mean of one message's service time: the wait floor's waits stretch by (1 + cv²) ÷ 2. Leave 0 for exponential service (cv 1), as Erlang C assumes."},
 		{Name: "burst", Field: capacity.FieldBurstPercent, Label: "Arrival burst reserve", Unit: "%", Kind: "float", Section: 2, Default: "0",
 			Hint: "Leave 0 for the measured average; raise it when queue metrics show frequent short spikes."},
 		{Name: "overhead", Field: capacity.FieldOverheadPercent, Label: "Retry or overhead reserve", Unit: "%", Kind: "float", Section: 2, Default: "0",
@@ -249,6 +251,8 @@ func setInput(in *capacity.PlanInput, field string, n float64) {
 		in.LatencyTarget = n
 	case capacity.FieldLatencyQuantile:
 		in.LatencyQuantile = n
+	case capacity.FieldServiceTimeCV:
+		in.ServiceTimeCV = n
 	case capacity.FieldHorizon:
 		in.Horizon = n
 	case capacity.FieldWorkerCost:
