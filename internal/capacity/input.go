@@ -195,3 +195,12 @@ func (in PlanInput) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// WaitModel names the queueing model the plan's waits come from: Erlang C,
+// stretched by the Allen–Cunneen factor when a service time cv is given.
+func (in PlanInput) WaitModel() string {
+	if !(in.ServiceTimeCV > 0) {
+		return "Erlang C"
+	}
+	return fmt.Sprintf("Erlang C, waits × %s for a service time cv of %s", FormatNumber(ServiceSpread(in.ServiceTimeCV)), FormatNumber(in.ServiceTimeCV))
+}

@@ -39,11 +39,11 @@ func planPoints(m *model, p *Plan) []PlanPoint {
 	}
 	if p.WaitFloor != nil {
 		w := *p.WaitFloor
-		note := fmt.Sprintf("%s of messages start within the %s target (Erlang C)",
-			FormatPercent(in.LatencyQuantile), FormatSeconds(in.LatencyTarget))
+		note := fmt.Sprintf("%s of messages start within the %s target (%s)",
+			FormatPercent(in.LatencyQuantile), FormatSeconds(in.LatencyTarget), in.WaitModel())
 		if q, ok := m.erlang(w); ok && q.Stable {
-			note = fmt.Sprintf("%s of messages start within the %s target, the daemon's promise (Erlang C: %s wait longer; mean wait %s)",
-				FormatPercent(in.LatencyQuantile), FormatSeconds(in.LatencyTarget), FormatPercent(q.WaitExceeds(in.LatencyTarget)), FormatSeconds(q.MeanWait))
+			note = fmt.Sprintf("%s of messages start within the %s target, the daemon's promise (%s: %s wait longer; mean wait %s)",
+				FormatPercent(in.LatencyQuantile), FormatSeconds(in.LatencyTarget), in.WaitModel(), FormatPercent(q.WaitExceeds(in.LatencyTarget)), FormatSeconds(q.MeanWait))
 		}
 		add(PointWaitFloor, w, note)
 		if mw := p.MeanWaitFloor; mw != nil {

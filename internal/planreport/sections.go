@@ -149,7 +149,7 @@ func summary(p capacity.Plan) Section {
 	add("utilization_floor", "Utilization floor", workers(p.UtilizationFloor), "workers", "keeps steady utilization under the ceiling")
 	if p.WaitFloor != nil {
 		add("wait_floor", "Wait floor", workers(*p.WaitFloor), "workers",
-			fmt.Sprintf("%s of messages start within %s (Erlang C), the daemon's promise", capacity.FormatPercent(in.LatencyQuantile), capacity.FormatSeconds(in.LatencyTarget)))
+			fmt.Sprintf("%s of messages start within %s (%s), the daemon's promise", capacity.FormatPercent(in.LatencyQuantile), capacity.FormatSeconds(in.LatencyTarget), in.WaitModel()))
 	} else {
 		add("wait_floor", "Wait floor", Cell{Text: "—"}, "workers", "no latency target")
 	}

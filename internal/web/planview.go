@@ -97,7 +97,7 @@ func newPlanView(p capacity.Plan) planView {
 	waitFloor, waitDetail := "none", "no latency target given"
 	if p.WaitFloor != nil {
 		waitFloor = workersWord(*p.WaitFloor)
-		waitDetail = "smallest pool that starts " + formatPercent(in.LatencyQuantile) + " of messages within " + formatSeconds(in.LatencyTarget) + " (Erlang C), as the daemon sizes"
+		waitDetail = "smallest pool that starts " + formatPercent(in.LatencyQuantile) + " of messages within " + formatSeconds(in.LatencyTarget) + " (" + in.WaitModel() + "), as the daemon sizes"
 	}
 	meanFloor, meanDetail := "none", "no latency target given"
 	if p.MeanWaitFloor != nil {
