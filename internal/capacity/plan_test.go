@@ -296,6 +296,12 @@ func TestPlanServiceTimeSpread(t *testing.T) {
 	if want := referenceQuantileFloor(50, 5, 0.04, 0.01); p.WaitFloor == nil || *p.WaitFloor != want || *p.WaitFloor <= *exp.WaitFloor {
 		t.Errorf("wait floor %v, want %d (above the exponential %d)", p.WaitFloor, want, *exp.WaitFloor)
 	}
+	if got, want := in.WaitModel(), "Erlang C, waits × 2.5 for a service time cv of 2"; got != want {
+		t.Errorf("wait model %q, want %q", got, want)
+	}
+	if got := exp.Inputs.WaitModel(); got != "Erlang C" {
+		t.Errorf("wait model without a cv %q, want Erlang C", got)
+	}
 	if p.MeanWaitFloor == nil || *p.MeanWaitFloor != 13 {
 		t.Errorf("mean wait floor %v, want 13", p.MeanWaitFloor)
 	}
