@@ -15,21 +15,12 @@ type PoolChange struct {
 }
 
 func poolChangeErrors(changes []PoolChange) []error {
-	var errs []error
-	seen := make(map[time.Duration]bool, len(changes))
-	for _, c := range changes {
-		if c.At < 0 {
-			errs = append(errs, fmt.Errorf("pool change at %v: must be at 0 or later", c.At))
-		}
+	return changeErrors("pool change", changes, func(c PoolChange) (time.Duration, string) {
 		if c.Connections < 0 || c.Connections > MaxSlots {
-			errs = append(errs, fmt.Errorf("pool change at %v: %d connections must be within 0 and %d", c.At, c.Connections, MaxSlots))
+			return c.At, fmt.Sprintf("%d connections must be within 0 and %d", c.Connections, MaxSlots)
 		}
-		if seen[c.At] {
-			errs = append(errs, fmt.Errorf("pool change at %v: given twice", c.At))
-		}
-		seen[c.At] = true
-	}
-	return errs
+		return c.At, ""
+	})
 }
 
 // newPoolChanges are a world's pool changes in time order, their

@@ -94,19 +94,32 @@ type ServiceChange struct {
 const MaxServiceFactor = 1000
 
 func serviceChangeErrors(changes []ServiceChange) []error {
-	var errs []error
-	seen := make(map[time.Duration]bool, len(changes))
-	for _, c := range changes {
-		if c.At < 0 {
-			errs = append(errs, fmt.Errorf("service change at %v: must be at 0 or later", c.At))
-		}
+	return changeErrors("service change", changes, func(c ServiceChange) (time.Duration, string) {
 		if !(c.Factor > 0 && c.Factor <= MaxServiceFactor) {
-			errs = append(errs, fmt.Errorf("service change at %v: factor %v must be > 0 and at most %d", c.At, c.Factor, MaxServiceFactor))
+			return c.At, fmt.Sprintf("factor %v must be > 0 and at most %d", c.Factor, MaxServiceFactor)
 		}
-		if seen[c.At] {
-			errs = append(errs, fmt.Errorf("service change at %v: given twice", c.At))
+		return c.At, ""
+	})
+}
+
+// changeErrors checks a list of changes in force from a time on (kind
+// names them): each at 0 or later, no time given twice, and its value as
+// of says (a problem, or "" when there is none).
+func changeErrors[C any](kind string, cs []C, of func(C) (time.Duration, string)) []error {
+	var errs []error
+	seen := make(map[time.Duration]bool, len(cs))
+	for _, c := range cs {
+		at, problem := of(c)
+		if at < 0 {
+			errs = append(errs, fmt.Errorf("%s at %v: must be at 0 or later", kind, at))
 		}
-		seen[c.At] = true
+		if problem != "" {
+			errs = append(errs, fmt.Errorf("%s at %v: %s", kind, at, problem))
+		}
+		if seen[at] {
+			errs = append(errs, fmt.Errorf("%s at %v: given twice", kind, at))
+		}
+		seen[at] = true
 	}
 	return errs
 }
