@@ -196,11 +196,20 @@ func (in PlanInput) Validate() error {
 	return errors.Join(errs...)
 }
 
+// spread is the Allen–Cunneen factor of the input's service times:
+// ServiceSpread of its cv, 1 (exponential) when none is given.
+func (in PlanInput) spread() float64 {
+	if in.ServiceTimeCV > 0 {
+		return ServiceSpread(in.ServiceTimeCV)
+	}
+	return 1
+}
+
 // WaitModel names the queueing model the plan's waits come from: Erlang C,
 // stretched by the Allen–Cunneen factor when a service time cv is given.
 func (in PlanInput) WaitModel() string {
 	if !(in.ServiceTimeCV > 0) {
 		return "Erlang C"
 	}
-	return fmt.Sprintf("Erlang C, waits × %s for a service time cv of %s", FormatNumber(ServiceSpread(in.ServiceTimeCV)), FormatNumber(in.ServiceTimeCV))
+	return fmt.Sprintf("Erlang C, waits × %s for a service time cv of %s", FormatNumber(in.spread()), FormatNumber(in.ServiceTimeCV))
 }

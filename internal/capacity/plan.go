@@ -376,10 +376,7 @@ func newModel(in PlanInput) *model {
 	m.perServer = m.mu / float64(m.k)
 	m.curNet = NetDrain(float64(in.Workers), m.mu, m.lam)
 	m.qStart = BacklogAtStart(in.Backlog, m.curNet, in.StartDelay)
-	m.spread = 1
-	if in.ServiceTimeCV > 0 {
-		m.spread = ServiceSpread(in.ServiceTimeCV)
-	}
+	m.spread = in.spread()
 	return m
 }
 
