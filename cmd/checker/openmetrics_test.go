@@ -115,16 +115,18 @@ func TestCheckOpenMetricsRefusesTheClash(t *testing.T) {
 func TestMetricsAreOpenMetrics(t *testing.T) {
 	logs := &syncBuffer{}
 	done := make(chan int, 1)
+	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		// One cycle at once, the next 100 s later: the series stay put
-		// between the scrapes compared.
-		done <- run(context.Background(), []string{"demo", "--listen", "127.0.0.1:0", "--speed", "0.01", "--interval", "1s", "--for", "4s"}, io.Discard, logs)
+		// between the scrapes compared. The test stops it when done; a
+		// loaded machine may take seconds to the first cycle.
+		done <- run(ctx, []string{"demo", "--listen", "127.0.0.1:0", "--speed", "0.01", "--interval", "1s", "--for", "60s"}, io.Discard, logs)
 	}()
-	defer func() { <-done }()
+	defer func() { cancel(); <-done }()
 	addr := listenAddr(t, logs, 10*time.Second)
 	scrape := func(accept string) (string, string) {
 		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
+		deadline := time.Now().Add(30 * time.Second)
 		for {
 			req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/metrics", nil)
 			req.Header.Set("Accept", accept)
@@ -137,8 +139,9 @@ func TestMetricsAreOpenMetrics(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Wait for the first decision's series.
-			if strings.Contains(string(body), "checker_last_success_timestamp_seconds") || time.Now().After(deadline) {
+			// Wait for the first decision's series, the groups' among them.
+			if strings.Contains(string(body), "checker_last_success_timestamp_seconds") && strings.Contains(string(body), "checker_group_workers{") ||
+				time.Now().After(deadline) {
 				return resp.Header.Get("Content-Type"), string(body)
 			}
 			time.Sleep(50 * time.Millisecond)
