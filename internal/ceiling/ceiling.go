@@ -77,7 +77,26 @@ const (
 	// SuspectFor is how long one ineffective minute stays a suspicion
 	// when no good minute comes after it to confirm or refute it.
 	SuspectFor = 3 * time.Minute
+	// Sigmas is the counting noise, in standard deviations, by which an
+	// ineffective scale-up (or a failed probe) must miss what its workers
+	// promised: a minute's completions are a count, and a few hundred of
+	// them vary by several percent, as much as a small scale-up promises.
+	Sigmas = 3
 )
+
+// minute is the length of one observation, seconds.
+const minute = 60.0
+
+// missed reports whether a scale-up whose throughput grew by gain (relative)
+// where its workers promised expected missed the promise by more than
+// Sigmas standard deviations of the counting noise of the two minutes'
+// completions, lo and hi msg/s over a minute each. Completions of a
+// saturated pool are counted as Poisson, which they are for exponential
+// service and about are for any service time spread near it.
+func missed(gain, expected, lo, hi float64) bool {
+	sigma := (1 + gain) * math.Sqrt(1/(lo*minute)+1/(hi*minute))
+	return expected-gain > Sigmas*sigma
+}
 
 // ringSize holds a Window of one-minute observations and a few more.
 const ringSize = 20
@@ -254,9 +273,11 @@ func (d *Detector) probe(o Observation) int {
 		// minute of the last probe's size, judged already.
 		return probeNone
 	}
-	r := (o.Throughput/d.c.Throughput - 1) / (o.Workers/float64(d.knee) - 1)
+	expected := o.Workers/float64(d.knee) - 1
+	gain := o.Throughput/d.c.Throughput - 1
+	r := gain / expected
 	switch {
-	case r < Ineffective:
+	case r < Ineffective && missed(gain, expected, d.c.Throughput, o.Throughput):
 		return probeFailed
 	case r >= Effective:
 		return probeGained
@@ -272,8 +293,11 @@ func (d *Detector) probe(o Observation) int {
 // is compared after the change, not across it.
 func (d *Detector) detect(hi Observation) {
 	top := 0.0 // the highest saturated throughput seen in the window
-	var lo Observation
-	ratio := math.Inf(1) // the lowest gain ÷ expected of the pairs
+	// lo and ratio: the pair with the lowest gain ÷ expected; missLo and
+	// missRatio: the lowest of the pairs that missed the promise beyond
+	// the counting noise (missed).
+	var lo, missLo Observation
+	ratio, missRatio := math.Inf(1), math.Inf(1)
 	for i := range d.n {
 		o := d.ring[i]
 		if hi.At.Sub(o.At) > Window {
@@ -290,13 +314,27 @@ func (d *Detector) detect(hi Observation) {
 			continue
 		}
 		expected := hi.Workers/o.Workers - 1
-		if r := (hi.Throughput/o.Capacity - 1) / expected; r < ratio {
+		gain := hi.Throughput/o.Capacity - 1
+		r := gain / expected
+		if r < ratio {
 			lo, ratio = o, r
+		}
+		if r < Ineffective && r < missRatio && missed(gain, expected, o.Throughput, hi.Throughput) {
+			missLo, missRatio = o, r
 		}
 	}
 	if math.IsInf(ratio, 1) {
 		d.suspect = false
 		return
+	}
+	if ratio < Ineffective && math.IsInf(missRatio, 1) {
+		// Short of the promise, but within the counting noise: no
+		// evidence either way.
+		d.suspect = false
+		return
+	}
+	if !math.IsInf(missRatio, 1) {
+		lo, ratio = missLo, missRatio
 	}
 	expected := hi.Workers/lo.Workers - 1
 	gain := hi.Throughput/lo.Capacity - 1

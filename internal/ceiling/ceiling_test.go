@@ -408,3 +408,45 @@ func TestSuspicionLastsUntilTheNextMinute(t *testing.T) {
 		t.Fatal("suspected where the workers added throughput in proportion")
 	}
 }
+
+// TestSlowWorkersNoiseIsNoCeiling: workers of 4 s (0.25 msg/s each), some
+// 30 of them, complete a few hundred messages a minute, whose counting noise
+// is as large as a small scale-up's promise. Three saturated minutes of a
+// web server's day without any downstream (26.5 workers completing 7.13
+// msg/s, 33 then 7.87, 36.6 then 8.48: 0.269, 0.238 and 0.232 per worker)
+// once read as a ceiling of 32 that held the fleet while a surge built a
+// backlog of thousands; a pool of 25 met by the same workers is still found.
+func TestSlowWorkersNoiseIsNoCeiling(t *testing.T) {
+	t.Parallel()
+	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
+	var d Detector
+	for i, o := range []Observation{
+		{Workers: 26.5, Throughput: 7.13, Saturated: true},
+		{Workers: 33, Throughput: 8.36 * 7.12 / 8.36, Capacity: 8.36},
+		{Workers: 33, Throughput: 7.87, Saturated: true},
+		{Workers: 36.6, Throughput: 8.48, Saturated: true},
+	} {
+		o.At = at(i)
+		d.Observe(o)
+	}
+	if c, ok := d.At(at(4), false, 1); ok {
+		t.Fatalf("ceiling %+v found in the counting noise of slow workers", c)
+	}
+
+	for seed := range uint64(200) {
+		var e Detector
+		r := rand.New(rand.NewPCG(seed, 7))
+		end := grow(&e, 0, []float64{26, 26, 33, 37, 30, 41, 35, 28, 33, 38}, pool(0, 4), r)
+		if c, ok := e.At(at(end), false, 1); ok {
+			t.Fatalf("seed %d: ceiling %+v found where every worker adds its 0.25 msg/s", seed, c)
+		}
+	}
+
+	for seed := range uint64(50) {
+		var p Detector
+		end := grow(&p, 0, []float64{20, 20, 50, 50}, pool(25, 4), rand.New(rand.NewPCG(seed, 7)))
+		if c, ok := p.At(at(end), false, 1); !ok || c.Workers < 21 || c.Workers > 30 {
+			t.Fatalf("seed %d: a pool of 25 slow workers met from 20 to 50: ceiling %+v %v, want about 25", seed, c, ok)
+		}
+	}
+}
