@@ -123,6 +123,10 @@ type Forecaster struct {
 	// (pair).
 	dayTried, dayCame   int
 	pairTried, pairCame int
+	// periods is how many lattices (a period and a phase) the pairs of
+	// recent onsets put to the test, those a jitter apart counted as one
+	// (see lookElsewhere).
+	periods float64
 
 	weeks coarse // five-minute buckets of the last weeks (weekly.go)
 }

@@ -45,8 +45,10 @@ func (f *Forecaster) recurrence() {
 	f.nOnsets = n
 	clear(f.rhythm[:])
 	f.pairTried, f.pairCame = 0, 0
+	f.periods = 0
 	f.eachPair(func(later, p int64) {
 		t, j := later+p, periodJitter(p)
+		f.periods += 1 / float64(2*j+1)
 		if t+j > f.last {
 			return
 		}
@@ -224,7 +226,11 @@ func (f *Forecaster) consider(t, p, j int64, kind Kind, keep bool) {
 	if kind == KindEvery {
 		first = firstChance(f.pairTried, f.pairCame)
 	}
-	o.chance = occurrenceChance(kind, o.hits, o.misses, binomialTail(f.countOnsets(deepest, f.last), o.hits, q), first) / float64(rivals)
+	tail := binomialTail(f.countOnsets(deepest, f.last), o.hits, q)
+	if kind == KindEvery && o.hits > 2 {
+		tail = lookElsewhere(tail, f.periods)
+	}
+	o.chance = occurrenceChance(kind, o.hits, o.misses, tail, first) / float64(rivals)
 	if o.chance < minChance {
 		return
 	}
@@ -323,6 +329,22 @@ func occurrenceChance(kind Kind, hits, misses int, tail, first float64) float64 
 		first = math.Min(first, 1.0/3)
 	}
 	return math.Max(0, 1-tail) * (float64(n-1) + 3*first) / float64(n+misses+2)
+}
+
+// lookElsewhere is how likely the best fit of tests lattices, each as
+// likely as tail to be met by onsets scattered at random, is met so: 1 −
+// (1 − tail)^tests. A period and its phase are fitted to the onsets from
+// all their pairs, so on a noisy group some of the hundreds tried fit four
+// to seven onsets of the last hours by chance (tail 0.01 each) and bet
+// workers on the next one every few minutes; a job every 20 minutes that
+// came eight times alone has a tail of some 10⁻⁷, which no number of tests
+// lifts. Pairs that fit a period to each other (two hits) are shared among
+// their rivals instead (see consider).
+func lookElsewhere(tail, tests float64) float64 {
+	if tests <= 1 {
+		return tail
+	}
+	return -math.Expm1(tests * math.Log1p(-math.Min(tail, 1)))
 }
 
 // multiple reports whether o's period is a multiple of a shorter one that

@@ -2,6 +2,7 @@ package forecast
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -219,5 +220,78 @@ func TestRhythmExplainsTheOnsetsOfAJob(t *testing.T) {
 	}
 	if got := f.Rhythm(fcStart.Add(17 * time.Minute)); got.Chance != 0 {
 		t.Errorf("00:17, no onset: %+v, want none", got)
+	}
+}
+
+func TestLookElsewhere(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ tail, tests, want float64 }{
+		{0.0115, 1, 0.0115},
+		{0.0115, 0.5, 0.0115},
+		{0.0115, 66, 1 - math.Pow(1-0.0115, 66)},
+		{1e-7, 100, 1 - math.Pow(1-1e-7, 100)},
+		{1, 10, 1},
+		{0, 10, 0},
+	} {
+		if got := lookElsewhere(tc.tail, tc.tests); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("lookElsewhere(%v, %v) = %v, want %v", tc.tail, tc.tests, got, tc.want)
+		}
+	}
+}
+
+// Surges at random times, one every ten minutes or so, give dozens of
+// onsets an afternoon, and some of the hundreds of periods their pairs give
+// fit four to seven of them by chance: the best of many fits is no rhythm
+// (lookElsewhere). Over four such days, periodic occurrences are forecast
+// no more than one and a half times an hour, counting each occurrence once
+// a minute (without the correction, some 80 times an hour). A job every 30
+// minutes among the same surges is forecast at least twice an hour.
+func TestRandomSurgesHaveFewRhythms(t *testing.T) {
+	t.Parallel()
+	const hours, scored = 12, 6
+	bets := 0
+	for seed := uint64(1); seed <= 4; seed++ {
+		r := rand.New(rand.NewPCG(seed, 11))
+		surge := map[int]bool{}
+		for range hours * 6 {
+			at := r.IntN(hours * 60)
+			for m := at; m < at+1+r.IntN(2); m++ {
+				surge[m] = true
+			}
+		}
+		for _, job := range []bool{false, true} {
+			counts := forecasttest.Minutes(seed, hours*60, func(i int) float64 {
+				switch {
+				case job && i%30 < 3:
+					return 500
+				case surge[i]:
+					return 150
+				}
+				return 50
+			})
+			f := newForecaster()
+			jobBets := 0
+			feed(f, fcStart, counts, func(i int, now time.Time) {
+				if i < (hours-scored)*60 {
+					return
+				}
+				for k := 0; k < f.nOcc; k++ {
+					o := f.occ[k]
+					switch {
+					case o.kind != KindEvery || o.at <= f.last:
+					case job && o.period == 30:
+						jobBets++
+					case !job:
+						bets++
+					}
+				}
+			})
+			if job && jobBets < 2*scored {
+				t.Errorf("seed %d: the job every 30 minutes forecast %d times (once a minute) over %d hours, want at least two an hour", seed, jobBets, scored)
+			}
+		}
+	}
+	if want := 4 * scored * 3 / 2; bets > want {
+		t.Errorf("periodic occurrences forecast from random surges %d times (each once a minute) over %d hours, want at most %d", bets, 4*scored, want)
 	}
 }
