@@ -102,6 +102,16 @@ type Forecaster struct {
 	occ       [maxOccurrences]Occurrence
 	nOcc      int
 	memExcess float64 // the recent bursts' level above the baseline
+	// The recent bursts' excesses, sorted, and the span and horizon they
+	// were counted over, minutes: the level for another chance than
+	// memoryChance (see MemoryAt).
+	memEx               [maxBursts]float64
+	memN                int
+	memSpan, memHorizon float64
+	// memChance, when above 0, is the chance the recent bursts must have of
+	// coming within the horizon for Forecast to keep their level, in place
+	// of MemoryChance (see SpendOn).
+	memChance float64
 	// base is the baseline after the newest closed minute (the level
 	// today's arrivals are measured against), when baseOK; it changes only
 	// with the minutes, so it is kept rather than found at every decision.
@@ -224,6 +234,22 @@ type Result struct {
 	Base  float64
 }
 
+// SpendOn sets the chance within the horizon below which Forecast leaves
+// the recent bursts to the promise's allowance instead of keeping workers
+// for them: MemoryChance when chance is 0 or less, never below it.
+func (f *Forecaster) SpendOn(chance float64) {
+	f.memChance = 0
+	if chance > MemoryChance {
+		f.memChance = min(chance, 1)
+	}
+}
+
+// Spends reports whether the chance SpendOn set lowers the recent bursts'
+// level below the one MemoryChance keeps.
+func (f *Forecaster) Spends() bool {
+	return f.memChance > 0 && f.memExcess > 0 && f.memLevel(f.memChance) < f.memExcess
+}
+
 // Forecast is the highest arrival rate expected over [now, now+horizon].
 // current is the latest interval's measured arrivals, when currentOK: an
 // occurrence that came is over once its minutes, or these, are no longer
@@ -233,9 +259,12 @@ func (f *Forecaster) Forecast(now time.Time, horizon time.Duration, current floa
 	if !f.have {
 		return r
 	}
-	if f.memExcess > 0 {
-		if f.baseOK {
-			r = Result{Rate: f.base + f.memExcess, At: now, OK: true}
+	if e := f.memExcess; e > 0 || f.memN > 0 && f.memChance > 0 {
+		if f.memChance > 0 {
+			e = f.memLevel(f.memChance)
+		}
+		if f.baseOK && e > 0 {
+			r = Result{Rate: f.base + e, At: now, OK: true}
 		}
 	}
 	nowM := minuteOf(now)

@@ -16,8 +16,8 @@ import (
 // least e above the baseline come within the horizon with probability
 // memoryChance or more: 1 − exp(−(bursts ≥ e) ÷ span × horizon).
 func (f *Forecaster) memory(hm int64) {
-	f.memExcess = 0
-	var ex [maxBursts]float64
+	f.memExcess, f.memN = 0, 0
+	ex := &f.memEx
 	n := 0
 	from := max(f.first, f.last-memoryMinutes+1)
 	for g := f.last; g >= from && n < maxBursts; g-- {
@@ -42,12 +42,20 @@ func (f *Forecaster) memory(hm int64) {
 	}
 	xs := ex[:n]
 	slices.Sort(xs)
-	span := float64(f.last-from+1) + memoryPrior
-	for i := n - 1; i >= 0; i-- {
-		count := float64(n - i) // bursts at least xs[i] above the baseline
-		if 1-math.Exp(-count/span*float64(hm)) >= memoryChance {
-			f.memExcess = xs[i]
-			return
+	f.memN, f.memSpan, f.memHorizon = n, float64(f.last-from+1)+memoryPrior, float64(hm)
+	f.memExcess = f.memLevel(memoryChance)
+}
+
+// memLevel is the highest excess of the recent bursts (memory) for which
+// bursts at least that far above the baseline come within the horizon with
+// probability chance or more; 0 when none does.
+func (f *Forecaster) memLevel(chance float64) float64 {
+	xs := f.memEx[:f.memN]
+	for i := len(xs) - 1; i >= 0; i-- {
+		count := float64(len(xs) - i) // bursts at least xs[i] above the baseline
+		if 1-math.Exp(-count/f.memSpan*f.memHorizon) >= chance {
+			return xs[i]
 		}
 	}
+	return 0
 }

@@ -170,7 +170,7 @@ func (f *Forecaster) reset() {
 	clear(f.hot)
 	clear(f.onset)
 	clear(f.explained)
-	f.have, f.curOK, f.curSum, f.curCov, f.nOcc, f.memExcess, f.baselined, f.baseOK = false, false, 0, 0, 0, 0, false, false
+	f.have, f.curOK, f.curSum, f.curCov, f.nOcc, f.memExcess, f.memN, f.baselined, f.baseOK = false, false, 0, 0, 0, 0, 0, false, false
 }
 
 // close stores minute m's rate and marks it hot and onset.

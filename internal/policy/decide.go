@@ -420,7 +420,13 @@ func (c *call) forecast() {
 	// (m, see arrivals.Estimator) tell at once when a job is over; the
 	// deleted count lags it by a minute or more.
 	cur, curOK := st.est.Interval(c.at)
+	chance := memoryChance(st.budget)
+	st.fc.SpendOn(chance)
 	r := st.fc.Forecast(c.at, h, cur, curOK)
+	if st.fc.Spends() && s.forecasting() {
+		c.reason("recent bursts less likely than %s within the next %s are left to the promise's allowance: the last hour spent it at %s of its rate",
+			percent(chance), h.Round(time.Second), percent(st.budget.BurnRate))
+	}
 	if e := r.Ended; e != nil && s.forecasting() && !c.surging {
 		// The job the forecast expected came and is over: the smoothed
 		// estimate, which follows a deleted count a minute or more late,
@@ -440,7 +446,7 @@ func (c *call) forecast() {
 		return
 	}
 	c.fc, c.horizon = r, h
-	c.b.fc = model.Forecast{Rate: r.Rate, At: r.At, Pattern: "recent bursts", Confidence: forecast.MemoryChance}
+	c.b.fc = model.Forecast{Rate: r.Rate, At: r.At, Pattern: "recent bursts", Confidence: chance}
 	if o := r.Occurrence; o != nil {
 		c.b.fc.Pattern = o.Pattern()
 		c.b.fc.Confidence = o.Confidence()

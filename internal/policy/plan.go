@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/queuechecker/queue-checker/internal/capacity"
+	"github.com/queuechecker/queue-checker/internal/forecast"
 	"github.com/queuechecker/queue-checker/internal/futures"
 	"github.com/queuechecker/queue-checker/internal/model"
 )
@@ -157,6 +158,26 @@ func planAim(b model.Budget) float64 {
 		return 0.25
 	}
 	return 0.5
+}
+
+// spendMax is how many times forecast.MemoryChance the recent bursts must
+// have, at most, of coming within the horizon for workers to be kept for
+// them, when the last hour spent a small share of the promise's allowance.
+const spendMax = 4
+
+// memoryChance is the chance within the horizon the recent bursts must
+// have for the forecast to keep workers for them (Forecaster.SpendOn):
+// forecast.MemoryChance while the last hour spent the promise's allowance
+// at its rate or faster, and while the window's budget is unknown or short
+// (under a quarter left); as the last hour spent less, more, up to
+// spendMax times it at a quarter of the rate or less. The bursts rarer than
+// that are left to the allowance the last hour did not spend: a group that
+// keeps 99.9 % of a 99 % promise pays for workers that wait for bursts.
+func memoryChance(b model.Budget) float64 {
+	if !b.Known || b.Left < 0.25 || !(b.BurnRate < 1) {
+		return forecast.MemoryChance
+	}
+	return forecast.MemoryChance / math.Max(b.BurnRate, 1.0/spendMax)
 }
 
 // planFloor is the floors that stay constraints on the plan: the rate
