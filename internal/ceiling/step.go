@@ -18,7 +18,7 @@ import (
 //
 // Arrival noise is allowed for: the fall must miss the promise by more
 // than stepSigmas standard deviations of a Poisson count over the two
-// intervals compared.
+// intervals compared, and be within fitSigmas of none.
 type Step struct {
 	have                   bool
 	prevAt                 time.Time
@@ -62,6 +62,12 @@ const (
 	// stepSigmas is the counting noise, in standard deviations, a missed
 	// promise must exceed.
 	stepSigmas = 3
+	// fitSigmas: a suspicion also needs the fall to be within this many
+	// standard deviations of none, as a downstream that keeps the new
+	// slots waiting leaves it. A queue that grew faster than that once the
+	// slots came had its arrivals rise with them (a surge that began with
+	// the scale-out), which says nothing of the slots.
+	fitSigmas = 2
 	// gainSigmas is the counting noise, in standard deviations, by which a
 	// gain's fall must pass half its promise: a false gain that no
 	// fall came from (a noisy interval) is a 2σ event past half the
@@ -98,7 +104,7 @@ func (s *Step) Observe(at time.Time, total, visible, slots, perSlot float64) {
 		fall := s.lastGrowth - growth
 		sigma := math.Sqrt(math.Max(s.lastRate, 1)/dt + math.Max(growth+slots*perSlot, 1)/dt)
 		switch {
-		case fall < Ineffective*promised && promised-fall > stepSigmas*sigma:
+		case fall < Ineffective*promised && promised-fall > stepSigmas*sigma && fall > -fitSigmas*sigma:
 			s.suspect = true
 			s.s = ScaleOut{At: at, Before: s.lastSlots, After: slots, Promised: promised, Fall: fall}
 		case fall >= Ineffective*promised:

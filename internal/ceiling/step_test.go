@@ -50,6 +50,10 @@ func TestStepSuspectsAScaleOutThatHardlyMovedTheQueue(t *testing.T) {
 		// Arrivals that rise at the moment the workers arrive, by less than
 		// half of what they promised, leave no suspicion.
 		{"arrivals rise by a third of the promise as the workers arrive", 0, 500, 100, 400, 900, false},
+		// Arrivals that double as 50 slots arrive: the queue grows 300 msg/s
+		// faster where the slots promised 200 msg/s less; no downstream
+		// leaves the growth rising, a surge that began with the scale-out.
+		{"arrivals double as the workers arrive", 0, 500, 100, 150, 1000, false},
 		// A scale-out too small to tell from counting noise.
 		{"one slot more", 480, 500, 100, 101, 0, false},
 	}
