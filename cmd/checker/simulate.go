@@ -61,6 +61,7 @@ func parseSimFlags(fs *flag.FlagSet, args []string) (simulate.Options, error) {
 			"cron (90 s at ×15 every 20 minutes), days (3 days: daily sinusoid 0.4× to 1.6×, nightly batch +8×, morning surge +3×, noise; runs 72h unless --duration), "+
 			"weeks (5 weeks from a Wednesday: days' weekdays, weekends at 0.4×, a Monday surge +5× 09:00-10:00, a Monday holiday with no traffic in the fourth week; runs 35d unless --duration), "+
 			"irregular (seeded bursts of 20-90 s at 1.5× to 5.7× on average, steps up to 25×, 1 to 5 quiet minutes at 0.2× between), "+
+			"web (a web server's day of 1-second steps: daily sinusoid 0.3× to 1.7×, lognormal noise correlated over 30 s, a dozen seeded bumps of 1-5 minutes at 1.5× to 3×; runs 24h unless --duration), "+
 			"or a CSV file with the header t_seconds,arrivals_per_second (runs to its end unless --duration)")
 	fs.Float64Var(&f.Rate, "rate", 50, "base arrival rate of the built-in scenarios, msg/s")
 	f.Duration = 2 * time.Hour

@@ -48,10 +48,11 @@ const (
 	ScenarioDays      = "days"
 	ScenarioWeeks     = "weeks"
 	ScenarioIrregular = "irregular"
+	ScenarioWeb       = "web"
 )
 
 // BuiltinScenarios lists the built-in scenario names.
-var BuiltinScenarios = []string{ScenarioSteady, ScenarioStep, ScenarioSpike, ScenarioDiurnal, ScenarioRamp, ScenarioBursty, ScenarioCron, ScenarioDays, ScenarioWeeks, ScenarioIrregular}
+var BuiltinScenarios = []string{ScenarioSteady, ScenarioStep, ScenarioSpike, ScenarioDiurnal, ScenarioRamp, ScenarioBursty, ScenarioCron, ScenarioDays, ScenarioWeeks, ScenarioIrregular, ScenarioWeb}
 
 // Shapes of the built-in scenarios.
 const (
@@ -103,6 +104,17 @@ const (
 	irregularStep    = 5 * time.Second  // irregular: a burst's rate changes in steps this long
 	irregularSpread  = 0.6              // irregular: each step's rate is the burst's times a lognormal of this σ and mean 1
 	irregularPeak    = 25.0             // irregular: no step exceeds this many times the mean
+
+	webDays    = 1                // web: how many days
+	webDepth   = 0.7              // web: the daily sinusoid's amplitude, as a share of the base rate
+	webTrough  = 4 * time.Hour    // web: the quietest time of day (UTC), the busiest 12 hours later
+	webSigma   = 0.3              // web: the σ of the log-level noise
+	webTau     = 30 * time.Second // web: the noise's correlation time
+	webBumps   = 12               // web: bumps a day, at times drawn evenly over it
+	webBumpMin = time.Minute      // web: the shortest bump
+	webBumpMax = 5 * time.Minute  // web: the longest
+	webBumpLo  = 1.5              // web: a bump multiplies the rate by a factor drawn from [lo, hi]
+	webBumpHi  = 3.0
 )
 
 // Builtin returns the built-in scenario name at base rate (messages per
@@ -150,6 +162,13 @@ const (
 //     rate; a burst of about 10,000 messages every 4 minutes at 50 msg/s).
 //     It starts with a gap. The draws come from the seed, so each seed
 //     gives other bursts.
+//   - web: a web server's day (more when the run is longer) of 1-second
+//     steps: a daily sinusoid from 0.3× the base rate at 04:00 to 1.7× at
+//     16:00, times a lognormal noise of mean 1 whose log is σ 0.3 and
+//     correlated over 30 s (each second an AR(1) step), with a dozen bumps
+//     a day of 1 to 5 minutes at 1.5× to 3×, at times drawn evenly (mean:
+//     about 1.03× the base rate). The draws come from the seed. Its Length
+//     is the day.
 func Builtin(name string, rate float64, duration time.Duration) (Scenario, error) {
 	return BuiltinSeeded(name, rate, duration, 1)
 }
@@ -194,6 +213,9 @@ func BuiltinSeeded(name string, rate float64, duration time.Duration, seed uint6
 		sc.Length = 7 * weeksCount * 24 * time.Hour
 	case ScenarioIrregular:
 		sc.Segments = irregularSegments(rate, duration, seed)
+	case ScenarioWeb:
+		sc.Segments = webSegments(rate, max(webDays, int((duration+24*time.Hour-1)/(24*time.Hour))), seed)
+		sc.Length = webDays * 24 * time.Hour
 	default:
 		return Scenario{}, fmt.Errorf("unknown scenario %q (want %s or a CSV file)", name, strings.Join(BuiltinScenarios, ", "))
 	}
@@ -309,6 +331,40 @@ func irregularSegments(rate float64, d time.Duration, seed uint64) []Segment {
 			segs = append(segs, Segment{at, rate * math.Min(level*g, irregularPeak)})
 		}
 		at = end
+	}
+	return segs
+}
+
+// webSegments are the web scenario's 1-second steps over n days.
+func webSegments(rate float64, n int, seed uint64) []Segment {
+	r := rand.New(rand.NewPCG(seed, 0x776562))
+	const day = 24 * time.Hour
+	segs := make([]Segment, 0, n*int(day/time.Second))
+	a := math.Exp(-time.Second.Seconds() / webTau.Seconds())
+	x := webSigma * r.NormFloat64() // the log-level, stationary from the start
+	for d := range n {
+		type bump struct {
+			at, end time.Duration
+			factor  float64
+		}
+		var bumps [webBumps]bump
+		for i := range bumps {
+			at := time.Duration(r.Float64() * float64(day))
+			length := webBumpMin + time.Duration(r.Float64()*float64(webBumpMax-webBumpMin))
+			bumps[i] = bump{at, at + length, webBumpLo + (webBumpHi-webBumpLo)*r.Float64()}
+		}
+		for s := time.Duration(0); s < day; s += time.Second {
+			tod := s + time.Second/2 // the middle of the second
+			v := 1 - webDepth*math.Cos(2*math.Pi*(tod-webTrough).Hours()/24)
+			x = a*x + webSigma*math.Sqrt(1-a*a)*r.NormFloat64()
+			v *= math.Exp(x - webSigma*webSigma/2)
+			for _, b := range bumps {
+				if s >= b.at && s < b.end {
+					v *= b.factor
+				}
+			}
+			segs = append(segs, Segment{time.Duration(d)*day + s, rate * v})
+		}
 	}
 	return segs
 }
