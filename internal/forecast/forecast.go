@@ -104,7 +104,7 @@ type Forecaster struct {
 	memExcess float64 // the recent bursts' level above the baseline
 	// The recent bursts' excesses, sorted, and the span and horizon they
 	// were counted over, minutes: the level for another chance than
-	// memoryChance (see MemoryAt).
+	// memoryChance (see memLevel).
 	memEx               [maxBursts]float64
 	memN                int
 	memSpan, memHorizon float64
@@ -247,7 +247,17 @@ func (f *Forecaster) SpendOn(chance float64) {
 // Spends reports whether the chance SpendOn set lowers the recent bursts'
 // level below the one MemoryChance keeps.
 func (f *Forecaster) Spends() bool {
-	return f.memChance > 0 && f.memExcess > 0 && f.memLevel(f.memChance) < f.memExcess
+	return f.recentLevel() < f.memExcess
+}
+
+// recentLevel is the recent bursts' level above the baseline that Forecast
+// keeps: the one MemoryChance keeps, or the one for the chance SpendOn set
+// (no higher, as that chance is higher).
+func (f *Forecaster) recentLevel() float64 {
+	if f.memChance > 0 && f.memExcess > 0 {
+		return f.memLevel(f.memChance)
+	}
+	return f.memExcess
 }
 
 // Forecast is the highest arrival rate expected over [now, now+horizon].
@@ -259,13 +269,8 @@ func (f *Forecaster) Forecast(now time.Time, horizon time.Duration, current floa
 	if !f.have {
 		return r
 	}
-	if e := f.memExcess; e > 0 || f.memN > 0 && f.memChance > 0 {
-		if f.memChance > 0 {
-			e = f.memLevel(f.memChance)
-		}
-		if f.baseOK && e > 0 {
-			r = Result{Rate: f.base + e, At: now, OK: true}
-		}
+	if e := f.recentLevel(); e > 0 && f.baseOK {
+		r = Result{Rate: f.base + e, At: now, OK: true}
 	}
 	nowM := minuteOf(now)
 	// An occurrence starts at the start of its onset minute at the earliest:

@@ -14,6 +14,9 @@ import (
 // chance, a quarter or less four times.
 func TestMemoryChanceFollowsTheBudget(t *testing.T) {
 	t.Parallel()
+	if forecast.MemoryChance != 0.05 {
+		t.Fatalf("MemoryChance %v: the table below assumes 5 %%", forecast.MemoryChance)
+	}
 	for _, tc := range []struct {
 		name string
 		b    model.Budget
@@ -32,8 +35,5 @@ func TestMemoryChanceFollowsTheBudget(t *testing.T) {
 		if got := memoryChance(tc.b); math.Abs(got-tc.want) > 1e-12 {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
-	}
-	if forecast.MemoryChance != 0.05 {
-		t.Fatalf("MemoryChance %v: the table above assumes 5 %%", forecast.MemoryChance)
 	}
 }
