@@ -106,7 +106,11 @@ const surgeSigmas = 3
 // interval's m (so that a one-off dump of messages in one interval is never
 // read as a rate) is a surge if it exceeds the estimate both before and
 // after this update by more than surgeSigmas standard deviations of its
-// Poisson counting noise, σ = √((m + completions) / Δt). A surge is the
+// noise: the larger of Poisson counting noise, σ = √((m + completions) / Δt),
+// and the spread the intervals' m have shown around the estimate (see
+// learnSpread), so that traffic which wanders within a minute by more than
+// counting explains is read as a surge only when it stands out of its own
+// wander. A surge is the
 // arrival rate of the decision at that sample; the EWMA goes on unchanged,
 // so the surge lasts as long as the saturated measurements keep showing it.
 //
@@ -144,6 +148,11 @@ type Estimator struct {
 
 	lastM   float64 // m of the last interval, when lastMOK
 	lastMOK bool
+	// spread is the measured variance of m around the estimate, times the
+	// interval's length ((msg/s)² s; see measureSurge), spreadN the
+	// intervals it has taken.
+	spread  float64
+	spreadN int
 	surge   float64 // the surge measured at surgeAt
 	surgeAt time.Time
 
@@ -465,12 +474,66 @@ func (e *Estimator) measureSurge(prev, c Counts, dt float64, f Flow, before floa
 		return
 	}
 	saturated := f.Servers > 0 && prev.Visible >= f.Servers*f.PerServer*math.Min(dt, saturatedSpan.Seconds()) && c.Visible > 0
+	surged := false
 	if saturated && e.lastMOK {
 		low := math.Min(m, e.lastM)
-		sigma := math.Sqrt(math.Max(low+completions, 0) / dt)
-		if low-surgeSigmas*sigma > math.Max(before, e.rate) {
-			e.surge, e.surgeAt = low, c.At
+		v := math.Max(math.Max(low+completions, 0), e.measuredSpread())
+		if low-surgeSigmas*math.Sqrt(v/dt) > math.Max(before, e.rate) {
+			e.surge, e.surgeAt, surged = low, c.At, true
 		}
 	}
+	if !surged {
+		e.learnSpread(m, before, completions, dt, f.Tau.Seconds())
+	}
 	e.lastM, e.lastMOK = m, true
+}
+
+// spreadSlow is the time constant of the spread's EWMA in smoothing times
+// τ, and spreadMinObs how many intervals it must have taken before it
+// counts.
+const (
+	spreadSlow   = 10
+	spreadMinObs = 24
+)
+
+// learnSpread adds the interval's m to the measured spread of m around the
+// estimate before the interval. Counting alone spreads m by its Poisson
+// variance, (m + completions) ÷ Δt; traffic that is noisier than Poisson
+// (a web server's, whose rate wanders by tens of percent within a minute)
+// spreads it further, and a surge test against counting noise alone reads
+// every such wander as a surge. The spread is an EWMA, time constant
+// spreadSlow × τ, of (m − estimate)² × Δt, taking only deviations within
+// surgeSigmas of the spread known so far (at least the Poisson one), so a
+// burst or a surge, and the estimate's lag behind it, never widen it: it
+// measures the traffic's wander, not its steps.
+func (e *Estimator) learnSpread(m, before, completions, dt, tau float64) {
+	if !(tau > 0) || !(dt > 0) {
+		return
+	}
+	d := m - before
+	v := math.Max(math.Max(before+completions, 0), e.spread)
+	if d*d*dt > surgeSigmas*surgeSigmas*v {
+		return
+	}
+	if e.spreadN == 0 {
+		e.spread = d * d * dt
+	} else {
+		e.spread += (1 - math.Exp(-dt/(spreadSlow*tau))) * (d*d*dt - e.spread)
+	}
+	e.spreadN++
+}
+
+// Spread is the measured spread of the interval arrival rate around the
+// estimate, its variance times the interval's length, (msg/s)² s: for
+// Poisson arrivals about the rate itself, more for traffic that wanders
+// (see learnSpread); 0 until spreadMinObs intervals have measured it.
+func (e *Estimator) Spread() float64 { return e.measuredSpread() }
+
+// measuredSpread is the measured spread of m ((msg/s)² s; see
+// learnSpread), 0 until it has taken spreadMinObs intervals.
+func (e *Estimator) measuredSpread() float64 {
+	if e.spreadN < spreadMinObs {
+		return 0
+	}
+	return e.spread
 }

@@ -17,8 +17,10 @@ import (
 // An interval is hot when its arrival rate r stands above the base rate b
 // (the rate between bursts, an EWMA of the intervals that are not hot, time
 // constant burstBaseSmoothing) by
-// both a share (r ≥ burstRatio × b) and counting noise ((r − b)·Δt ≥
-// burstSigmas·√(b·Δt), and at least burstMessages). A burst is a run of hot
+// both a share (r ≥ burstRatio × b) and noise ((r − b)·Δt ≥
+// burstSigmas·√(v·Δt), v the larger of b, counting noise, and the arrivals'
+// measured spread, which is larger for traffic that wanders within a minute
+// (arrivals.Estimator.Spread), and at least burstMessages). A burst is a run of hot
 // intervals; it ends after burstEndQuiet, the promise or half a start delay,
 // whichever is longest, with none (a lull shorter than the promise does not
 // part two bursts: their messages wait together; nor one much shorter than
@@ -51,6 +53,10 @@ type burstLearner struct {
 
 	base   float64 // msg/s between bursts
 	baseOK bool
+	// spread is the arrivals' measured spread beyond counting noise, the
+	// variance of an interval's rate times its length, (msg/s)² s
+	// (arrivals.Estimator.Spread); 0 while unknown.
+	spread float64
 	// baseDone is the completions counted in base (burstInterval.done), msg/s.
 	baseDone float64
 
@@ -276,7 +282,7 @@ func (bl *burstLearner) observeServed(at time.Time, secs, msgs, done, window, la
 		return
 	}
 	excess := (r - bl.base) * secs
-	hot := r >= burstRatio*bl.base && excess >= math.Max(burstSigmas*math.Sqrt(bl.base*secs), burstMessages)
+	hot := r >= burstRatio*bl.base && excess >= math.Max(burstSigmas*math.Sqrt(math.Max(bl.base, bl.spread)*secs), burstMessages)
 	switch {
 	case hot && !bl.on:
 		bl.on = true

@@ -86,6 +86,38 @@ func TestBurstLearnerSteadyHasNoBursts(t *testing.T) {
 	}
 }
 
+// Arrivals that wander beyond counting noise make no bursts of their
+// wander, only of what stands out of it: on 20 msg/s whose 5 s intervals
+// spread by 6 msg/s (σ 0.3 of the rate, a spread of 36 × 5 = 180 (msg/s)²
+// s), an interval at 2.1 times the base (110 messages above it) is within
+// 4 standard deviations of the interval's count (4 × √(180 × 5) = 120)
+// and starts none, where counting noise alone (4 × √(20 × 5) = 40) would
+// start one; an interval at 3 times the base (200 above) starts one.
+func TestBurstLearnerWanderIsNoBurst(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	run := func(spread, peak float64) bool {
+		var bl burstLearner
+		bl.spread = spread
+		at := t0
+		for i := range 100 {
+			at = t0.Add(time.Duration(5*(i+1)) * time.Second)
+			bl.observe(at, 5, 100, 90, 30)
+		}
+		bl.observe(at.Add(5*time.Second), 5, peak*5, 90, 30)
+		return bl.on
+	}
+	if !run(0, 42) {
+		t.Error("2.1 times the base read as no burst on counting noise alone")
+	}
+	if run(180, 42) {
+		t.Error("2.1 times the base read as a burst within the measured spread")
+	}
+	if !run(180, 60) {
+		t.Error("3 times the base read as no burst with the measured spread")
+	}
+}
+
 // A burst the forecast announced is left to it, out of the warm need, only
 // when the workers the floors had asked for as it began (its pre-start
 // among them) served its need: 30 s at 100 msg/s on 5 msg/s needs 50 msg/s

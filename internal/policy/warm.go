@@ -94,6 +94,7 @@ func (c *call) learnBursts() {
 	if served, counted, ok := st.est.Served(c.at); ok {
 		msgs, done = served, counted
 	}
+	st.bursts.spread = st.est.Spread()
 	st.bursts.observeServed(c.at, dt, msgs, done, (s.StartDelay + s.Latency).Seconds(), c.latency())
 }
 

@@ -10,10 +10,13 @@ import (
 // downstream and no rhythm, only noise and a dozen bumps. Its noise was
 // read as periodic loads every two hours or so, bet on every few minutes,
 // and its bumps as scale-outs that moved nothing, which held the fleet
-// while their backlog grew. The model keeps at least 98.5 % within the
-// promise for at most 1.6 times the oracle's worker-seconds, launching at
-// most 10,000 workers (at ca4f529, seed 1: 98.20 %, 2.5 times, 15,875),
-// from the 60 workers `checker simulate` starts it with.
+// while their backlog grew; its wander within a minute was read as surges
+// and bursts, and each launched a catch-up that came as the wander had
+// passed. The model keeps at least 98.5 % within the promise for at most
+// 1.65 times the oracle's worker-seconds, launching at most 7,500 workers
+// (at ca4f529, seed 1: 98.20 %, 2.5 times, 15,875; with noise read as
+// surges and bursts, 98.78 %, 1.52 times, 8,315), from the 60 workers
+// `checker simulate` starts it with.
 func TestWebDayHasNoPhantomRhythmsOrLimits(t *testing.T) {
 	t.Parallel()
 	const day = 24 * time.Hour
@@ -33,11 +36,11 @@ func TestWebDayHasNoPhantomRhythmsOrLimits(t *testing.T) {
 	if model.SLOAttainment < 0.985 {
 		t.Errorf("%.2f %% within the promise, want at least 98.5 %%", 100*model.SLOAttainment)
 	}
-	if r := model.WorkerSeconds / oracle.WorkerSeconds; r > 1.6 {
-		t.Errorf("%.2f times the oracle's worker-seconds, want at most 1.6", r)
+	if r := model.WorkerSeconds / oracle.WorkerSeconds; r > 1.65 {
+		t.Errorf("%.2f times the oracle's worker-seconds, want at most 1.65", r)
 	}
-	if model.Launches > 10000 {
-		t.Errorf("%d workers launched, want at most 10,000", model.Launches)
+	if model.Launches > 7500 {
+		t.Errorf("%d workers launched, want at most 7,500", model.Launches)
 	}
 }
 
