@@ -148,9 +148,9 @@ type Estimator struct {
 
 	lastM   float64 // m of the last interval, when lastMOK
 	lastMOK bool
-	// spread is the measured variance of m around the estimate, times the
-	// interval's length ((msg/s)² s; see measureSurge), spreadN the
-	// intervals it has taken.
+	// spread is the measured variance of the observations around the
+	// estimate, times the interval's length ((msg/s)² s; see learnSpread),
+	// spreadN the intervals it has taken.
 	spread  float64
 	spreadN int
 	surge   float64 // the surge measured at surgeAt
@@ -380,6 +380,9 @@ func (e *Estimator) Update(c Counts, key uint64, f Flow) (Counts, bool) {
 	e.addMark(c, f.Keep)
 	e.measureMinute(c.At, f)
 	e.measureSurge(prev, c, dt, f, before)
+	if !e.surgeAt.Equal(c.At) {
+		e.learnSpread(obs, before, completions, dt, f.Tau.Seconds())
+	}
 	return prev, true
 }
 
@@ -474,16 +477,12 @@ func (e *Estimator) measureSurge(prev, c Counts, dt float64, f Flow, before floa
 		return
 	}
 	saturated := f.Servers > 0 && prev.Visible >= f.Servers*f.PerServer*math.Min(dt, saturatedSpan.Seconds()) && c.Visible > 0
-	surged := false
 	if saturated && e.lastMOK {
 		low := math.Min(m, e.lastM)
 		v := math.Max(math.Max(low+completions, 0), e.measuredSpread())
 		if low-surgeSigmas*math.Sqrt(v/dt) > math.Max(before, e.rate) {
-			e.surge, e.surgeAt, surged = low, c.At, true
+			e.surge, e.surgeAt = low, c.At
 		}
-	}
-	if !surged {
-		e.learnSpread(m, before, completions, dt, f.Tau.Seconds())
 	}
 	e.lastM, e.lastMOK = m, true
 }
@@ -496,21 +495,22 @@ const (
 	spreadMinObs = 24
 )
 
-// learnSpread adds the interval's m to the measured spread of m around the
-// estimate before the interval. Counting alone spreads m by its Poisson
-// variance, (m + completions) ÷ Δt; traffic that is noisier than Poisson
-// (a web server's, whose rate wanders by tens of percent within a minute)
-// spreads it further, and a surge test against counting noise alone reads
-// every such wander as a surge. The spread is an EWMA, time constant
-// spreadSlow × τ, of (m − estimate)² × Δt, taking only deviations within
-// surgeSigmas of the spread known so far (at least the Poisson one), so a
-// burst or a surge, and the estimate's lag behind it, never widen it: it
-// measures the traffic's wander, not its steps.
-func (e *Estimator) learnSpread(m, before, completions, dt, tau float64) {
+// learnSpread adds the interval's observation obs to the measured spread of
+// the observations around the estimate before the interval. Counting alone
+// spreads them by their Poisson variance, (obs + completions) ÷ Δt; traffic
+// that is noisier than Poisson (a web server's, whose rate wanders by tens
+// of percent within a minute) spreads them further, and a surge or burst
+// test against counting noise alone reads every such wander as a change.
+// The spread is an EWMA, time constant spreadSlow × τ, of
+// (obs − estimate)² × Δt, taking only deviations within surgeSigmas of the
+// spread known so far (at least the Poisson one) and no interval that read
+// a surge, so a burst or a surge, and the estimate's lag behind it, never
+// widen it: it measures the traffic's wander, not its steps.
+func (e *Estimator) learnSpread(obs, before, completions, dt, tau float64) {
 	if !(tau > 0) || !(dt > 0) {
 		return
 	}
-	d := m - before
+	d := obs - before
 	v := math.Max(math.Max(before+completions, 0), e.spread)
 	if d*d*dt > surgeSigmas*surgeSigmas*v {
 		return
@@ -523,7 +523,7 @@ func (e *Estimator) learnSpread(m, before, completions, dt, tau float64) {
 	e.spreadN++
 }
 
-// Spread is the measured spread of the interval arrival rate around the
+// Spread is the measured spread of the intervals' observations around the
 // estimate, its variance times the interval's length, (msg/s)² s: for
 // Poisson arrivals about the rate itself, more for traffic that wanders
 // (see learnSpread); 0 until spreadMinObs intervals have measured it.
