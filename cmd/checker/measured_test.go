@@ -153,13 +153,15 @@ func TestComparisonMeasuredStartDelaySpread(t *testing.T) {
 // (the mean over seeds 1-3: within 0.1 point of the promise held and 3 %
 // of the cost). On irregular, at the default promise (10 s, a sixth of the
 // start delay), a seed's share swings by up to 15 points both ways with
-// whether one burst is met by warm workers or cold, so there the claim is
-// over seeds 1-6 and the mean paired difference must be within two of its
-// standard errors (and the 0.1 point) of none.
+// whether one burst is met by warm workers or cold, and on web by up to 1.4
+// points with whether a bump's catch-up comes an interval earlier or later
+// (seed 6 at 9d61164: 93.34 % reading the deleted count, 94.70 % not), so
+// there the claim is over seeds 1-6 and the mean paired difference must be
+// within two of its standard errors (and the 0.1 point) of none.
 func TestComparisonDeletedCountNeverHurts(t *testing.T) {
 	t.Parallel()
 	args := map[string][]string{"days": {"--warm-up", "24h"}, "cron": {"--duration", "6h", "--warm-up", "1h"}, "weeks": comparisonArgs["weeks"]}
-	seeds := map[string][]string{"irregular": {"1", "2", "3", "4", "5", "6"}}
+	seeds := map[string][]string{"irregular": {"1", "2", "3", "4", "5", "6"}, "web": {"1", "2", "3", "4", "5", "6"}}
 	seedsOf := func(sc string) []string {
 		if s, ok := seeds[sc]; ok {
 			return s

@@ -153,8 +153,13 @@ type Estimator struct {
 	// spreadN the intervals it has taken.
 	spread  float64
 	spreadN int
-	surge   float64 // the surge measured at surgeAt
-	surgeAt time.Time
+	// spreadPer is the per-slot rate the spread's completions were counted
+	// with, and spreadAfter when the estimate has settled after the last
+	// deviation the spread left out (see learnSpread).
+	spreadPer   float64
+	spreadAfter time.Time
+	surge       float64 // the surge measured at surgeAt
+	surgeAt     time.Time
 
 	// busy is the EWMA of the busy slots whose completions Little's law
 	// counted, at the per-slot rate perServer: when the rate changes (the
@@ -381,7 +386,15 @@ func (e *Estimator) Update(c Counts, key uint64, f Flow) (Counts, bool) {
 	e.measureMinute(c.At, f)
 	e.measureSurge(prev, c, dt, f, before)
 	if !e.surgeAt.Equal(c.At) {
-		e.learnSpread(obs, before, completions, dt, f.Tau.Seconds())
+		// The spread is that of the arrivals the surge test and the burst
+		// learner take: by Little's law over the slots when they are known
+		// (a deleted count covering a whole minute moves the observation
+		// with the completions' change within it, not with the arrivals).
+		x, done := obs, completions
+		if e.slotArrivalsOK {
+			x, done = e.slotArrivals/dt, e.slotDone/dt
+		}
+		e.learnSpread(c.At, x, before, done, math.Abs(b-a)/2*f.PerServer, dt, f.Tau.Seconds())
 	}
 	return prev, true
 }
@@ -488,11 +501,18 @@ func (e *Estimator) measureSurge(prev, c Counts, dt float64, f Flow, before floa
 }
 
 // spreadSlow is the time constant of the spread's EWMA in smoothing times
-// τ, and spreadMinObs how many intervals it must have taken before it
-// counts.
+// τ, spreadMinObs how many intervals it must have taken before it counts.
 const (
 	spreadSlow   = 10
 	spreadMinObs = 24
+	// spreadRateChange is the change of the per-slot rate from which the
+	// spread is measured anew.
+	spreadRateChange = 0.25
+	// spreadSettle is how many smoothing times the spread takes nothing
+	// after a jump (a deviation beyond twice its bound): the estimate's lag
+	// behind the jump shrinks through the bound, and taking its tail would
+	// widen the spread with every burst.
+	spreadSettle = 2
 )
 
 // learnSpread adds the interval's observation obs to the measured spread of
@@ -502,19 +522,38 @@ const (
 // of percent within a minute) spreads them further, and a surge or burst
 // test against counting noise alone reads every such wander as a change.
 // The spread is an EWMA, time constant spreadSlow × τ, of
-// (obs − estimate)² × Δt, taking only deviations within surgeSigmas of the
-// spread known so far (at least the Poisson one) and no interval that read
-// a surge, so a burst or a surge, and the estimate's lag behind it, never
-// widen it: it measures the traffic's wander, not its steps.
-func (e *Estimator) learnSpread(obs, before, completions, dt, tau float64) {
+// ((obs − estimate)² − little²) × Δt, little the most Little's law can be
+// wrong by over the interval (half the change of the busy slots times the
+// per-slot rate: the counts' error, not the traffic's), taking only
+// deviations within surgeSigmas of the spread known so far (at least the
+// Poisson one), none for spreadSettle smoothing times after one beyond
+// twice that, and no interval that read a surge, so a burst or a surge, and
+// the estimate's lag behind it, never widen it: it measures the traffic's
+// wander, not its steps.
+func (e *Estimator) learnSpread(at time.Time, obs, before, completions, little, dt, tau float64) {
 	if !(tau > 0) || !(dt > 0) {
 		return
+	}
+	if per := e.perServer; per > 0 && !(math.Abs(per-e.spreadPer) <= spreadRateChange*e.spreadPer) {
+		// Completions counted with a per-slot rate that was wrong by more
+		// than spreadRateChange spread the observations with the in-flight
+		// count's moves: the spread is measured anew.
+		e.spread, e.spreadN, e.spreadPer = 0, 0, per
 	}
 	d := obs - before
 	v := math.Max(math.Max(before+completions, 0), e.spread)
 	if d*d*dt > surgeSigmas*surgeSigmas*v {
+		if d*d*dt > 4*surgeSigmas*surgeSigmas*v {
+			e.spreadAfter = at.Add(time.Duration(spreadSettle * tau * float64(time.Second)))
+		}
 		return
 	}
+	if at.Before(e.spreadAfter) {
+		return
+	}
+	// The error Little's law may make over the interval is the counts',
+	// not the traffic's: it is left out.
+	d = math.Copysign(math.Sqrt(math.Max(d*d-little*little, 0)), d)
 	if e.spreadN == 0 {
 		e.spread = d * d * dt
 	} else {

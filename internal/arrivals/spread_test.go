@@ -124,3 +124,38 @@ func TestSurgeOnPoissonArrivalsIsReadAsBefore(t *testing.T) {
 		t.Errorf("spread %v (msg/s)² s on Poisson arrivals of 200 to 300 msg/s, want about the rate", s)
 	}
 }
+
+// A burst's end does not widen the spread: Poisson arrivals at 50 msg/s,
+// then five minutes at 15 times that. When the burst ends, the estimate's
+// lag behind it shrinks through the spread's bound for minutes; the spread
+// waits two smoothing times after the last jump beyond twice its bound, so
+// five minutes after the burst it is at most twice what it was before it
+// (about 1.9: the burst's own counting noise at 750 msg/s, taken while it
+// lasted, decays over ten smoothing times), where taking the tail widened
+// it from 40 to 272 (msg/s)² s, and each burst widened it again.
+func TestSpreadIsNotWidenedByABurst(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(5, 5))
+	const dt = 5 * time.Second
+	var e Estimator
+	at := t0
+	f := Flow{Servers: -1, Keep: 7 * time.Minute, Tau: time.Minute}
+	total := 0.0
+	e.Update(Counts{At: at}, 1, f)
+	step := func(rate float64, n int) {
+		for range n {
+			at = at.Add(dt)
+			mean := rate * dt.Seconds()
+			total += math.Max(mean+math.Sqrt(mean)*r.NormFloat64(), 0)
+			e.Update(Counts{At: at, Visible: total}, 1, f)
+		}
+	}
+	step(50, 720)
+	before := e.Spread()
+	step(750, 60)
+	step(50, 60)
+	t.Logf("spread %v before, %v after", before, e.Spread())
+	if after := e.Spread(); !(before > 0) || after > 2*before {
+		t.Errorf("spread %v (msg/s)² s five minutes after a burst, %v before it", after, before)
+	}
+}

@@ -13,7 +13,7 @@ import (
 // while their backlog grew; its wander within a minute was read as surges
 // and bursts, and each launched a catch-up that came as the wander had
 // passed. The model keeps at least 98.5 % within the promise for at most
-// 1.65 times the oracle's worker-seconds, launching at most 7,500 workers
+// 1.65 times the oracle's worker-seconds, launching at most 8,000 workers
 // (at ca4f529, seed 1: 98.20 %, 2.5 times, 15,875; with noise read as
 // surges and bursts, 98.78 %, 1.52 times, 8,315), from the 60 workers
 // `checker simulate` starts it with.
@@ -39,8 +39,8 @@ func TestWebDayHasNoPhantomRhythmsOrLimits(t *testing.T) {
 	if r := model.WorkerSeconds / oracle.WorkerSeconds; r > 1.65 {
 		t.Errorf("%.2f times the oracle's worker-seconds, want at most 1.65", r)
 	}
-	if model.Launches > 7500 {
-		t.Errorf("%d workers launched, want at most 7,500", model.Launches)
+	if model.Launches > 8000 {
+		t.Errorf("%d workers launched, want at most 8,000", model.Launches)
 	}
 }
 
