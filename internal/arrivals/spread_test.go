@@ -55,7 +55,7 @@ func wander(seed uint64, n int) []float64 {
 // of 30 msg/s wandering with σ 0.3, ten seeds, counting noise alone
 // (σ = √((m + 25) ÷ 5 s), about 3.4 msg/s) reads 400 of the 12,000
 // intervals as surges (25 to 54 a seed); the measured spread (about 9
-// msg/s) leaves 83. A step to three times the rate on the same wander is
+// msg/s) leaves 79. A step to three times the rate on the same wander is
 // still read within two intervals, as on Poisson arrivals.
 func TestSurgeStandsOutOfTheTrafficsOwnSpread(t *testing.T) {
 	t.Parallel()
