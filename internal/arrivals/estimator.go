@@ -492,7 +492,7 @@ func (e *Estimator) measureSurge(prev, c Counts, dt float64, f Flow, before floa
 	saturated := f.Servers > 0 && prev.Visible >= f.Servers*f.PerServer*math.Min(dt, saturatedSpan.Seconds()) && c.Visible > 0
 	if saturated && e.lastMOK {
 		low := math.Min(m, e.lastM)
-		v := math.Max(math.Max(low+completions, 0), e.measuredSpread())
+		v := math.Max(math.Max(low+completions, 0), e.Spread())
 		if low-surgeSigmas*math.Sqrt(v/dt) > math.Max(before, e.rate) {
 			e.surge, e.surgeAt = low, c.At
 		}
@@ -566,11 +566,7 @@ func (e *Estimator) learnSpread(at time.Time, obs, before, completions, little, 
 // estimate, its variance times the interval's length, (msg/s)² s: for
 // Poisson arrivals about the rate itself, more for traffic that wanders
 // (see learnSpread); 0 until spreadMinObs intervals have measured it.
-func (e *Estimator) Spread() float64 { return e.measuredSpread() }
-
-// measuredSpread is the measured spread of m ((msg/s)² s; see
-// learnSpread), 0 until it has taken spreadMinObs intervals.
-func (e *Estimator) measuredSpread() float64 {
+func (e *Estimator) Spread() float64 {
 	if e.spreadN < spreadMinObs {
 		return 0
 	}

@@ -7,30 +7,31 @@ import (
 	"time"
 )
 
-// saturatedRun feeds an Estimator a queue whose 100 slots of 4 s work stay
+// saturatedRun feeds an Estimator a queue whose slots of 4 s work stay
 // busy (a deep visible backlog) while the arrival rate of each 5 s interval
-// is rate(i); it returns how many intervals read a surge, and the first
-// interval from stepAt on that did (-1: none).
-func saturatedRun(n, stepAt int, rate func(i int) float64) (surges, first int) {
+// is rate(i); it returns the estimator, how many intervals before stepAt
+// read a surge, and the first interval from stepAt on that did (-1: none).
+func saturatedRun(n, stepAt int, slots float64, rate func(i int) float64) (e *Estimator, calm, first int) {
 	const dt = 5 * time.Second
-	var e Estimator
+	e = new(Estimator)
 	at := t0
 	visible := 20_000.0
-	f := Flow{Servers: 100, PerServer: 0.25, Keep: 7 * time.Minute, Tau: time.Minute}
-	e.Update(Counts{At: at, Visible: visible, InFlight: 100}, 1, f)
+	f := Flow{Servers: slots, PerServer: 0.25, Keep: 7 * time.Minute, Tau: time.Minute}
+	e.Update(Counts{At: at, Visible: visible, InFlight: slots}, 1, f)
 	first = -1
 	for i := range n {
 		at = at.Add(dt)
-		visible += (rate(i) - 25) * dt.Seconds()
-		e.Update(Counts{At: at, Visible: math.Max(visible, 5_000), InFlight: 100}, 1, f)
+		visible += (rate(i) - slots*0.25) * dt.Seconds()
+		e.Update(Counts{At: at, Visible: math.Max(visible, 5_000), InFlight: slots}, 1, f)
 		if _, ok := e.Surge(at); ok {
-			surges++
-			if i >= stepAt && first < 0 {
+			if i < stepAt {
+				calm++
+			} else if first < 0 {
 				first = i
 			}
 		}
 	}
-	return surges, first
+	return e, calm, first
 }
 
 // wander is lognormal noise of σ 0.3 on a mean of 1, correlated over 30 s
@@ -63,9 +64,9 @@ func TestSurgeStandsOutOfTheTrafficsOwnSpread(t *testing.T) {
 	total := 0
 	for seed := range uint64(10) {
 		w := wander(seed, n)
-		calm, _ := saturatedRun(stepAt, stepAt, func(i int) float64 { return 30 * w[i] })
+		_, calm, _ := saturatedRun(stepAt, stepAt, 100, func(i int) float64 { return 30 * w[i] })
 		total += calm
-		_, first := saturatedRun(n, stepAt, func(i int) float64 {
+		_, _, first := saturatedRun(n, stepAt, 100, func(i int) float64 {
 			if i >= stepAt {
 				return 90 * w[i]
 			}
@@ -95,25 +96,7 @@ func TestSurgeOnPoissonArrivalsIsReadAsBefore(t *testing.T) {
 		// Poisson by its normal approximation at these counts.
 		counts[i] = math.Max(mean+math.Sqrt(mean)*r.NormFloat64(), 0) / 5
 	}
-	const dt = 5 * time.Second
-	var e Estimator
-	at := t0
-	visible := 20_000.0
-	f := Flow{Servers: 800, PerServer: 0.25, Keep: 7 * time.Minute, Tau: time.Minute}
-	e.Update(Counts{At: at, Visible: visible, InFlight: 800}, 1, f)
-	first, calm := -1, 0
-	for i := range n {
-		at = at.Add(dt)
-		visible += (counts[i] - 200) * dt.Seconds()
-		e.Update(Counts{At: at, Visible: math.Max(visible, 5_000), InFlight: 800}, 1, f)
-		if _, ok := e.Surge(at); ok {
-			if i < stepAt {
-				calm++
-			} else if first < 0 {
-				first = i
-			}
-		}
-	}
+	e, calm, first := saturatedRun(n, stepAt, 800, func(i int) float64 { return counts[i] })
 	if calm > 0 {
 		t.Errorf("%d surges read on steady Poisson arrivals", calm)
 	}
