@@ -218,6 +218,7 @@ type Proxy struct {
 	nextID    int
 	observers []observer
 	calls     map[string]int
+	answered  map[string]int
 	injected  map[FaultKind]int
 }
 
@@ -252,6 +253,7 @@ func StartProxy(target string) (*Proxy, error) {
 		forward:  httputil.NewSingleHostReverseProxy(u),
 		closing:  make(chan struct{}),
 		calls:    map[string]int{},
+		answered: map[string]int{},
 		injected: map[FaultKind]int{},
 	}
 	p.srv = httptest.NewServer(p)
@@ -327,6 +329,16 @@ func (p *Proxy) Calls(op string) int {
 	return n
 }
 
+// Answered reports how many requests of an operation the proxy forwarded
+// and answered while their client still waited: calls the client gave up
+// on (its deadline passed while a slow fault held them, or while the
+// target answered) are not counted.
+func (p *Proxy) Answered(op string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.answered[op]
+}
+
 // Injected reports how many requests received a fault of kind k.
 func (p *Proxy) Injected(k FaultKind) int {
 	p.mu.Lock()
@@ -339,6 +351,7 @@ func (p *Proxy) ResetCounts() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	clear(p.calls)
+	clear(p.answered)
 	clear(p.injected)
 }
 
@@ -381,7 +394,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	f, ok := p.pick(req, at)
 	if !ok {
-		p.forward.ServeHTTP(w, r)
+		p.pass(w, r, req)
 		return
 	}
 	switch f.Kind {
@@ -390,7 +403,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer t.Stop()
 		select {
 		case <-t.C:
-			p.forward.ServeHTTP(w, r)
+			p.pass(w, r, req)
 		case <-r.Context().Done():
 		case <-p.closing:
 		}
@@ -410,6 +423,18 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.Error(w, "unknown fault "+f.Kind.String(), http.StatusInternalServerError)
 	}
+}
+
+// pass forwards a request to the target and counts it as answered when its
+// client was still waiting for the answer.
+func (p *Proxy) pass(w http.ResponseWriter, r *http.Request, req *Request) {
+	p.forward.ServeHTTP(w, r)
+	if r.Context().Err() != nil {
+		return
+	}
+	p.mu.Lock()
+	p.answered[req.Operation()]++
+	p.mu.Unlock()
 }
 
 // reset closes the connection of w without an answer.

@@ -396,3 +396,71 @@ func TestRequestOperation(t *testing.T) {
 		})
 	}
 }
+
+// TestProxyAnswered counts the calls the target answered to a waiting
+// client: not a faulted one, nor one whose client gave up while a slow fault
+// held it or while the target took its time, but a slow one answered in
+// time.
+func TestProxyAnswered(t *testing.T) {
+	t.Parallel()
+	b := newBackend(t)
+	p := NewProxy(t, b.srv.URL)
+	client := &http.Client{Timeout: 5 * time.Second}
+
+	if c := sqsCall(t, client, p.URL, queueA); c.status != 200 {
+		t.Fatalf("plain call: status %d, want 200", c.status)
+	}
+	remove := p.Inject(MatchAll(), Fault{Kind: FaultServerError, Times: 1})
+	if c := sqsCall(t, client, p.URL, queueA); c.status != 500 {
+		t.Fatalf("faulted call: status %d, want 500", c.status)
+	}
+	remove()
+	remove = p.Inject(MatchAll(), Fault{Kind: FaultSlow, Delay: 50 * time.Millisecond, Times: 1})
+	if c := sqsCall(t, client, p.URL, queueA); c.status != 200 {
+		t.Fatalf("slow call answered in time: status %d, want 200", c.status)
+	}
+	remove()
+	p.Inject(MatchAll(), Fault{Kind: FaultSlow, Delay: time.Hour, Times: 1})
+	impatient := &http.Client{Timeout: 50 * time.Millisecond}
+	if c := sqsCall(t, impatient, p.URL, queueA); c.err == nil {
+		t.Fatalf("call held an hour: status %d, want a client timeout", c.status)
+	}
+
+	if got := p.Calls("GetQueueAttributes"); got != 4 {
+		t.Errorf("Calls = %d, want 4", got)
+	}
+	if got := p.Answered("GetQueueAttributes"); got != 2 {
+		t.Errorf("Answered = %d, want 2: the plain call and the slow one answered in time", got)
+	}
+	if got := p.Answered("SendMessage"); got != 0 {
+		t.Errorf("Answered(SendMessage) = %d, want 0", got)
+	}
+	p.ResetCounts()
+	if got := p.Answered("GetQueueAttributes"); got != 0 {
+		t.Errorf("Answered after ResetCounts = %d, want 0", got)
+	}
+
+	// A target slower than the client: forwarded, never answered.
+	release := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(slow.Close)
+	t.Cleanup(func() { close(release) })
+	ps := NewProxy(t, slow.URL)
+	if c := sqsCall(t, impatient, ps.URL, queueA); c.err == nil {
+		t.Fatalf("call to a target that does not answer: status %d, want a client timeout", c.status)
+	}
+	// The proxy's handler ends just after the client gives up.
+	deadline := time.Now().Add(5 * time.Second)
+	for ps.Calls("GetQueueAttributes") != 1 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if got := ps.Answered("GetQueueAttributes"); got != 0 {
+		t.Errorf("Answered = %d for a call the client gave up on while the target took its time, want 0", got)
+	}
+}
