@@ -306,8 +306,8 @@ func (e *Estimator) Update(c Counts, key uint64, f Flow) (Counts, bool) {
 	}
 	e.base = c
 	dt := c.At.Sub(prev.At).Seconds()
-	// uncertain bounds the error of Little's law over the interval: the
-	// in-flight count is known at its ends only.
+	// uncertain is the error bound the surge test allows the completions:
+	// Little's law's when they come from it, none from a deleted count.
 	var completions, uncertain float64
 	// Little's law: the mean number of messages in service over the
 	// interval (at most one per slot when the slots are known), each slot
@@ -316,6 +316,9 @@ func (e *Estimator) Update(c Counts, key uint64, f Flow) (Counts, bool) {
 	if f.Servers >= 0 {
 		a, b = math.Min(a, f.Servers), math.Min(b, f.Servers)
 	}
+	// littleErr bounds the error of Little's law over the interval: the
+	// in-flight count is known at its ends only.
+	littleErr := math.Abs(b-a) / 2 * f.PerServer
 	e.slotArrivalsOK = f.PerServer > 0 && f.Servers >= 0
 	if e.slotArrivalsOK {
 		e.slotDone = (a + b) / 2 * f.PerServer * dt
@@ -326,7 +329,7 @@ func (e *Estimator) Update(c Counts, key uint64, f Flow) (Counts, bool) {
 		completions = f.Deleted
 	case f.PerServer > 0:
 		completions = (a + b) / 2 * f.PerServer
-		uncertain = math.Abs(b-a) / 2 * f.PerServer
+		uncertain = littleErr
 		if e.perServer > 0 && f.PerServer != e.perServer && e.known && !f.Held {
 			// Never below what was sent, which every observation is
 			// raised to (sentbound.go).
@@ -394,7 +397,7 @@ func (e *Estimator) Update(c Counts, key uint64, f Flow) (Counts, bool) {
 		if e.slotArrivalsOK {
 			x, done = e.slotArrivals/dt, e.slotDone/dt
 		}
-		e.learnSpread(c.At, x, before, done, math.Abs(b-a)/2*f.PerServer, dt, f.Tau.Seconds())
+		e.learnSpread(c.At, x, before, done, littleErr, dt, f.Tau.Seconds())
 	}
 	return prev, true
 }
