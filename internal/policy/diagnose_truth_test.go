@@ -1,7 +1,10 @@
 package policy
 
 import (
+	"fmt"
 	"math"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -207,5 +210,52 @@ func BenchmarkDecideForecastAboveCap(b *testing.B) {
 	b.StopTimer()
 	if d.Forecast == nil || d.Capped || d.RecommendedWorkers <= s.Cap {
 		b.Fatalf("not the path measured: forecast %+v, capped %v, recommended %d", d.Forecast, d.Capped, d.RecommendedWorkers)
+	}
+}
+
+// TestBetReasonSaysTheBet checks the sentence a bet writes, appended piece
+// by piece, against the same facts formatted by fmt: the counts, the
+// pattern, the chance to a tenth of a percent with trailing zeros cut, the
+// time, the rate to three figures and the floor that sizes for it.
+func TestBetReasonSaysTheBet(t *testing.T) {
+	t.Parallel()
+	s := base()
+	s.StartDelay = 90 * time.Second
+	s.Cap = 12
+	now := time.Date(2025, 3, 1, 10, 5, 30, 0, time.UTC) // a start delay and an interval before the job due at 10:07
+	h := newHarness(t, s, asg(4, 4, 0))
+	h.now = now.Add(-2 * time.Minute)
+	if n := h.st.Preload(s, cronHistory(h.now, 8, 40)); n == 0 {
+		t.Fatal("nothing preloaded")
+	}
+	bets := 0
+	for range 24 {
+		d := h.step(tick, q(0, 2))
+		f := d.Forecast
+		if f == nil || f.Bet == nil {
+			continue
+		}
+		bets++
+		when := "expected at"
+		if !f.At.After(d.At) {
+			when = "due since"
+		}
+		floor := "the utilisation floor"
+		if f.Floor == model.FloorWait {
+			floor = "the wait floor"
+		}
+		rate := strconv.FormatFloat(f.SizedFor, 'g', 3, 64)
+		if f.SizedFor == math.Trunc(f.SizedFor) {
+			rate = strconv.Itoa(int(f.SizedFor))
+		}
+		want := fmt.Sprintf("seen %d of %d times, %s, chance %s %%: pre-starting %d of %d workers for the load %s %s (%s msg/s; missed, about %d messages past the promise): %s",
+			f.Seen, f.Of, f.Pattern, strconv.FormatFloat(math.Round(f.Bet.Chance*1000)/10, 'g', -1, 64), f.Bet.Workers, f.Bet.Need,
+			when, f.At.Format("15:04:05"), rate, int(f.Bet.LateIfMissed), floor)
+		if !slices.Contains(d.Reasons, want) {
+			t.Fatalf("at %s the reasons do not say the bet %+v as %q: %q", d.At.Format("15:04:05"), *f.Bet, want, d.Reasons)
+		}
+	}
+	if bets == 0 {
+		t.Fatal("no decision bet on the job")
 	}
 }

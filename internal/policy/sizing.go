@@ -285,12 +285,39 @@ func (c *call) betReason(o *forecast.Occurrence, b bet, n, full int, peak float6
 	if wait {
 		floor = "the wait floor"
 	}
-	when := "expected at"
+	when := " expected at "
 	if !f.At.After(c.now) {
-		when = "due since" // a time past is not expected
+		when = " due since " // a time past is not expected
 	}
-	c.reason("seen %d of %d times, %s, chance %s: pre-starting %d of %d workers for the load %s %s (%s msg/s; missed, about %s messages past the promise): %s",
-		f.Seen, f.Of, f.Pattern, percent(f.Bet.Chance), f.Bet.Workers, f.Bet.Need, when, f.At.Format("15:04:05"), number(f.SizedFor), number(f.Bet.LateIfMissed), floor)
+	// Appended piece by piece: through fmt, its nine values would each be
+	// boxed, most of the allocations of a decision that bets.
+	if c.n == maxReasons {
+		return
+	}
+	t := append(c.st.scratch, "seen "...)
+	t = strconv.AppendInt(t, int64(f.Seen), 10)
+	t = append(t, " of "...)
+	t = strconv.AppendInt(t, int64(f.Of), 10)
+	t = append(t, " times, "...)
+	t = append(t, f.Pattern...)
+	t = append(t, ", chance "...)
+	t = appendPercent(t, f.Bet.Chance)
+	t = append(t, ": pre-starting "...)
+	t = strconv.AppendInt(t, int64(f.Bet.Workers), 10)
+	t = append(t, " of "...)
+	t = strconv.AppendInt(t, int64(f.Bet.Need), 10)
+	t = append(t, " workers for the load"...)
+	t = append(t, when...)
+	t = f.At.AppendFormat(t, "15:04:05")
+	t = append(t, " ("...)
+	t = appendNumber(t, f.SizedFor)
+	t = append(t, " msg/s; missed, about "...)
+	t = appendNumber(t, f.Bet.LateIfMissed)
+	t = append(t, " messages past the promise): "...)
+	t = append(t, floor...)
+	c.st.scratch = t
+	c.ends[c.n] = len(t)
+	c.n++
 }
 
 // backlogNeed is the most the backlog floors (drain, latency, oldest age)
@@ -351,17 +378,19 @@ type number float64
 func (x number) Format(f fmt.State, _ rune) {
 	buf := fmtBufs.Get().(*[32]byte)
 	defer fmtBufs.Put(buf)
-	v := float64(x)
-	var out []byte
+	_, _ = f.Write(appendNumber(buf[:0], float64(x)))
+}
+
+// appendNumber appends v to b as number formats it.
+func appendNumber(b []byte, v float64) []byte {
 	switch {
 	case v == math.Trunc(v) && math.Abs(v) < 1e15:
-		out = strconv.AppendInt(buf[:0], int64(v), 10)
+		return strconv.AppendInt(b, int64(v), 10)
 	case math.Abs(v) >= 999.5 && math.Abs(v) < 1e15: // three figures of 999.7 are 1000, not 1e+03
-		out = strconv.AppendFloat(buf[:0], v, 'f', 0, 64)
+		return strconv.AppendFloat(b, v, 'f', 0, 64)
 	default:
-		out = strconv.AppendFloat(buf[:0], v, 'g', 3, 64)
+		return strconv.AppendFloat(b, v, 'g', 3, 64)
 	}
-	_, _ = f.Write(out)
 }
 
 // durationTexts keeps the text of the durations the reasons name on every
@@ -418,9 +447,13 @@ type percent float64
 func (r percent) Format(f fmt.State, _ rune) {
 	buf := fmtBufs.Get().(*[32]byte)
 	defer fmtBufs.Put(buf)
-	out := strconv.AppendFloat(buf[:0], math.Round(float64(r)*1000)/10, 'g', -1, 64)
-	out = append(out, " %"...)
-	_, _ = f.Write(out)
+	_, _ = f.Write(appendPercent(buf[:0], float64(r)))
+}
+
+// appendPercent appends the ratio r to b as percent formats it.
+func appendPercent(b []byte, r float64) []byte {
+	b = strconv.AppendFloat(b, math.Round(r*1000)/10, 'g', -1, 64)
+	return append(b, " %"...)
 }
 
 // rateFloorAt is the rate floors' count (keeping pace, utilisation, wait,

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -406,7 +407,7 @@ type span float64
 // Format implements fmt.Formatter.
 func (x span) Format(f fmt.State, _ rune) {
 	d := time.Duration(math.Round(math.Min(math.Max(float64(x), 0), 1e9))) * time.Second
-	_, _ = f.Write([]byte(d.String()))
+	_, _ = io.WriteString(f, d.String())
 }
 
 // costText is worker-hours an hour, formatted in dollars an hour when a
