@@ -256,6 +256,7 @@ func StartProxy(target string) (*Proxy, error) {
 		answered: map[string]int{},
 		injected: map[FaultKind]int{},
 	}
+	p.forward.ModifyResponse = p.countAnswer
 	p.srv = httptest.NewServer(p)
 	p.URL = p.srv.URL
 	return p, nil
@@ -332,11 +333,19 @@ func (p *Proxy) Calls(op string) int {
 // Answered reports how many requests of an operation the proxy forwarded
 // and answered while their client still waited: calls the client gave up
 // on (its deadline passed while a slow fault held them, or while the
-// target answered) are not counted.
+// target answered) are not counted, nor faulted ones. op "" counts every
+// operation.
 func (p *Proxy) Answered(op string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.answered[op]
+	if op != "" {
+		return p.answered[op]
+	}
+	n := 0
+	for _, c := range p.answered {
+		n += c
+	}
+	return n
 }
 
 // Injected reports how many requests received a fault of kind k.
@@ -425,16 +434,28 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// pass forwards a request to the target and counts it as answered when its
-// client was still waiting for the answer.
+// operationKey carries a forwarded request's operation in its context, for
+// countAnswer.
+type operationKey struct{}
+
+// pass forwards a request to the target.
 func (p *Proxy) pass(w http.ResponseWriter, r *http.Request, req *Request) {
-	p.forward.ServeHTTP(w, r)
-	if r.Context().Err() != nil {
-		return
+	p.forward.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), operationKey{}, req.Operation())))
+}
+
+// countAnswer counts the target's answer to a forwarded request when its
+// client still waits for it. It runs before the answer is passed on, so a
+// client that has its answer finds it counted.
+func (p *Proxy) countAnswer(resp *http.Response) error {
+	ctx := resp.Request.Context()
+	if ctx.Err() != nil {
+		return nil
 	}
+	op, _ := ctx.Value(operationKey{}).(string)
 	p.mu.Lock()
-	p.answered[req.Operation()]++
+	p.answered[op]++
 	p.mu.Unlock()
+	return nil
 }
 
 // reset closes the connection of w without an answer.

@@ -435,6 +435,9 @@ func TestProxyAnswered(t *testing.T) {
 	if got := p.Answered("SendMessage"); got != 0 {
 		t.Errorf("Answered(SendMessage) = %d, want 0", got)
 	}
+	if got := p.Answered(""); got != 2 {
+		t.Errorf(`Answered("") = %d, want 2`, got)
+	}
 	p.ResetCounts()
 	if got := p.Answered("GetQueueAttributes"); got != 0 {
 		t.Errorf("Answered after ResetCounts = %d, want 0", got)
