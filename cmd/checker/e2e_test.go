@@ -430,11 +430,13 @@ func isSQS(r *awstest.Request) bool {
 	return strings.HasPrefix(r.Header.Get("X-Amz-Target"), "AmazonSQS.")
 }
 
-// scaling is one SetDesiredCapacity call seen by the proxy.
+// scaling is one SetDesiredCapacity call seen by the proxy, with the
+// fleet reads (DescribeAutoScalingGroups) it had answered by then.
 type scaling struct {
-	at      time.Time
-	group   string
-	desired int
+	at         time.Time
+	group      string
+	desired    int
+	fleetReads int
 }
 
 // scalingLog records the SetDesiredCapacity calls passing through a proxy.
@@ -457,8 +459,9 @@ func watchScaling(p *awstest.Proxy) *scalingLog {
 		if err != nil {
 			n = -1
 		}
+		reads := p.Answered("DescribeAutoScalingGroups")
 		l.mu.Lock()
-		l.calls = append(l.calls, scaling{at: at, group: form.Get("AutoScalingGroupName"), desired: n})
+		l.calls = append(l.calls, scaling{at: at, group: form.Get("AutoScalingGroupName"), desired: n, fleetReads: reads})
 		l.mu.Unlock()
 	})
 	return l

@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"math/rand/v2"
-	"net/url"
 	"slices"
-	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -37,36 +35,14 @@ func TestE2EReloadStormKeepsActing(t *testing.T) {
 	// interval, as one of many queues and groups does, so that most
 	// reloads land while a cycle runs.
 	proxy := awstest.NewProxy(t, awstest.Shared(t).URL)
-	const fleetRead = "DescribeAutoScalingGroups"
+	const fleetRead = "DescribeAutoScalingGroups" // as watchScaling counts them
 	stop := proxy.Inject(awstest.MatchOperation(fleetRead), awstest.Fault{Kind: awstest.FaultSlow, Delay: 1200 * time.Millisecond})
 	defer stop()
 	bin := buildChecker(t)
 	const interval = 2 * time.Second
 	q := makeQueue(t, f, queueSpec{region: east})
 	low := []string{makeASG(t, f, 0, 10, 1), makeASG(t, f, 0, 10, 1)}
-	// The checker's raises of the low groups, with the answered fleet
-	// reads counted when each was asked for.
-	type raise struct {
-		at    time.Time
-		reads int
-	}
-	var mu sync.Mutex
-	raised := map[string]raise{}
-	proxy.Observe(func(r *awstest.Request, at time.Time) {
-		if r.Operation() != "SetDesiredCapacity" {
-			return
-		}
-		form, err := url.ParseQuery(string(r.Body))
-		if err != nil {
-			return
-		}
-		if n, err := strconv.Atoi(form.Get("DesiredCapacity")); err != nil || n < 3 {
-			return
-		}
-		mu.Lock()
-		raised[form.Get("AutoScalingGroupName")] = raise{at: at, reads: proxy.Answered(fleetRead)}
-		mu.Unlock()
-	})
+	scalings := watchScaling(proxy)
 	other := makeASG(t, f, 0, 10, 2)
 	doc := func(latency time.Duration, max int) e2eConfig {
 		g := func(name, asg string, max int) e2eGroup {
@@ -113,17 +89,14 @@ func TestE2EReloadStormKeepsActing(t *testing.T) {
 		for _, asg := range low {
 			eventually(t, 20*interval, "back at the min during the storm", func() bool { return asgDesired(t, f, asg) >= 3 })
 		}
-		reads := 0
-		mu.Lock()
+		reads, calls := 0, scalings.since(set)
 		for _, asg := range low {
-			r, ok := raised[asg]
-			if !ok || r.at.Before(set) {
-				mu.Unlock()
+			i := slices.IndexFunc(calls, func(c scaling) bool { return c.group == asg && c.desired >= 3 })
+			if i < 0 {
 				t.Fatalf("%s is back at its min, but the checker was not seen raising it", asg)
 			}
-			reads = max(reads, r.reads-before)
+			reads = max(reads, calls[i].fleetReads-before)
 		}
-		mu.Unlock()
 		lags, lagReads = append(lags, time.Since(set)), append(lagReads, reads)
 		time.Sleep(time.Duration(rng.Float64() * float64(interval)))
 	}

@@ -320,11 +320,16 @@ func (p *Proxy) Clear() {
 func (p *Proxy) Calls(op string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return count(p.calls, op)
+}
+
+// count is counts[op], or the sum of counts when op is "".
+func count(counts map[string]int, op string) int {
 	if op != "" {
-		return p.calls[op]
+		return counts[op]
 	}
 	n := 0
-	for _, c := range p.calls {
+	for _, c := range counts {
 		n += c
 	}
 	return n
@@ -338,14 +343,7 @@ func (p *Proxy) Calls(op string) int {
 func (p *Proxy) Answered(op string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if op != "" {
-		return p.answered[op]
-	}
-	n := 0
-	for _, c := range p.answered {
-		n += c
-	}
-	return n
+	return count(p.answered, op)
 }
 
 // Injected reports how many requests received a fault of kind k.
