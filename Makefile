@@ -36,6 +36,10 @@ test: test-deps vet lint
 	# The oracle's bounds (internal/sim/bound_test.go): every policy on every
 	# built-in scenario and an exhaustive search, likewise without it.
 	$(GO) test -count=1 -timeout 20m -run 'TestOracle' ./internal/sim
+	# The bursty-traffic yardstick and the SLO table of docs/simulation.md as
+	# the simulator gives them now (`make bursts`, `make slo`; about two
+	# minutes): a change that moves them updates the page with it.
+	$(GO) test -tags comparison -count=1 -timeout 20m -run 'TestBurstTable|TestSLOTable' ./cmd/checker -bursts -slo
 
 test-deps:
 	scripts/test-deps
