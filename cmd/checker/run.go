@@ -245,7 +245,7 @@ func (r *reloader) reload(ctx context.Context, always bool) {
 		}
 		return
 	}
-	if !always && (sum == r.sum || sum == r.bad) {
+	if !always && sum == r.bad {
 		return
 	}
 	if err != nil {
@@ -266,18 +266,26 @@ func (r *reloader) reload(ctx context.Context, always bool) {
 		r.log.Error("reload refused; keeping the running configuration", zap.String("config", r.src.name), zap.String("reason", msg))
 		return
 	}
+	if err := r.swap(ctx, cfg, sum); err != nil {
+		fail(err)
+	}
+}
+
+// swap builds the AWS-facing parts of cfg, a valid document whose digest is
+// sum, and puts them in the running ones' place: the controller's groups,
+// the metrics registry, the warm start and the lease groups. On an error
+// the running configuration stays.
+func (r *reloader) swap(ctx context.Context, cfg config.Config, sum [32]byte) error {
 	asm, err := assemble(ctx, cfg, r.log)
 	if err != nil {
-		fail(err)
-		return
+		return err
 	}
 	var unchanged []string
 	if r.running != nil {
 		unchanged = r.running.SameTargets(cfg)
 	}
 	if err := r.ctrl.Reload(asm.groups, asm.observer, asm.actuator, unchanged...); err != nil {
-		fail(err)
-		return
+		return err
 	}
 	r.running = &cfg
 	r.ctrl.Views().SetPrices(awscost.FromConfig(cfg.AWS))
@@ -292,6 +300,7 @@ func (r *reloader) reload(ctx context.Context, always bool) {
 	}
 	r.log.Info("configuration reloaded", zap.String("config", r.src.name), zap.Int("groups", len(cfg.Groups)),
 		zap.String("note", "listen, interval, log and debug settings change only on restart"))
+	return nil
 }
 
 func cmdOnce(ctx context.Context, args []string, stdout, stderr io.Writer) error {
