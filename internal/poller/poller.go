@@ -298,6 +298,17 @@ func (p *Poller) Observe(ctx context.Context, now time.Time) ([]model.Observatio
 	}
 	p.expectMu.Unlock()
 
+	pools := p.call(callCtx, now)
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return nil, fmt.Errorf("observe: %w", ctx.Err())
+	}
+	return p.settle(now, pools), nil
+}
+
+// call makes the round's calls, side by side: each region's due queues
+// (paced) and CloudWatch batches, and the fleets. It returns when every
+// call has answered or given up, with each region's paced pool.
+func (p *Poller) call(ctx context.Context, now time.Time) []*pacedPool {
 	var wg sync.WaitGroup
 	pools := make([]*pacedPool, len(p.regions))
 	for ri, r := range p.regions {
@@ -305,26 +316,27 @@ func (p *Poller) Observe(ctx context.Context, now time.Time) ([]model.Observatio
 		pools[ri] = runPaced(&wg, r.pace.size(len(r.due)), r.pace.ceiling, len(r.due), time.Now().Add(r.pace.target),
 			func(i int) time.Duration {
 				q := r.due[i]
-				q.poll(callCtx, r.sqs)
+				q.poll(ctx, r.sqs)
 				return q.res.latency
 			})
 		if r.cw != nil && r.cw.start(now) {
-			runPool(&wg, p.limit, len(r.cw.batches), func(b int) { r.cw.fetch(callCtx, now, b) })
+			runPool(&wg, p.limit, len(r.cw.batches), func(b int) { r.cw.fetch(ctx, now, b) })
 		}
 	}
 	for _, f := range p.fleets {
 		f.reset()
 	}
-	runPool(&wg, p.limit, len(p.asg), func(i int) { p.asg[i].fetch(callCtx) })
-	runPool(&wg, p.limit, len(p.ecs), func(i int) { p.ecs[i].fetch(callCtx) })
-	runPool(&wg, p.limit, len(p.kube), func(i int) { p.kube[i].fetchKube(callCtx, p.kubeAPI) })
+	runPool(&wg, p.limit, len(p.asg), func(i int) { p.asg[i].fetch(ctx) })
+	runPool(&wg, p.limit, len(p.ecs), func(i int) { p.ecs[i].fetch(ctx) })
+	runPool(&wg, p.limit, len(p.kube), func(i int) { p.kube[i].fetchKube(ctx, p.kubeAPI) })
 	wg.Wait()
+	return pools
+}
 
-	if errors.Is(ctx.Err(), context.Canceled) {
-		return nil, fmt.Errorf("observe: %w", ctx.Err())
-	}
-
-	// Everything below runs on this goroutine alone.
+// settle turns the round's answers into the active groups' observations:
+// the regions' pacing and CloudWatch readings, each fleet read once, and
+// each group's sample. It runs on the caller's goroutine alone, after call.
+func (p *Poller) settle(now time.Time, pools []*pacedPool) []model.Observation {
 	for ri, r := range p.regions {
 		r.pace.limit = int(pools[ri].workers.Load())
 		r.settle(p.callTimeout)
@@ -353,7 +365,7 @@ func (p *Poller) Observe(ctx context.Context, now time.Time) ([]model.Observatio
 		}
 		out = append(out, o)
 	}
-	return out, nil
+	return out
 }
 
 // SetExpectingLoad tells the poller that a group expects load until the
