@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -49,28 +50,11 @@ var demoGroups = []demoGroup{
 }
 
 func cmdDemo(ctx context.Context, args []string, _, stderr io.Writer) error {
-	fs := newFlags("demo", stderr)
-	listen := fs.String("listen", "127.0.0.1:9102", "address of /, /plan, /metrics, /healthz, /readyz and /livez")
-	speed := fs.Float64("speed", 1, "simulated seconds per wall-clock second (1 = real time)")
-	interval := fs.Duration("interval", 5*time.Second, "sampling interval, in simulated time")
-	forDur := fs.Duration("for", 0, "stop after this long (wall clock); 0 runs until SIGINT or SIGTERM")
-	seed := fs.Uint64("seed", 1, "random seed of the simulated traffic")
-	logFormat := fs.String("log-format", "json", "log format: json or console")
-	kedaListen := fs.String("keda-listen", "", "serve KEDA's external scaler (gRPC, with reflection) for the demo's groups on this address, such as 127.0.0.1:9103")
-	if err := parseFlags(fs, args); err != nil {
+	o, err := parseDemoFlags(newFlags("demo", stderr), args)
+	if err != nil {
 		return err
 	}
-	switch {
-	case !(*speed > 0) || *speed > 1000:
-		return usageErr("--speed must be in (0, 1000], not %v", *speed)
-	case *interval < time.Second:
-		return usageErr("--interval must be at least 1s, not %v", *interval)
-	case *forDur < 0:
-		return usageErr("--for must be >= 0, not %v", *forDur)
-	case *logFormat != "json" && *logFormat != "console":
-		return usageErr("--log-format must be json or console, not %q", *logFormat)
-	}
-	log, err := newLogger(config.Log{Level: "info", Format: *logFormat}, stderr)
+	log, err := newLogger(config.Log{Level: "info", Format: o.logFormat}, stderr)
 	if err != nil {
 		return err
 	}
@@ -78,17 +62,17 @@ func cmdDemo(ctx context.Context, args []string, _, stderr io.Writer) error {
 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	if *forDur > 0 {
+	if o.forDur > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, *forDur)
+		ctx, cancel = context.WithTimeout(ctx, o.forDur)
 		defer cancel()
 	}
 
 	start := time.Now()
 	clock := func() time.Time {
-		return start.Add(time.Duration(float64(time.Since(start)) * *speed))
+		return start.Add(time.Duration(float64(time.Since(start)) * o.speed))
 	}
-	worlds, settings, err := newDemoWorlds(start, *interval, *seed)
+	worlds, settings, err := newDemoWorlds(start, o.interval, o.seed)
 	if err != nil {
 		return err
 	}
@@ -105,19 +89,54 @@ func cmdDemo(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	wallInterval := time.Duration(float64(*interval) / *speed)
-	handler := web.Handler(web.Options{Controller: ctrl, Gatherer: base, Interval: *interval,
+	wallInterval := time.Duration(float64(o.interval) / o.speed)
+	handler := web.Handler(web.Options{Controller: ctrl, Gatherer: base, Interval: o.interval,
 		Refresh: wallInterval, Now: clock})
-	log.Info("demo starting: simulated queues and fleets, no AWS", zap.Float64("speed", *speed),
-		zap.Duration("interval", *interval), zap.Int("groups", len(settings)))
+	log.Info("demo starting: simulated queues and fleets, no AWS", zap.Float64("speed", o.speed),
+		zap.Duration("interval", o.interval), zap.Int("groups", len(settings)))
 
-	scaler, err := kedaServer(config.KEDA{Listen: *kedaListen}, ctrl, base, log.Named("keda"))
+	scaler, err := kedaServer(config.KEDA{Listen: o.kedaListen}, ctrl, base, log.Named("keda"))
 	if err != nil {
 		return err
 	}
-	err = serveDemo(ctx, ctrl, scaler, handler, *listen, controller.RunOptions{Interval: wallInterval, Now: clock}, log)
+	err = serveDemo(ctx, ctrl, scaler, handler, o.listen, controller.RunOptions{Interval: wallInterval, Now: clock}, log)
 	log.Info("demo stopped")
 	return err
+}
+
+// demoOptions are the demo's flags.
+type demoOptions struct {
+	listen, logFormat, kedaListen string
+	speed                         float64
+	interval, forDur              time.Duration
+	seed                          uint64
+}
+
+// parseDemoFlags reads and checks the demo's flags; a bad one is a usage
+// error.
+func parseDemoFlags(fs *flag.FlagSet, args []string) (demoOptions, error) {
+	var o demoOptions
+	fs.StringVar(&o.listen, "listen", "127.0.0.1:9102", "address of /, /plan, /metrics, /healthz, /readyz and /livez")
+	fs.Float64Var(&o.speed, "speed", 1, "simulated seconds per wall-clock second (1 = real time)")
+	fs.DurationVar(&o.interval, "interval", 5*time.Second, "sampling interval, in simulated time")
+	fs.DurationVar(&o.forDur, "for", 0, "stop after this long (wall clock); 0 runs until SIGINT or SIGTERM")
+	fs.Uint64Var(&o.seed, "seed", 1, "random seed of the simulated traffic")
+	fs.StringVar(&o.logFormat, "log-format", "json", "log format: json or console")
+	fs.StringVar(&o.kedaListen, "keda-listen", "", "serve KEDA's external scaler (gRPC, with reflection) for the demo's groups on this address, such as 127.0.0.1:9103")
+	if err := parseFlags(fs, args); err != nil {
+		return o, err
+	}
+	switch {
+	case !(o.speed > 0) || o.speed > 1000:
+		return o, usageErr("--speed must be in (0, 1000], not %v", o.speed)
+	case o.interval < time.Second:
+		return o, usageErr("--interval must be at least 1s, not %v", o.interval)
+	case o.forDur < 0:
+		return o, usageErr("--for must be >= 0, not %v", o.forDur)
+	case o.logFormat != "json" && o.logFormat != "console":
+		return o, usageErr("--log-format must be json or console, not %q", o.logFormat)
+	}
+	return o, nil
 }
 
 // serveDemo runs the demo's loop, at the simulated clock of loop, beside
