@@ -86,43 +86,50 @@ func parseSwitchKeys(tags map[string]string, prefix, what string) model.Switches
 		if k != name {
 			warn(what+" %q read as %s", clip(k), name)
 		}
-		switch sw {
-		case switchkey.Paused:
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				hold(what+" %s=%q not understood: want true or false", clip(k), clip(v))
-				continue
-			}
-			s.Paused = b
-		case switchkey.PausedBy:
-			s.PausedBy = clip(v)
-		case switchkey.PausedAt:
-			at, err := time.Parse(time.RFC3339, v)
-			if err != nil {
-				warn(what+" %s=%q ignored: want a time such as 2025-03-01T12:00:00Z", clip(k), clip(v))
-				continue
-			}
-			s.PausedSince = at
-		case switchkey.ScaleIn:
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				hold(what+" %s=%q not understood: want true or false", clip(k), clip(v))
-				continue
-			}
-			s.ScaleInOff = !b
-		case switchkey.Pin:
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
-				hold(what+" %s=%q not understood: want a whole number of workers >= 0", clip(k), clip(v))
-				continue
-			}
-			s.Pinned, s.Pin = true, n
+		if h, w := applySwitch(&s, sw, k, v, what); h != "" {
+			hold("%s", h)
+		} else if w != "" {
+			warn("%s", w)
 		}
 	}
 	if !s.Paused {
 		s.PausedBy, s.PausedSince = "", time.Time{}
 	}
 	return s
+}
+
+// applySwitch sets the switch sw on s from the value v of the key k (a
+// what: tag or annotation). It returns what holds the group, a value not
+// understood, or what only warns, a paused-at that is no time; else both
+// are empty.
+func applySwitch(s *model.Switches, sw switchkey.Switch, k, v, what string) (hold, warn string) {
+	switch sw {
+	case switchkey.Paused, switchkey.ScaleIn:
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Sprintf(what+" %s=%q not understood: want true or false", clip(k), clip(v)), ""
+		}
+		if sw == switchkey.Paused {
+			s.Paused = b
+		} else {
+			s.ScaleInOff = !b
+		}
+	case switchkey.PausedBy:
+		s.PausedBy = clip(v)
+	case switchkey.PausedAt:
+		at, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			return "", fmt.Sprintf(what+" %s=%q ignored: want a time such as 2025-03-01T12:00:00Z", clip(k), clip(v))
+		}
+		s.PausedSince = at
+	case switchkey.Pin:
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Sprintf(what+" %s=%q not understood: want a whole number of workers >= 0", clip(k), clip(v)), ""
+		}
+		s.Pinned, s.Pin = true, n
+	}
+	return "", ""
 }
 
 // clip bounds text from a tag for messages.
