@@ -472,11 +472,41 @@ func planHistory(kinds []histKind) []histRegion {
 func fetchHistoryBatch(ctx context.Context, api cloudWatchAPI, batch []histQueue, metrics []histMetric, from, to time.Time, minutes, period int) ([][][]float64, error) {
 	ctx, cancel := context.WithTimeout(ctx, histCallTimeout)
 	defer cancel()
-	queries := make([]cwtypes.MetricDataQuery, 0, len(batch)*len(metrics))
+	queries, ids := historyQueries(batch, metrics, period)
 	vals := make([][][]float64, len(batch))
+	for i := range vals {
+		vals[i] = make([][]float64, len(metrics))
+	}
+	in := &cloudwatch.GetMetricDataInput{
+		MetricDataQueries: queries,
+		StartTime:         aws.Time(from),
+		EndTime:           aws.Time(to),
+		ScanBy:            cwtypes.ScanByTimestampAscending,
+	}
+	for {
+		out, err := api.GetMetricData(ctx, in)
+		if err != nil {
+			return nil, fmt.Errorf("get %s of %s and %d more: %w", metricNames(metrics), batch[0].name, len(batch)-1, err)
+		}
+		for _, r := range out.MetricDataResults {
+			if ref, ok := ids[aws.ToString(r.Id)]; ok && len(r.Values) == len(r.Timestamps) {
+				storeHistory(&vals[ref[0]][ref[1]], r, from, minutes, period)
+			}
+		}
+		if out.NextToken == nil || aws.ToString(out.NextToken) == "" {
+			return vals, nil
+		}
+		in.NextToken = out.NextToken
+	}
+}
+
+// historyQueries is one GetMetricData query for each queue of the batch and
+// each metric, with the ids that point back to them: queue index, metric
+// index.
+func historyQueries(batch []histQueue, metrics []histMetric, period int) ([]cwtypes.MetricDataQuery, map[string][2]int) {
+	queries := make([]cwtypes.MetricDataQuery, 0, len(batch)*len(metrics))
 	ids := make(map[string][2]int, len(batch)*len(metrics))
 	for i, q := range batch {
-		vals[i] = make([][]float64, len(metrics))
 		for m, spec := range metrics {
 			id := fmt.Sprintf("q%d", i)
 			if m > 0 {
@@ -498,51 +528,34 @@ func fetchHistoryBatch(ctx context.Context, api cloudWatchAPI, batch []histQueue
 			})
 		}
 	}
-	in := &cloudwatch.GetMetricDataInput{
-		MetricDataQueries: queries,
-		StartTime:         aws.Time(from),
-		EndTime:           aws.Time(to),
-		ScanBy:            cwtypes.ScanByTimestampAscending,
-	}
-	for {
-		out, err := api.GetMetricData(ctx, in)
-		if err != nil {
-			return nil, fmt.Errorf("get %s of %s and %d more: %w", metricNames(metrics), batch[0].name, len(batch)-1, err)
+	return queries, ids
+}
+
+// storeHistory puts the usable datapoints of r (finite, not negative, at or
+// after from) into *dst by their period since from, up to minutes of them.
+// *dst is made, all NaN, on the first datapoint: most of a warm start's
+// queues and minutes may have none, and a failed call has none at all.
+func storeHistory(dst *[]float64, r cwtypes.MetricDataResult, from time.Time, minutes, period int) {
+	for k, ts := range r.Timestamps {
+		v := r.Values[k]
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			continue
 		}
-		for _, r := range out.MetricDataResults {
-			ref, ok := ids[aws.ToString(r.Id)]
-			if !ok || len(r.Values) != len(r.Timestamps) {
-				continue
-			}
-			for k, ts := range r.Timestamps {
-				v := r.Values[k]
-				if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-					continue
-				}
-				m := ts.Sub(from)
-				if m < 0 {
-					continue
-				}
-				if j := int(m / (time.Duration(period) * time.Second)); j < minutes {
-					dst := vals[ref[0]][ref[1]]
-					if dst == nil {
-						// Made on the first datapoint: most of a warm
-						// start's queues and minutes may have none, and a
-						// failed call has none at all.
-						dst = make([]float64, minutes)
-						for x := range dst {
-							dst[x] = math.NaN()
-						}
-						vals[ref[0]][ref[1]] = dst
-					}
-					dst[j] = v
-				}
+		m := ts.Sub(from)
+		if m < 0 {
+			continue
+		}
+		j := int(m / (time.Duration(period) * time.Second))
+		if j >= minutes {
+			continue
+		}
+		if *dst == nil {
+			*dst = make([]float64, minutes)
+			for x := range *dst {
+				(*dst)[x] = math.NaN()
 			}
 		}
-		if out.NextToken == nil || aws.ToString(out.NextToken) == "" {
-			return vals, nil
-		}
-		in.NextToken = out.NextToken
+		(*dst)[j] = v
 	}
 }
 
