@@ -62,11 +62,19 @@ func TestE2EReloadStormKeepsActing(t *testing.T) {
 	// One generator each for the storm and the checks, which run side by side.
 	rng, stormRng := rand.New(rand.NewPCG(53, 7)), rand.New(rand.NewPCG(53, 8))
 	ctx, cancel := context.WithCancel(context.Background())
+	// A check that fails ends the storm, and the test waits for it: the
+	// storm's own checks must not fail a test that has ended.
+	stormCtx, stopStorm := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
+	t.Cleanup(func() { stopStorm(); wg.Wait() })
 	wg.Go(func() { // the storm
 		defer cancel()
 		for i := range 28 {
-			time.Sleep(time.Duration((0.3 + 1.1*stormRng.Float64()) * float64(interval)))
+			select {
+			case <-stormCtx.Done():
+				return
+			case <-time.After(time.Duration((0.3 + 1.1*stormRng.Float64()) * float64(interval))):
+			}
 			if i%4 != 3 { // every fourth SIGHUP reloads the document unchanged
 				writeFile(t, path, docs[(i+1)%len(docs)].yaml())
 			}
@@ -79,7 +87,12 @@ func TestE2EReloadStormKeepsActing(t *testing.T) {
 		// Reads answered before the first group is set below its min may
 		// still be counted: they only lengthen the lag measured.
 		before := proxy.Answered(fleetRead)
+		// A raise is the checker's answer to the set below the min once
+		// the set has begun: before it, the group was at its min and
+		// nothing was to be raised.
+		setAt := map[string]time.Time{}
 		for _, asg := range low {
+			setAt[asg] = time.Now()
 			if _, err := f.AutoScaling(east).SetDesiredCapacity(context.Background(), &autoscaling.SetDesiredCapacityInput{
 				AutoScalingGroupName: aws.String(asg), DesiredCapacity: aws.Int32(1)}); err != nil {
 				t.Fatal(err)
@@ -89,8 +102,9 @@ func TestE2EReloadStormKeepsActing(t *testing.T) {
 		for _, asg := range low {
 			eventually(t, 20*interval, "back at the min during the storm", func() bool { return asgDesired(t, f, asg) >= 3 })
 		}
-		reads, calls := 0, scalings.since(set)
+		reads := 0
 		for _, asg := range low {
+			calls := scalings.since(setAt[asg])
 			i := slices.IndexFunc(calls, func(c scaling) bool { return c.group == asg && c.desired >= 3 })
 			if i < 0 {
 				t.Fatalf("%s is back at its min, but the checker was not seen raising it", asg)
