@@ -229,8 +229,14 @@ func (c *call) reason(format string, args ...any) {
 	if c.n == maxReasons {
 		return
 	}
-	c.st.scratch = fmt.Appendf(c.st.scratch, format, args...)
-	c.ends[c.n] = len(c.st.scratch)
+	c.keepReason(fmt.Appendf(c.st.scratch, format, args...))
+}
+
+// keepReason takes t, the scratch buffer with one more reason appended to
+// it, as the decision's next reason; the caller checks maxReasons first.
+func (c *call) keepReason(t []byte) {
+	c.st.scratch = t
+	c.ends[c.n] = len(t)
 	c.n++
 }
 

@@ -314,10 +314,7 @@ func (c *call) betReason(o *forecast.Occurrence, b bet, n, full int, peak float6
 	t = append(t, " msg/s; missed, about "...)
 	t = appendNumber(t, f.Bet.LateIfMissed)
 	t = append(t, " messages past the promise): "...)
-	t = append(t, floor...)
-	c.st.scratch = t
-	c.ends[c.n] = len(t)
-	c.n++
+	c.keepReason(append(t, floor...))
 }
 
 // backlogNeed is the most the backlog floors (drain, latency, oldest age)
