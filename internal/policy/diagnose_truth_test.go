@@ -112,23 +112,27 @@ func cronHistory(end time.Time, hours int, job float64) model.MinuteHistory {
 	return h
 }
 
+// cappedBeforeJob is the group TestCappedOnlyByCurrentLoad, its benchmark
+// and TestBetReasonSaysTheBet decide for: capped at 12, a 90 s start
+// delay, and the time, 10:05:30, a start delay and an interval before the
+// job of cronHistory due at 10:07.
+func cappedBeforeJob() (Settings, time.Time) {
+	s := base()
+	s.StartDelay = 90 * time.Second
+	s.Cap = 12
+	return s, time.Date(2025, 3, 1, 10, 5, 30, 0, time.UTC)
+}
+
 // A cap below what a forecast asks for, but above what today's load needs,
 // lowers the count to the cap without calling the group capped; a cap below
 // today's load's needs does.
 func TestCappedOnlyByCurrentLoad(t *testing.T) {
 	t.Parallel()
-	settings := func() Settings {
-		s := base()
-		s.StartDelay = 90 * time.Second
-		s.Cap = 12
-		return s
-	}
-	// 10:05:30, a start delay and an interval before the job due at 10:07.
-	now := time.Date(2025, 3, 1, 10, 5, 30, 0, time.UTC)
+	_, now := cappedBeforeJob()
 
 	t.Run("forecast above the cap, today's load below it", func(t *testing.T) {
 		t.Parallel()
-		s := settings()
+		s, _ := cappedBeforeJob()
 		h := newHarness(t, s, asg(4, 4, 0))
 		h.now = now.Add(-2 * time.Minute)
 		if n := h.st.Preload(s, cronHistory(h.now, 8, 40)); n == 0 {
@@ -159,7 +163,7 @@ func TestCappedOnlyByCurrentLoad(t *testing.T) {
 	})
 	t.Run("today's load above the cap", func(t *testing.T) {
 		t.Parallel()
-		s := settings()
+		s, _ := cappedBeforeJob()
 		h := newHarness(t, s, asg(12, 12, 0))
 		h.now = now.Add(-2 * time.Minute)
 		var d model.Decision
@@ -183,10 +187,7 @@ func TestCappedOnlyByCurrentLoad(t *testing.T) {
 // history: the path on which the current load's need is computed beside
 // the recommendation (diagnosis and clamp).
 func BenchmarkDecideForecastAboveCap(b *testing.B) {
-	s := base()
-	s.StartDelay = 90 * time.Second
-	s.Cap = 12
-	now := time.Date(2025, 3, 1, 10, 5, 30, 0, time.UTC) // as TestCappedOnlyByCurrentLoad: the job due at 10:07 within the horizon
+	s, now := cappedBeforeJob()
 	var st State
 	st.Preload(s, cronHistory(now.Add(-2*time.Minute), 8, 40))
 	fleet := asg(4, 4, 0)
@@ -219,10 +220,7 @@ func BenchmarkDecideForecastAboveCap(b *testing.B) {
 // time, the rate to three figures and the floor that sizes for it.
 func TestBetReasonSaysTheBet(t *testing.T) {
 	t.Parallel()
-	s := base()
-	s.StartDelay = 90 * time.Second
-	s.Cap = 12
-	now := time.Date(2025, 3, 1, 10, 5, 30, 0, time.UTC) // a start delay and an interval before the job due at 10:07
+	s, now := cappedBeforeJob()
 	h := newHarness(t, s, asg(4, 4, 0))
 	h.now = now.Add(-2 * time.Minute)
 	if n := h.st.Preload(s, cronHistory(h.now, 8, 40)); n == 0 {
