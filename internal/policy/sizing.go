@@ -91,14 +91,44 @@ func (c *call) size() {
 	c.sizeModel()
 }
 
+// sizeModel makes the model policy's recommendation in stages, each
+// recording its reasons in turn: what the arrivals read (readArrivals), the
+// rate the floors size for (floorRate), the backlog floors (backlogFloor),
+// the rate floors (rateFloors), and last the safety workers. The rate
+// floors alone are the recommendation the scale-in window holds (rateRec).
 func (c *call) sizeModel() {
 	s := c.s
 	c.planBursts()
+	projLam := c.readArrivals()
+	lam := c.floorRate()
+	rec := c.backlogFloor(lam, projLam)
+	// The rate floors: keeping pace with arrivals, then utilisation and wait.
+	rate := capacity.DrainFloor(lam, c.muEff, 0, 0)
+	if c.lambdaKnown {
+		n := c.rateFloors(lam)
+		rec, rate = max(rec, n), max(rate, n)
+	}
+	if s.SafetyWorkers > 0 {
+		rec += min(s.SafetyWorkers, maxRecommended)
+		rate += min(s.SafetyWorkers, maxRecommended)
+		c.reason("%d safety workers added", s.SafetyWorkers)
+	}
+	if c.lambdaKnown {
+		c.warmPays(rate)
+		c.st.bursts.serving = float64(rate) * c.muEff
+	}
+	c.rec, c.recKnown = min(rec, maxRecommended), true
+	c.rateRec = min(rate, maxRecommended)
+}
+
+// readArrivals says what the arrivals read this interval (a jump held back
+// as a dump, a surge, the rate, a climb) and returns the rate the backlog
+// floors project the backlog with while new workers start: at a jump held
+// back as a dump, the estimate the jump would have given without the bound.
+func (c *call) readArrivals() (projLam float64) {
+	s := c.s
 	lam := c.lambdaEff
-	latency := c.latency()
-	// At a jump held back as a dump, the backlog floors project the backlog
-	// with the estimate the jump would have given without the bound.
-	projLam := lam
+	projLam = lam
 	if dumped, unbounded, ok := c.st.est.Dump(c.at); ok {
 		projLam = math.Max(lam, capacity.EffectiveArrival(unbounded, s.BurstReserve))
 		if math.Round(dumped) >= 1 {
@@ -124,7 +154,15 @@ func (c *call) sizeModel() {
 		c.reason("arrivals climbing %s msg/s a minute: sized for %s msg/s, what they reach when workers launched now are in service (the %s average's lag and the %s start delay)",
 			number(c.slope*60), number(c.lambda+c.rise), c.st.texts.of(s.ArrivalSmoothing, slotWindow), c.st.texts.of(s.StartDelay, slotStartDelay))
 	}
+	return projLam
+}
 
+// floorRate is the rate the floors size for: the arrivals, or the rate
+// after a burst expected to end (warm.go); the bursts the forecast's
+// memory would keep workers for are left to the warm capacity, and the
+// noise check is made on it.
+func (c *call) floorRate() float64 {
+	lam := c.lambdaEff
 	if c.bp.ending() {
 		// A burst that ends before new workers start, or soon after: they
 		// serve what it leaves and the arrivals after it (warm.go).
@@ -142,6 +180,18 @@ func (c *call) sizeModel() {
 	if c.lambdaKnown {
 		c.noiseCheck(lam)
 	}
+	return lam
+}
+
+// backlogFloor is the drain floor, or the latency floor when that is
+// higher: the backlog new workers meet when they start (projected with
+// projLam over the start delay, a burst expected to go on after they start
+// joining it), served at lam besides, within the drain time, and its
+// visible messages within the promise; within the promise at once when
+// the oldest message is past it.
+func (c *call) backlogFloor(lam, projLam float64) int {
+	s := c.s
+	latency := c.latency()
 	qStart, vStart := c.backlog, c.visible
 	if d := s.StartDelay.Seconds(); c.lambdaKnown && d > 0 {
 		net := c.startNetDrain(d) - c.bp.projected(projLam, d)
@@ -176,71 +226,63 @@ func (c *call) sizeModel() {
 	}
 	c.b.drain = drain
 	c.d.Floors.Drain = &c.b.drain
-	rec := drain
-	// The rate floors: keeping pace with arrivals, then utilisation and wait.
-	rate := capacity.DrainFloor(lam, c.muEff, 0, 0)
+	return drain
+}
 
-	if c.lambdaKnown {
-		peak := c.peakEff
-		wait, waitOK := 0, false
-		if latency > 0 {
-			wait, waitOK = c.waitFloor(peak, latency)
-		}
-		// The wait floor holds the promise for the peak; without one, the
-		// utilisation floor sizes for the peak itself.
-		utilFor := lam
-		if peak > lam && !waitOK {
-			utilFor = peak
-		}
-		c.b.util = capacity.UtilizationFloor(utilFor, c.muEff, s.Utilization)
-		if peak > lam {
-			if o := c.fc.Occurrence; o != nil && !c.fc.Came {
-				// A recurring occurrence not yet come: pre-start the share of
-				// its workers that pays (see bet).
-				full, base := c.b.util, capacity.UtilizationFloor(lam, c.muEff, s.Utilization)
-				if waitOK {
-					full = wait
-					if w, ok := c.waitFloor(lam, latency); ok {
-						base = max(base, w)
-					}
+// rateFloors is the higher of the utilisation floor and the Erlang C wait
+// floor (when the group has a promise) for lam, or for the peak a forecast
+// sizes for, pre-starting only the share of a recurring occurrence's
+// workers that pays (bet.go); each floor is recorded on the decision.
+func (c *call) rateFloors(lam float64) int {
+	s := c.s
+	latency := c.latency()
+	peak := c.peakEff
+	wait, waitOK := 0, false
+	if latency > 0 {
+		wait, waitOK = c.waitFloor(peak, latency)
+	}
+	// The wait floor holds the promise for the peak; without one, the
+	// utilisation floor sizes for the peak itself.
+	utilFor := lam
+	if peak > lam && !waitOK {
+		utilFor = peak
+	}
+	c.b.util = capacity.UtilizationFloor(utilFor, c.muEff, s.Utilization)
+	if peak > lam {
+		if o := c.fc.Occurrence; o != nil && !c.fc.Came {
+			// A recurring occurrence not yet come: pre-start the share of
+			// its workers that pays (see bet).
+			full, base := c.b.util, capacity.UtilizationFloor(lam, c.muEff, s.Utilization)
+			if waitOK {
+				full = wait
+				if w, ok := c.waitFloor(lam, latency); ok {
+					base = max(base, w)
 				}
-				b := c.occurrenceBet(o, peak, base, full-base)
-				n := base + b.workers()
-				if n < full {
-					if waitOK {
-						wait = n
-					} else {
-						c.b.util = n
-					}
-				}
-				c.betReason(o, b, min(n, full), full, peak, waitOK)
-			} else {
-				c.forecastReason(peak, waitOK)
 			}
+			b := c.occurrenceBet(o, peak, base, full-base)
+			n := base + b.workers()
+			if n < full {
+				if waitOK {
+					wait = n
+				} else {
+					c.b.util = n
+				}
+			}
+			c.betReason(o, b, min(n, full), full, peak, waitOK)
+		} else {
+			c.forecastReason(peak, waitOK)
 		}
-		c.d.Floors.Utilization = &c.b.util
-		rec = max(rec, c.b.util)
-		rate = max(rate, c.b.util)
-		c.reason("utilisation floor %d at the %s ceiling", c.b.util, percent(s.Utilization))
-		if waitOK {
-			c.b.wait = wait
-			c.d.Floors.Wait = &c.b.wait
-			rec = max(rec, wait)
-			rate = max(rate, wait)
-			c.reason("wait floor %d: %s of messages start within %s (Erlang C)", wait, percent(s.LatencyQuantile), c.st.texts.of(s.Latency, slotLatency))
-		}
 	}
-	if s.SafetyWorkers > 0 {
-		rec += min(s.SafetyWorkers, maxRecommended)
-		rate += min(s.SafetyWorkers, maxRecommended)
-		c.reason("%d safety workers added", s.SafetyWorkers)
+	c.d.Floors.Utilization = &c.b.util
+	c.reason("utilisation floor %d at the %s ceiling", c.b.util, percent(s.Utilization))
+	n := c.b.util
+	if waitOK {
+		c.b.wait = wait
+		c.d.Floors.Wait = &c.b.wait
+		n = max(n, wait)
+		c.reason("wait floor %d: %s of messages start within %s (Erlang C)", wait, percent(s.LatencyQuantile), c.st.texts.of(s.Latency, slotLatency))
 	}
-	if c.lambdaKnown {
-		c.warmPays(rate)
-		c.st.bursts.serving = float64(rate) * c.muEff
-	}
-	c.rec, c.recKnown = min(rec, maxRecommended), true
-	c.rateRec = min(rate, maxRecommended)
+	return n
 }
 
 // sizedFor records on the decision's forecast the floor that sizes for it
