@@ -466,23 +466,53 @@ func (c *call) forecast() {
 }
 
 // guard turns the recommendation into a target count, applying every guard
-// but the clamp.
+// but the clamp, in stages: the data's holds (holdOnData), the
+// recommendation recorded for the scale-in window (record), the
+// diagnosis's holds (holdOnDiagnosis), the guards of a scale-in and of a
+// launch (settle), the deadband, the held messages' guards and the step
+// limit.
 func (c *call) guard() {
-	s, st := c.s, c.st
+	s := c.s
 	c.target = c.current
+	if c.holdOnData() {
+		return
+	}
+	planned, planRec := c.record()
+	if c.holdOnDiagnosis() {
+		return
+	}
+	target := c.settle(planned, planRec)
+	target = c.deadband(target)
+
+	switch {
+	case (c.held || c.suspect) && c.newWork():
+		target = c.keepHeld(target)
+	case c.suspect:
+		target = c.holdSuspect(target)
+	}
+
+	if s.MaxStepOut > 0 && target > c.current && target-c.current > s.MaxStepOut {
+		c.reason("scale-out limited to %d workers per decision (target %d)", s.MaxStepOut, target)
+		target = c.current + s.MaxStepOut
+	}
+	c.target = target
+}
+
+// holdOnData holds the group, and reports so, when its data cannot be
+// decided on: no queue answered, negative or stale counts, a fleet that
+// could not be read, or no recommendation.
+func (c *call) holdOnData() bool {
+	s := c.s
 	switch {
 	case c.sample.Missing():
 		c.hold("missing data")
 		c.reason("holding at %d: no queue answered (%d of %d)", c.current, c.sample.Answered, c.sample.Queues)
-		return
 	case c.invalid:
 		c.hold("invalid data")
 		c.reason("holding at %d: the sample has negative counts", c.current)
-		return
 	case c.stale:
 		c.hold("stale data")
 		c.reason("holding at %d: the sample is %s old, older than %s", c.current, c.now.Sub(c.at).Round(time.Second), s.StaleAfter)
-		return
 	case c.fleetFailed:
 		c.hold("fleet unknown")
 		if c.currentKnown {
@@ -493,17 +523,24 @@ func (c *call) guard() {
 				c.target = c.rec
 			}
 		}
-		return
 	case !c.recKnown:
 		c.hold("cannot size")
 		c.reason("holding at %d: %s", c.current, c.cannot)
-		return
+	default:
+		return false
 	}
+	return true
+}
 
-	// The plan over sampled futures is made and shown on every decision
-	// of the model policy; it sets the count only with PlanActs, and is
-	// then what the scale-in window holds.
-	planned, planRec := false, c.rateRec
+// record makes the plan over sampled futures, shown on every decision of
+// the model policy (it sets the count only with PlanActs: planned, and
+// planRec is then what the scale-in window holds, the rate floors'
+// recommendation otherwise), pushes that recommendation into the scale-in
+// window, and keeps a recommendation the backlog floors raised above the
+// rate floors until that backlog is served (holdForBacklog).
+func (c *call) record() (planned bool, planRec int) {
+	s, st := c.s, c.st
+	planRec = c.rateRec
 	if s.Policy == PolicyModel && c.lambdaKnown && c.latency() > 0 {
 		n := c.planFleet(max(c.planFloor(), c.lo))
 		if s.PlanActs {
@@ -511,11 +548,11 @@ func (c *call) guard() {
 		}
 	}
 
-	// Record the rate floors' recommendation for stabilisation. After a gap
-	// longer than the window and than a sample may age (the first call, or a
-	// long hold) the window restarts from the current count, so a restart
-	// never scales in at once. A window no longer than the sampling interval
-	// is not a gap: it must still let the fleet scale in.
+	// After a gap longer than the window and than a sample may age (the
+	// first call, or a long hold) the window restarts from the current
+	// count, so a restart never scales in at once. A window no longer than
+	// the sampling interval is not a gap: it must still let the fleet scale
+	// in.
 	window := s.ScaleInStabilization
 	if gap := c.now.Sub(st.lastRecAt); st.lastRecAt.IsZero() || (gap > window && gap > s.StaleAfter) {
 		st.win.reset()
@@ -523,29 +560,44 @@ func (c *call) guard() {
 	}
 	st.win.push(c.now, planRec, window, stabilizationSlots)
 	st.lastRecAt = c.now
-	// A recommendation the backlog floors raised above the rate floors is
-	// held until that backlog is served: see holdForBacklog.
 	if c.rec > c.rateRec {
 		st.backlogHold = max(st.backlogHold, c.rec)
 	}
+	return planned, planRec
+}
 
+// holdOnDiagnosis holds the group, and reports so, when the diagnosis says
+// more workers will not help (not consuming, stuck), or messages are held
+// and no new work explains the arrivals; with new work it keeps the count
+// from before they were held and goes on.
+func (c *call) holdOnDiagnosis() bool {
 	switch c.diag {
 	case model.DiagNotConsuming:
 		c.hold("not consuming")
 		c.reason("holding at %d: more workers will not fix a fleet that receives nothing (crash loop or permissions?)", c.current)
-		return
+		return true
 	case model.DiagStuck:
 		c.hold("stuck")
 		c.reason("holding at %d: more workers will not fix workers that hold messages without completing them", c.current)
-		return
+		return true
 	case model.DiagMessagesHeld:
 		if !c.newWork() {
 			c.holdHeld(false)
-			return
+			return true
 		}
 		c.holdHeld(true)
 	}
+	return false
+}
 
+// settle is the target from the recommendation (the plan's, when it acts)
+// after the guards of a scale-in and a launch: the backlog hold, the
+// scale-in window, arrivals still climbing, a launch during a burst that
+// does not pay and the warm fleet, the noise hold, and no scale-in on
+// partial data.
+func (c *call) settle(planned bool, planRec int) int {
+	s, st := c.s, c.st
+	window := s.ScaleInStabilization
 	target := c.rec
 	if planned {
 		target = planRec
@@ -580,39 +632,36 @@ func (c *call) guard() {
 	} else if c.partial {
 		c.reason("only %d of %d queues answered: scaling out on the counts that are known", c.sample.Answered, c.sample.Queues)
 	}
+	return target
+}
 
-	if target != c.current && c.current > 0 && s.Deadband > 0 {
-		change := math.Abs(float64(target - c.current))
-		if change <= s.Deadband*float64(c.current) {
-			// Unstable: the fleet cannot keep up with the arrivals, or with
-			// those the forecast sizes for (a pre-started fleet a few
-			// workers short of a job that has come).
-			unstable := c.lambdaKnown && float64(c.current)*c.muEff <= math.Max(c.lambdaEff, c.peakEff)
-			late := c.ageOK && c.latency() > 0 && c.age > c.latency()
-			switch {
-			case target > c.current && unstable:
-				c.reason("the change to %d is within the %s deadband, but %d workers cannot keep up with the arrivals", target, percent(s.Deadband), c.current)
-			case target > c.current && late:
-				c.reason("the change to %d is within the %s deadband, but the oldest message is past the promise", target, percent(s.Deadband))
-			default:
-				c.reason("the change from %d to %d is within the %s deadband: no action", c.current, target, percent(s.Deadband))
-				target = c.current
-			}
-		}
+// deadband keeps the count when the change to target is within the
+// deadband, unless the fleet cannot keep up with the arrivals or the
+// oldest message is past the promise.
+func (c *call) deadband(target int) int {
+	s := c.s
+	if target == c.current || c.current <= 0 || !(s.Deadband > 0) {
+		return target
 	}
-
+	change := math.Abs(float64(target - c.current))
+	if change > s.Deadband*float64(c.current) {
+		return target
+	}
+	// Unstable: the fleet cannot keep up with the arrivals, or with
+	// those the forecast sizes for (a pre-started fleet a few
+	// workers short of a job that has come).
+	unstable := c.lambdaKnown && float64(c.current)*c.muEff <= math.Max(c.lambdaEff, c.peakEff)
+	late := c.ageOK && c.latency() > 0 && c.age > c.latency()
 	switch {
-	case (c.held || c.suspect) && c.newWork():
-		target = c.keepHeld(target)
-	case c.suspect:
-		target = c.holdSuspect(target)
+	case target > c.current && unstable:
+		c.reason("the change to %d is within the %s deadband, but %d workers cannot keep up with the arrivals", target, percent(s.Deadband), c.current)
+	case target > c.current && late:
+		c.reason("the change to %d is within the %s deadband, but the oldest message is past the promise", target, percent(s.Deadband))
+	default:
+		c.reason("the change from %d to %d is within the %s deadband: no action", c.current, target, percent(s.Deadband))
+		target = c.current
 	}
-
-	if s.MaxStepOut > 0 && target > c.current && target-c.current > s.MaxStepOut {
-		c.reason("scale-out limited to %d workers per decision (target %d)", s.MaxStepOut, target)
-		target = c.current + s.MaxStepOut
-	}
-	c.target = target
+	return target
 }
 
 // holdForBacklog keeps the workers added for a backlog until it is served.
