@@ -152,7 +152,9 @@ func TestE2EOnceApply(t *testing.T) {
 		{name: "within-bounds", asgMax: 5, latency: 30 * time.Second, drainTime: 15 * time.Minute, max: 5, wantDesired: 2},
 		{name: "ecs-clamped-to-max", latency: 5 * time.Second, drainTime: time.Minute, max: 4, wantDesired: 4, wantCapped: true},
 	}
-	cfg := e2eConfig{endpoint: moto.URL, interval: 2 * time.Second}
+	// One cycle, whose calls get 80 % of the interval: 10 s, so that a
+	// loaded emulator's slow answer is not a held decision.
+	cfg := e2eConfig{endpoint: moto.URL, interval: 10 * time.Second}
 	asgs := map[string]string{}
 	for _, tt := range tests {
 		g := e2eGroup{
@@ -287,7 +289,8 @@ func TestE2EOnceChangesNothing(t *testing.T) {
 			onASG, onECS := common, common
 			onASG.name, onASG.asg, onASG.max = "asg", asg, 5
 			onECS.name, onECS.service, onECS.max = "ecs", &svc, 4
-			path := writeConfig(t, e2eConfig{endpoint: moto.URL, interval: 2 * time.Second, dryRun: tt.dryRun,
+			// One cycle; 10 s gives its calls 8 s on a loaded emulator.
+			path := writeConfig(t, e2eConfig{endpoint: moto.URL, interval: 10 * time.Second, dryRun: tt.dryRun,
 				groups: []e2eGroup{onASG, onECS}})
 
 			code, decisions, _, stderr := runOnce(t, path, tt.args...)
