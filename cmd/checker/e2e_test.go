@@ -419,13 +419,23 @@ func (d *daemon) get(t *testing.T, path string) (int, string) {
 // eventually polls cond every 100 ms until it holds or within has passed.
 func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()
+	if !pollUntil(within, 100*time.Millisecond, cond) {
+		t.Fatalf("%s: not within %s", what, within)
+	}
+}
+
+// pollUntil calls cond every period until it holds, for at most within (at
+// least once), and reports whether it held: for the checks whose failure
+// says more than eventually's, or reads what cond saw last.
+func pollUntil(within, period time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(within)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s", what, within)
+			return false
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(period)
 	}
+	return true
 }
 
 // isSQS selects the requests to SQS.
@@ -514,15 +524,14 @@ func TestE2ERunHoldsWhileSQSFails(t *testing.T) {
 	// cycle's calls miss its deadline (0.9 s here), and the checker then
 	// rightly holds on the data it lacks; the next cycle that reads
 	// everything in time lifts the hold.
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	var held float64
+	var seen bool
+	if !pollUntil(20*time.Second, 100*time.Millisecond, func() bool {
 		_, metrics := d.get(t, "/metrics")
-		held, seen := metricValue(metrics, "checker_group_held", map[string]string{"group": "resilient"})
-		if seen && held == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("checker_group_held before the fault = %v (exported: %v), want 0 within 20 s; the checker's log:\n%s", held, seen, d.logs.String())
-		}
+		held, seen = metricValue(metrics, "checker_group_held", map[string]string{"group": "resilient"})
+		return seen && held == 0
+	}) {
+		t.Fatalf("checker_group_held before the fault = %v (exported: %v), want 0 within 20 s; the checker's log:\n%s", held, seen, d.logs.String())
 	}
 
 	// Fail SQS, then empty the queue directly in moto.
@@ -718,12 +727,12 @@ func TestE2ESignals(t *testing.T) {
 		// The running configuration keeps cycling: /healthz answers 200
 		// (within 20 s: on a loaded machine a cycle whose SQS call misses
 		// its 0.9 s deadline is rightly unhealthy until the next one).
-		code, body := get(t, "http://"+p.addr+"/healthz")
-		for deadline := time.Now().Add(20 * time.Second); code != http.StatusOK && time.Now().Before(deadline); {
-			time.Sleep(200 * time.Millisecond)
+		var code int
+		var body string
+		if !pollUntil(20*time.Second, 200*time.Millisecond, func() bool {
 			code, body = get(t, "http://"+p.addr+"/healthz")
-		}
-		if code != http.StatusOK {
+			return code == http.StatusOK
+		}) {
 			t.Errorf("/healthz after a failed reload = %d %q, want 200 within 20 s", code, body)
 		}
 		if got := asgDesired(t, f, asg); got != 5 {

@@ -424,20 +424,18 @@ func TestE2ESeveralCheckers(t *testing.T) {
 		return len(seen) == *leaseGroups
 	}
 	// (Not a timing goal: a loaded emulator may take a while.)
-	for deadline := time.Now().Add(30 * time.Second); !scaledOut(); time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			_, calls := w.snapshot()
-			var missing []string
-			for g, asg := range groupASG {
-				if !slices.ContainsFunc(calls, func(c scaleCall) bool { return c.group == asg }) {
-					missing = append(missing, g)
-				}
+	if !pollUntil(30*time.Second, 100*time.Millisecond, scaledOut) {
+		_, calls := w.snapshot()
+		var missing []string
+		for g, asg := range groupASG {
+			if !slices.ContainsFunc(calls, func(c scaleCall) bool { return c.group == asg }) {
+				missing = append(missing, g)
 			}
-			for _, c := range checkers {
-				_ = os.WriteFile(filepath.Join(os.TempDir(), "lease-e2e-"+c.id+".log"), []byte(c.proc.logs.String()), 0o600)
-			}
-			t.Fatalf("not every group scaled out by its owner within 30 s: %d calls, none for %v", len(calls), missing)
 		}
+		for _, c := range checkers {
+			_ = os.WriteFile(filepath.Join(os.TempDir(), "lease-e2e-"+c.id+".log"), []byte(c.proc.logs.String()), 0o600)
+		}
+		t.Fatalf("not every group scaled out by its owner within 30 s: %d calls, none for %v", len(calls), missing)
 	}
 
 	// DynamoDB requests per checker per cycle, over 5 s of steady state.

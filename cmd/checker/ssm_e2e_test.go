@@ -131,12 +131,12 @@ func TestE2EConfigFromSSM(t *testing.T) {
 	}
 	// Asked again for up to 10 s: a cycle that missed its deadline on a
 	// loaded machine may be what /healthz names first.
-	code, body := get(t, "http://"+addr+"/healthz")
-	for deadline := time.Now().Add(10 * time.Second); (code != http.StatusServiceUnavailable || !strings.Contains(body, "restart needed")) && time.Now().Before(deadline); {
-		time.Sleep(200 * time.Millisecond)
+	var code int
+	var body string
+	if !pollUntil(10*time.Second, 200*time.Millisecond, func() bool {
 		code, body = get(t, "http://"+addr+"/healthz")
-	}
-	if code != http.StatusServiceUnavailable || !strings.Contains(body, "restart needed") {
+		return code == http.StatusServiceUnavailable && strings.Contains(body, "restart needed")
+	}) {
 		t.Errorf("/healthz after a refused coordination change: %d %q, want 503 naming the restart", code, body)
 	}
 	put(ssmDocument(moto.URL, q.url, 3))

@@ -109,7 +109,7 @@ func TestE2ESwitchTagsNotUnderstoodHold(t *testing.T) {
 			} `json:"groups"`
 		}
 	)
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(250 * time.Millisecond) {
+	pollUntil(20*time.Second, 250*time.Millisecond, func() bool {
 		_, metrics = d.get(t, "/metrics")
 		_, body := d.get(t, "/api/v1/groups")
 		api.Groups = nil
@@ -122,10 +122,8 @@ func TestE2ESwitchTagsNotUnderstoodHold(t *testing.T) {
 				held++
 			}
 		}
-		if held == len(tags) || time.Now().After(deadline) {
-			break
-		}
-	}
+		return held == len(tags)
+	})
 	decided := map[string]int{}
 	for _, g := range api.Groups {
 		i := -1
@@ -145,11 +143,10 @@ func TestE2ESwitchTagsNotUnderstoodHold(t *testing.T) {
 			t.Errorf("%s: checker_group_switch_problems = %v (found %t), want 1", g.Name, v, ok)
 		}
 		// The page, likewise, within 20 s.
-		page := ""
-		for deadline := time.Now().Add(20 * time.Second); !strings.Contains(page, "Held, switch not understood") && time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
-			_, page = d.get(t, "/?group="+g.Name)
-		}
-		if !strings.Contains(page, "Held, switch not understood") {
+		if !pollUntil(20*time.Second, 250*time.Millisecond, func() bool {
+			_, page := d.get(t, "/?group="+g.Name)
+			return strings.Contains(page, "Held, switch not understood")
+		}) {
 			t.Errorf("%s: the status page does not say the group is held for a switch not understood", g.Name)
 		}
 	}

@@ -217,9 +217,11 @@ type Proxy struct {
 	rules     []*rule
 	nextID    int
 	observers []observer
-	calls     map[string]int
-	answered  map[string]int
-	injected  map[FaultKind]int
+	// answers are told of each answer counted by Answered.
+	answers  []observer
+	calls    map[string]int
+	answered map[string]int
+	injected map[FaultKind]int
 }
 
 type observer struct {
@@ -305,6 +307,25 @@ func (p *Proxy) Observe(f func(req *Request, at time.Time)) (remove func()) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		p.observers = slices.DeleteFunc(p.observers, func(o observer) bool { return o.id == id })
+	}
+}
+
+// ObserveAnswers calls f with every request the proxy forwards and the
+// target answers while its client still waits (those Answered counts), and
+// the time the answer came, before the client has it; it returns a
+// function that stops the calls. req is the value Observe was given for
+// the same request. f runs on the request's goroutine, possibly on several
+// at once; it must not block nor modify the request.
+func (p *Proxy) ObserveAnswers(f func(req *Request, at time.Time)) (remove func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.nextID++
+	id := p.nextID
+	p.answers = append(p.answers, observer{id: id, f: f})
+	return func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.answers = slices.DeleteFunc(p.answers, func(o observer) bool { return o.id == id })
 	}
 }
 
@@ -432,27 +453,38 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// operationKey carries a forwarded request's operation in its context, for
-// countAnswer.
-type operationKey struct{}
+// requestKey carries a forwarded request in its context, for countAnswer.
+type requestKey struct{}
 
 // pass forwards a request to the target.
 func (p *Proxy) pass(w http.ResponseWriter, r *http.Request, req *Request) {
-	p.forward.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), operationKey{}, req.Operation())))
+	p.forward.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestKey{}, req)))
 }
 
 // countAnswer counts the target's answer to a forwarded request when its
-// client still waits for it. It runs before the answer is passed on, so a
-// client that has its answer finds it counted.
+// client still waits for it, and tells the answers' observers. It runs
+// before the answer is passed on, so a client that has its answer finds it
+// counted.
 func (p *Proxy) countAnswer(resp *http.Response) error {
 	ctx := resp.Request.Context()
 	if ctx.Err() != nil {
 		return nil
 	}
-	op, _ := ctx.Value(operationKey{}).(string)
+	at := time.Now()
+	req, _ := ctx.Value(requestKey{}).(*Request)
+	op := ""
+	if req != nil {
+		op = req.Operation()
+	}
 	p.mu.Lock()
 	p.answered[op]++
+	answers := slices.Clone(p.answers)
 	p.mu.Unlock()
+	if req != nil {
+		for _, o := range answers {
+			o.f(req, at)
+		}
+	}
 	return nil
 }
 

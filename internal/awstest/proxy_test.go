@@ -406,6 +406,21 @@ func TestProxyAnswered(t *testing.T) {
 	b := newBackend(t)
 	p := NewProxy(t, b.srv.URL)
 	client := &http.Client{Timeout: 5 * time.Second}
+	// ObserveAnswers is told of the same requests Answered counts, each
+	// the value Observe was given.
+	var mu sync.Mutex
+	seen := map[*Request]bool{}
+	var told []*Request
+	p.Observe(func(r *Request, _ time.Time) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen[r] = true
+	})
+	stop := p.ObserveAnswers(func(r *Request, _ time.Time) {
+		mu.Lock()
+		defer mu.Unlock()
+		told = append(told, r)
+	})
 
 	if c := sqsCall(t, client, p.URL, queueA); c.status != 200 {
 		t.Fatalf("plain call: status %d, want 200", c.status)
@@ -437,6 +452,28 @@ func TestProxyAnswered(t *testing.T) {
 	}
 	if got := p.Answered(""); got != 2 {
 		t.Errorf(`Answered("") = %d, want 2`, got)
+	}
+	mu.Lock()
+	if len(told) != 2 {
+		t.Errorf("ObserveAnswers told of %d answers, want 2", len(told))
+	}
+	for _, r := range told {
+		if !seen[r] || r.Operation() != "GetQueueAttributes" {
+			t.Errorf("ObserveAnswers told of %s, not a request Observe saw", r.Operation())
+		}
+	}
+	mu.Unlock()
+	stop()
+	if c := sqsCall(t, client, p.URL, queueA); c.status != 200 {
+		t.Fatalf("call after the observer stopped: status %d, want 200", c.status)
+	}
+	mu.Lock()
+	if len(told) != 2 {
+		t.Errorf("ObserveAnswers told of %d answers after it was stopped, want 2", len(told))
+	}
+	mu.Unlock()
+	if got := p.Answered(""); got != 3 {
+		t.Errorf(`Answered("") = %d after one more call, want 3`, got)
 	}
 	p.ResetCounts()
 	if got := p.Answered("GetQueueAttributes"); got != 0 {
