@@ -271,53 +271,13 @@ func (c *Controller) RunOnce(ctx context.Context, now time.Time) ([]model.Decisi
 		} else if unanswered == nil {
 			unanswered = noAnswer(o.Sample)
 		}
-		c.mu.Lock()
-		st := c.states[g.Group]
-		c.mu.Unlock()
-		if st == nil { // reloaded away mid-cycle
+		d, actErr, ok := c.decideGroup(ctx, g, o, now, obs, act, gate)
+		if !ok { // reloaded away mid-cycle
 			continue
 		}
-		c.mu.Lock()
-		st.elsewhere = false
-		c.mu.Unlock()
-		if gate != nil {
-			g.TakenOver = gate.Lease(g.Group).Since
+		if actErr != nil {
+			actErrs = append(actErrs, actErr)
 		}
-		var buf [24]measure.GoodMinute // the most the measurement keeps
-		st.deciding.Lock()
-		d := policy.Decide(g, o.Sample, o.Fleet, &st.policy, now)
-		minutes := st.policy.FleetMinutes(buf[:0])
-		st.deciding.Unlock()
-		if le, ok := obs.(LoadExpecter); ok && d.Forecast != nil {
-			// Every queue at full rate until a minute past the load's
-			// expected start; renewed while the forecast stands.
-			le.SetExpectingLoad(g.Group, maxTime(d.Forecast.At, now).Add(time.Minute))
-		}
-		var action *model.Action
-		var actErr error
-		actx, permitted, done := ctx, true, func() {}
-		if gate != nil {
-			var until time.Time
-			if until, permitted = gate.Permit(g.Group); permitted {
-				actx, done = context.WithDeadline(ctx, until)
-			}
-		}
-		if act != nil && permitted {
-			permitted, d = c.mayAct(d)
-		}
-		if act != nil && permitted {
-			// An Apply that partly failed (metrics sent, scaling refused) still
-			// says what it did; keep both.
-			a, err := act.Apply(actx, d, o.Fleet)
-			action = &a
-			if err != nil {
-				actErr = fmt.Errorf("group %s: %w", g.Group, err)
-				actErrs = append(actErrs, actErr)
-			}
-		}
-		done()
-		step, status := st.observeSLO(g, o, d, now)
-		c.record(g, st, o, d, action, actErr, minutes, step, status)
 		decisions = append(decisions, d)
 	}
 	err = errors.Join(actErrs...)
@@ -329,6 +289,60 @@ func (c *Controller) RunOnce(ctx context.Context, now time.Time) ([]model.Decisi
 	}
 	c.finishCycle(now, start, good, cause)
 	return decisions, err
+}
+
+// decideGroup is one group's part of a cycle: decide on its observation,
+// act on the decision where the lease and the reload state permit, and
+// record both, with the promise's estimate. ok is false when the group was
+// reloaded away mid-cycle; actErr is the action's error, naming the group.
+func (c *Controller) decideGroup(ctx context.Context, g policy.Settings, o model.Observation, now time.Time,
+	obs Observer, act Actuator, gate Gate) (d model.Decision, actErr error, ok bool) {
+	c.mu.Lock()
+	st := c.states[g.Group]
+	if st != nil {
+		st.elsewhere = false
+	}
+	c.mu.Unlock()
+	if st == nil {
+		return model.Decision{}, nil, false
+	}
+	if gate != nil {
+		g.TakenOver = gate.Lease(g.Group).Since
+	}
+	var buf [24]measure.GoodMinute // the most the measurement keeps
+	st.deciding.Lock()
+	d = policy.Decide(g, o.Sample, o.Fleet, &st.policy, now)
+	minutes := st.policy.FleetMinutes(buf[:0])
+	st.deciding.Unlock()
+	if le, ok := obs.(LoadExpecter); ok && d.Forecast != nil {
+		// Every queue at full rate until a minute past the load's
+		// expected start; renewed while the forecast stands.
+		le.SetExpectingLoad(g.Group, maxTime(d.Forecast.At, now).Add(time.Minute))
+	}
+	var action *model.Action
+	actx, permitted, done := ctx, true, func() {}
+	if gate != nil {
+		var until time.Time
+		if until, permitted = gate.Permit(g.Group); permitted {
+			actx, done = context.WithDeadline(ctx, until)
+		}
+	}
+	if act != nil && permitted {
+		permitted, d = c.mayAct(d)
+	}
+	if act != nil && permitted {
+		// An Apply that partly failed (metrics sent, scaling refused) still
+		// says what it did; keep both.
+		a, err := act.Apply(actx, d, o.Fleet)
+		action = &a
+		if err != nil {
+			actErr = fmt.Errorf("group %s: %w", g.Group, err)
+		}
+	}
+	done()
+	step, status := st.observeSLO(g, o, d, now)
+	c.record(g, st, o, d, action, actErr, minutes, step, status)
+	return d, actErr, true
 }
 
 // noAnswer says why a group's sample has no data: its first queue failure.
