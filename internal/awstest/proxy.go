@@ -298,16 +298,7 @@ func (p *Proxy) Inject(m Match, f Fault) (remove func()) {
 // stops the calls. f runs on the request's goroutine, possibly on several at
 // once; it must not block nor modify the request.
 func (p *Proxy) Observe(f func(req *Request, at time.Time)) (remove func()) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.nextID++
-	id := p.nextID
-	p.observers = append(p.observers, observer{id: id, f: f})
-	return func() {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		p.observers = slices.DeleteFunc(p.observers, func(o observer) bool { return o.id == id })
-	}
+	return p.addObserver(&p.observers, f)
 }
 
 // ObserveAnswers calls f with every request the proxy forwards and the
@@ -317,15 +308,21 @@ func (p *Proxy) Observe(f func(req *Request, at time.Time)) (remove func()) {
 // the same request. f runs on the request's goroutine, possibly on several
 // at once; it must not block nor modify the request.
 func (p *Proxy) ObserveAnswers(f func(req *Request, at time.Time)) (remove func()) {
+	return p.addObserver(&p.answers, f)
+}
+
+// addObserver adds f to the observers *list (Observe's or
+// ObserveAnswers'), and returns the function that removes it.
+func (p *Proxy) addObserver(list *[]observer, f func(req *Request, at time.Time)) (remove func()) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.nextID++
 	id := p.nextID
-	p.answers = append(p.answers, observer{id: id, f: f})
+	*list = append(*list, observer{id: id, f: f})
 	return func() {
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		p.answers = slices.DeleteFunc(p.answers, func(o observer) bool { return o.id == id })
+		*list = slices.DeleteFunc(*list, func(o observer) bool { return o.id == id })
 	}
 }
 
