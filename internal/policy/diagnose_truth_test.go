@@ -123,6 +123,19 @@ func cappedBeforeJob() (Settings, time.Time) {
 	return s, time.Date(2025, 3, 1, 10, 5, 30, 0, time.UTC)
 }
 
+// harnessBeforeJob is a harness of that group, 4 workers in service, at two
+// minutes before its time, with eight hours of the job's history preloaded.
+func harnessBeforeJob(t *testing.T) (Settings, *harness) {
+	t.Helper()
+	s, now := cappedBeforeJob()
+	h := newHarness(t, s, asg(4, 4, 0))
+	h.now = now.Add(-2 * time.Minute)
+	if n := h.st.Preload(s, cronHistory(h.now, 8, 40)); n == 0 {
+		t.Fatal("nothing preloaded")
+	}
+	return s, h
+}
+
 // A cap below what a forecast asks for, but above what today's load needs,
 // lowers the count to the cap without calling the group capped; a cap below
 // today's load's needs does.
@@ -132,12 +145,7 @@ func TestCappedOnlyByCurrentLoad(t *testing.T) {
 
 	t.Run("forecast above the cap, today's load below it", func(t *testing.T) {
 		t.Parallel()
-		s, _ := cappedBeforeJob()
-		h := newHarness(t, s, asg(4, 4, 0))
-		h.now = now.Add(-2 * time.Minute)
-		if n := h.st.Preload(s, cronHistory(h.now, 8, 40)); n == 0 {
-			t.Fatal("nothing preloaded")
-		}
+		s, h := harnessBeforeJob(t)
 		var d model.Decision
 		for range 24 {
 			// 2 msg/s at 1 s: two in flight.
@@ -220,12 +228,7 @@ func BenchmarkDecideForecastAboveCap(b *testing.B) {
 // time, the rate to three figures and the floor that sizes for it.
 func TestBetReasonSaysTheBet(t *testing.T) {
 	t.Parallel()
-	s, now := cappedBeforeJob()
-	h := newHarness(t, s, asg(4, 4, 0))
-	h.now = now.Add(-2 * time.Minute)
-	if n := h.st.Preload(s, cronHistory(h.now, 8, 40)); n == 0 {
-		t.Fatal("nothing preloaded")
-	}
+	_, h := harnessBeforeJob(t)
 	bets := 0
 	for range 24 {
 		d := h.step(tick, q(0, 2))
