@@ -53,7 +53,7 @@ func TestBacklogHold(t *testing.T) {
 		// backlog floors ask of them with nothing to wait for.
 		rate := max(*d.Floors.Utilization, *d.Floors.Wait)
 		keep := min(h.fleet.InService, rate)
-		need := max(int(math.Ceil(lambda+math.Round(visible)/30-1e-9)), int(math.Ceil(lambda+(math.Round(visible)+float64(busy))/900-1e-9)))
+		need := max(int(math.Ceil(lambda+math.Round(visible)/30-1e-9)), int(math.Ceil(lambda+math.Round(visible)/900-1e-9)))
 		switch {
 		case !released && need > keep:
 			if d.DesiredWorkers != want {
@@ -74,5 +74,55 @@ func TestBacklogHold(t *testing.T) {
 	}
 	if !released {
 		t.Fatal("never released")
+	}
+}
+
+// A fleet at the arrivals' pace (a utilisation ceiling of 1) releases a
+// backlog's workers once the backlog is served: the messages in flight on
+// its workers are being served, not a backlog the workers kept must drain.
+// 50 msg/s of 8 s work keep 400 messages in flight for good; counted as a
+// backlog to drain within 15 minutes they would ask for a worker or two
+// above the rate floors for ever, and hold the dump's workers with them.
+// A minute after nothing waits, no decision may still hold them.
+func TestBacklogHoldEndsAtFullUtilisation(t *testing.T) {
+	t.Parallel()
+	s := base()
+	s.ServiceTime = 8 * time.Second
+	s.Latency = time.Minute
+	s.Utilization = 1
+	s.Max = 3000
+	h := newHarness(t, s, asg(420, 420, 0))
+	d := h.settle(q(0, 400)) // λ = 400 busy ÷ 8 s = 50 msg/s
+	steady := d.DesiredWorkers
+	d = h.step(tick, q(4000, 400))
+	held := d.DesiredWorkers
+	if held <= steady {
+		t.Fatalf("a 4,000-message dump: desired %d, want above %d; reasons %q", held, steady, d.Reasons)
+	}
+	// The dump's workers serve it within a minute; then nothing waits and
+	// 400 messages stay in flight. Each interval 250 messages come, the
+	// busy workers complete their eighth, and the rest wait.
+	total := 4400.0
+	idle := 0 // samples since nothing has waited
+	for range 200 {
+		total += 50*5 - math.Min(float64(h.fleet.InService), total)/8*5
+		busy := math.Min(float64(h.fleet.InService), total)
+		visible := math.Round(total - busy)
+		d = h.step(tick, q(int64(visible), int64(math.Round(busy))))
+		if visible > 0 {
+			idle = 0
+			continue
+		}
+		idle++
+		if idle > 12 && hasReason(d, "for the backlog until") {
+			t.Fatalf("%d samples with nothing waiting, %.0f in flight: the dump's workers still held; reasons %q", idle, busy, d.Reasons)
+		}
+	}
+	if idle < 100 {
+		t.Fatalf("the dump was not served: %d samples with nothing waiting", idle)
+	}
+	// The count comes down to what the floors ask, within the deadband.
+	if float64(d.DesiredWorkers) > 1.1*float64(d.RecommendedWorkers) {
+		t.Fatalf("desired %d, recommended %d: want within the 10 %% deadband; reasons %q", d.DesiredWorkers, d.RecommendedWorkers, d.Reasons)
 	}
 }

@@ -359,13 +359,28 @@ func (c *call) betReason(o *forecast.Occurrence, b bet, n, full int, peak float6
 	c.keepReason(append(t, floor...))
 }
 
+// waiting is the backlog less the messages in flight on the workers in
+// service (at most their slots), when the backlog counts them: those are
+// being served, not waiting for a worker.
+func (c *call) waiting() float64 {
+	inFlight := float64(c.sample.InFlight)
+	if !(float64(c.sample.Backlog) >= c.visible+inFlight) {
+		return c.backlog
+	}
+	return math.Max(c.backlog-math.Min(inFlight, float64(c.inService)*float64(c.s.Concurrency)), c.visible)
+}
+
 // backlogNeed is the most the backlog floors (drain, latency, oldest age)
 // ask for on the counts as they are, with no start delay to wait out: the
 // workers that, all in service now, would serve the backlog as those floors
-// promise.
+// promise. Messages in flight on the workers in service (at most their
+// slots) are being served, not waiting to be: counted in the drain time's
+// backlog, a fleet at the arrivals' pace (a utilisation ceiling of 1)
+// would need a few workers more than the rate floors for ever, and a
+// backlog's workers would never be released.
 func (c *call) backlogNeed() int {
 	s, lam := c.s, c.lambdaEff
-	n := capacity.DrainFloor(lam, c.muEff, c.backlog, s.DrainTime.Seconds())
+	n := capacity.DrainFloor(lam, c.muEff, c.waiting(), s.DrainTime.Seconds())
 	if latency := c.latency(); latency > 0 {
 		n = max(n, capacity.DrainFloor(lam, c.muEff, c.visible, latency))
 		if c.ageOK && c.age > latency {
