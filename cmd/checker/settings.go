@@ -25,7 +25,7 @@ func policySettings(g config.Group, interval time.Duration) policy.Settings {
 
 		Latency:         g.Target.Latency,
 		DrainTime:       g.Target.DrainTime,
-		Utilization:     g.Target.Utilization,
+		Utilization:     orZero(g.Target.Utilization),
 		BurstReserve:    g.Target.BurstReserve,
 		OverheadReserve: g.Target.OverheadReserve,
 		SafetyWorkers:   g.Target.SafetyWorkers,

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/queuechecker/queue-checker/internal/config"
+	"github.com/queuechecker/queue-checker/internal/model"
 	"github.com/queuechecker/queue-checker/internal/policy"
 )
 
@@ -18,7 +19,7 @@ func TestPolicySettings(t *testing.T) {
 		Workers:   config.Workers{ServiceTime: 250 * time.Millisecond, Concurrency: 3, Throughput: 7.5, Learn: "report", ServiceTimeCV: ptr(2.0)},
 		Target: config.Target{
 			Policy: "backlog_per_worker", Latency: 45 * time.Second, DrainTime: 20 * time.Minute,
-			Utilization: 0.75, BurstReserve: 25, OverheadReserve: 10, SafetyWorkers: 2,
+			Utilization: ptr(0.75), BurstReserve: 25, OverheadReserve: 10, SafetyWorkers: 2,
 			Deadband: 0.05, MaxStepOut: 8, StaleAfter: 40 * time.Second, ArrivalSmoothing: 90 * time.Second,
 			LatencyQuantile: 0.95, SLOWindow: config.Duration(7 * 24 * time.Hour),
 		},
@@ -48,16 +49,22 @@ func TestPolicySettings(t *testing.T) {
 	// Every setting has a key: a field the policy gains must be mapped. The
 	// takeover time is no setting: the controller sets it from the lease;
 	// nor is PlanActs, the simulator's --plan-acts (the daemon shows the
-	// plan and does not act on it).
+	// plan and does not act on it); MeasuredCeiling is what WithDefaults
+	// makes of target.utilization unset (below).
 	v := reflect.ValueOf(got)
 	for i := range v.NumField() {
-		if name := v.Type().Field(i).Name; name == "TakenOver" || name == "PlanActs" {
+		if name := v.Type().Field(i).Name; name == "TakenOver" || name == "PlanActs" || name == "MeasuredCeiling" {
 			continue
 		}
 		if v.Field(i).IsZero() {
 			t.Errorf("policy.Settings.%s is not set from the configuration", v.Type().Field(i).Name)
 		}
 	}
+	checkEqual(t, "target.utilization 0.75: a fixed ceiling", got.WithDefaults().MeasuredCeiling, false)
+	g.Target.Utilization = nil
+	unset := policySettings(g, 5*time.Second).WithDefaults()
+	checkEqual(t, "target.utilization unset: measured", unset.MeasuredCeiling, true)
+	checkEqual(t, "target.utilization unset: at most the default's headroom", unset.Utilization, model.DefaultUtilization)
 	g.Target.StaleAfter = 0
 	checkEqual(t, "stale_after 0 at a 4s interval", policySettings(g, 4*time.Second).StaleAfter, 12*time.Second)
 	g.Forecast.Enabled = ptr(false)

@@ -86,7 +86,6 @@ func DefaultGroup() Group {
 		Target: Target{
 			Policy:           DefaultPolicy,
 			DrainTime:        DefaultDrainTime,
-			Utilization:      DefaultUtilization,
 			Deadband:         DefaultDeadband,
 			ArrivalSmoothing: DefaultArrivalSmoothing,
 			LatencyQuantile:  DefaultLatencyQuantile,

@@ -45,7 +45,7 @@ func TestLoadOK(t *testing.T) {
 			check(t, "workers.throughput", g.Workers.Throughput, 2.5)
 			check(t, "workers.service_time", g.Workers.ServiceTime, time.Duration(0))
 			check(t, "target.deadband", g.Target.Deadband, 0.0)
-			check(t, "target.utilization", g.Target.Utilization, 1.0)
+			check(t, "target.utilization", *g.Target.Utilization, 1.0)
 			check(t, "target.stale_after", g.Target.StaleAfter, 6*time.Second) // 3 × 2s
 			check(t, "target.drain_time", g.Target.DrainTime, DefaultDrainTime)
 			check(t, "fleet.scale_in_stabilization", g.Fleet.ScaleInStabilization, time.Duration(0))
@@ -64,7 +64,7 @@ func TestLoadOK(t *testing.T) {
 			check(t, "queue", v.Queues[0].URL, "https://sqs.us-east-1.amazonaws.com/123456789012/video")
 			check(t, "workers.concurrency (merged)", v.Workers.Concurrency, 2)
 			check(t, "target.latency (own)", v.Target.Latency, 2*time.Minute)
-			check(t, "target.utilization (merged)", v.Target.Utilization, 0.7)
+			check(t, "target.utilization (merged)", *v.Target.Utilization, 0.7)
 			check(t, "target.drain_time (default)", v.Target.DrainTime, DefaultDrainTime)
 			check(t, "fleet.max (merged)", v.Fleet.Max, 30)
 			check(t, "set_desired_capacity (merged)", v.Actions.SetDesiredCapacity, true)

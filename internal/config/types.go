@@ -179,10 +179,13 @@ type Workers struct {
 
 // Target is the promise and the sizing policy.
 type Target struct {
-	Policy           string        `yaml:"policy"`           // model (default) | backlog_per_worker
-	Latency          time.Duration `yaml:"latency"`          // how long a message may wait
-	DrainTime        time.Duration `yaml:"drain_time"`       // default 15m
-	Utilization      float64       `yaml:"utilization"`      // default 0.8
+	Policy    string        `yaml:"policy"`     // model (default) | backlog_per_worker
+	Latency   time.Duration `yaml:"latency"`    // how long a message may wait
+	DrainTime time.Duration `yaml:"drain_time"` // default 15m
+	// Utilization is the busy ceiling; unset, measured from the arrivals
+	// (the busiest at which the last hour's would have kept the promise,
+	// up to 1, with no more headroom than DefaultUtilization's).
+	Utilization      *float64      `yaml:"utilization"`
 	BurstReserve     float64       `yaml:"burst_reserve"`    // percent
 	OverheadReserve  float64       `yaml:"overhead_reserve"` // percent
 	SafetyWorkers    int           `yaml:"safety_workers"`

@@ -248,8 +248,8 @@ func (t Target) validate(p *problems, path string, interval time.Duration) {
 	if t.DrainTime <= 0 {
 		p.add(joinPath(path, "drain_time"), "must be > 0, got %s", t.DrainTime)
 	}
-	if !(t.Utilization > 0 && t.Utilization <= 1) {
-		p.add(joinPath(path, "utilization"), "must be a ratio in (0, 1], such as 0.8; got %v", t.Utilization)
+	if u := t.Utilization; u != nil && !(*u > 0 && *u <= 1) {
+		p.add(joinPath(path, "utilization"), "must be a ratio in (0, 1], such as 0.8, or unset to measure it; got %v", *u)
 	}
 	if !(t.BurstReserve >= 0 && finite(t.BurstReserve)) {
 		p.add(joinPath(path, "burst_reserve"), "must be a percentage >= 0, got %v", t.BurstReserve)

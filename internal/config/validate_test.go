@@ -187,11 +187,11 @@ func TestValidateRules(t *testing.T) {
 		{"latency missing for backlog_per_worker", func(_ *Config, g *Group) {
 			g.Target.Policy, g.Target.Latency = model.PolicyBacklogPerWorker, 0
 		}, []string{"groups[0].target.latency: required: how long a message may wait, such as 30s"}},
-		{"utilization 1", func(_ *Config, g *Group) { g.Target.Utilization = 1 }, nil},
-		{"utilization just above 1", func(_ *Config, g *Group) { g.Target.Utilization = 1.0001 },
-			[]string{"groups[0].target.utilization: must be a ratio in (0, 1], such as 0.8; got 1.0001"}},
-		{"utilization NaN", func(_ *Config, g *Group) { g.Target.Utilization = math.NaN() },
-			[]string{"groups[0].target.utilization: must be a ratio in (0, 1], such as 0.8; got NaN"}},
+		{"utilization 1", func(_ *Config, g *Group) { g.Target.Utilization = ptr(1.0) }, nil},
+		{"utilization just above 1", func(_ *Config, g *Group) { g.Target.Utilization = ptr(1.0001) },
+			[]string{"groups[0].target.utilization: must be a ratio in (0, 1], such as 0.8, or unset to measure it; got 1.0001"}},
+		{"utilization NaN", func(_ *Config, g *Group) { g.Target.Utilization = ptr(math.NaN()) },
+			[]string{"groups[0].target.utilization: must be a ratio in (0, 1], such as 0.8, or unset to measure it; got NaN"}},
 		{"overhead reserve just under 100", func(_ *Config, g *Group) { g.Target.OverheadReserve = 99.9 }, nil},
 		{"burst reserve above 100", func(_ *Config, g *Group) { g.Target.BurstReserve = 250 }, nil},
 		{"burst reserve infinite", func(_ *Config, g *Group) { g.Target.BurstReserve = math.Inf(1) },
@@ -288,10 +288,10 @@ func TestValidateRules(t *testing.T) {
 			other.Name = "other"
 			other.Queues = []Queue{{URL: "https://sqs.us-east-1.amazonaws.com/123456789012/other"}}
 			other.Fleet.Max = -1
-			g.Target.Utilization = 0
+			g.Target.Utilization = ptr(0.0)
 			c.Groups = append(c.Groups, other)
 		}, []string{
-			"groups[0].target.utilization: must be a ratio in (0, 1], such as 0.8; got 0",
+			"groups[0].target.utilization: must be a ratio in (0, 1], such as 0.8, or unset to measure it; got 0",
 			"groups[1].fleet.max: must be at least 1, got -1",
 		}},
 	}
@@ -334,7 +334,7 @@ func TestDefaults(t *testing.T) {
 	check(t, "count", g.Count, Count{InFlight: true, Delayed: false})
 	check(t, "workers", g.Workers, Workers{Concurrency: 1})
 	check(t, "target", g.Target, Target{
-		Policy: "model", DrainTime: 15 * time.Minute, Utilization: 0.8,
+		Policy: "model", DrainTime: 15 * time.Minute,
 		Deadband: 0.1, ArrivalSmoothing: time.Minute,
 		LatencyQuantile: 0.99, SLOWindow: Duration(30 * 24 * time.Hour),
 	})

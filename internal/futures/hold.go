@@ -20,22 +20,9 @@ func (b *Book) Late(rate, promise float64) (late, total float64) {
 	backlog := 0.0
 	for i := range b.n {
 		r, _ := b.at(i)
-		h := b.step
-		total += r * h
-		end := backlog + (r-rate)*h
-		over := 0.0 // seconds of the step the backlog is past the limit
-		switch {
-		case r > rate && backlog >= limit:
-			over = h
-		case r > rate && end > limit:
-			over = h - (limit-backlog)/(r-rate)
-		case r < rate && backlog > limit:
-			over = math.Min(h, (backlog-limit)/(rate-r))
-		case r == rate && backlog > limit:
-			over = h
-		}
-		late += r * over
-		backlog = math.Max(end, 0)
+		total += r * b.step
+		late += lateInStep(backlog, r, rate, limit, b.step)
+		backlog = math.Max(backlog+(r-rate)*b.step, 0)
 	}
 	return late, total
 }
@@ -72,3 +59,83 @@ func (b *Book) Hold(promise, allowance float64) (rate float64, ok bool) {
 // holdPrecision is the bisection's tolerance, a share of the peak step's
 // rate: a fleet of 500 is found to within a worker.
 const holdPrecision = 0.002
+
+// Follower is a fleet that follows the arrivals' estimate: at each step it
+// serves Headroom × the estimate (an exponentially weighted mean over Tau
+// seconds of the steps before) as it was Lag seconds earlier, or as it is
+// when that is lower: more workers take a start delay to serve, fewer are
+// gone at once.
+type Follower struct {
+	Headroom, Tau, Lag float64
+}
+
+// maxLagSteps bounds the steps a follower's lag spans.
+const maxLagSteps = 255
+
+// lateFollowing is Late for a follower.
+func (b *Book) lateFollowing(f Follower, promise float64) (late, total float64) {
+	var ring [maxLagSteps + 1]float64
+	lag := min(max(int(math.Round(f.Lag/b.step)), 0), maxLagSteps)
+	a := 1 - math.Exp(-b.step/math.Max(f.Tau, b.step))
+	backlog, est := 0.0, 0.0
+	for i := range b.n {
+		r, _ := b.at(i)
+		if i == 0 {
+			est = r
+			for k := range ring {
+				ring[k] = r
+			}
+		}
+		then := ring[(i+len(ring)-lag)%len(ring)]
+		rate := f.Headroom * math.Min(est, then)
+		h := b.step
+		total += r * h
+		late += lateInStep(backlog, r, rate, rate*math.Max(promise, 0), h)
+		backlog = math.Max(backlog+(r-rate)*h, 0)
+		est += (r - est) * a
+		ring[(i+1)%len(ring)] = est
+	}
+	return late, total
+}
+
+// lateInStep is the messages of a step of h seconds at r msg/s, served at
+// rate from a backlog, that find more than limit ahead of them.
+func lateInStep(backlog, r, rate, limit, h float64) float64 {
+	end := backlog + (r-rate)*h
+	over := 0.0 // seconds of the step the backlog is past the limit
+	switch {
+	case r > rate && backlog >= limit:
+		over = h
+	case r > rate && end > limit:
+		over = h - (limit-backlog)/(r-rate)
+	case r < rate && backlog > limit:
+		over = math.Min(h, (backlog-limit)/(rate-r))
+	case r == rate && backlog > limit:
+		over = h
+	}
+	return r * over
+}
+
+// Headroom is the least factor over the arrivals' estimate, at most
+// f.Headroom, at which a follower would have started all but a share
+// allowance of the book's messages within promise seconds: the headroom
+// the kept past needed. It is f.Headroom when even that leaves more late,
+// and ok is false when the book holds no arrivals.
+func (b *Book) Headroom(f Follower, promise, allowance float64) (float64, bool) {
+	most := f.Headroom
+	if late, total := b.lateFollowing(f, promise); !(total > 0) {
+		return 0, false
+	} else if late > allowance*total {
+		return most, true
+	}
+	lo, hi := 0.0, most
+	for hi-lo > holdPrecision {
+		f.Headroom = (lo + hi) / 2
+		if late, total := b.lateFollowing(f, promise); late <= allowance*total {
+			hi = f.Headroom
+		} else {
+			lo = f.Headroom
+		}
+	}
+	return hi, true
+}

@@ -109,3 +109,62 @@ func BenchmarkBookHold(b *testing.B) {
 		}
 	}
 }
+
+// A follower of a steady book serves headroom × its rate. Six steps of
+// 10 s at 10 msg/s, promise 30 s: below the rate the backlog grows by
+// 100 (1 − h) a step, and a message is late once it exceeds a promise of
+// service, 300 h. All 600 in time needs 600 (1 − h) ≤ 300 h: h = 2/3. With
+// a share a of them late, the backlog may cross the limit at t = 30 h ÷
+// (1 − h) ≥ 60 (1 − a): h = 2 (1 − a) ÷ (3 − 2a), 9 ÷ 14 at a = 0.1.
+func TestHeadroomWorkedExample(t *testing.T) {
+	t.Parallel()
+	b := burstBook(10, 10, 10, 10, 10, 10, 10)
+	for _, c := range []struct{ allowance, want float64 }{{0, 2.0 / 3}, {0.1, 9.0 / 14}} {
+		for _, lag := range []float64{0, 30} { // a steady rate: no lag matters
+			h, ok := b.Headroom(Follower{Headroom: 1.25, Tau: 60, Lag: lag}, 30, c.allowance)
+			if !ok || math.Abs(h-c.want) > 2*holdPrecision {
+				t.Errorf("allowance %v, lag %v s: headroom %v, %v; want %v", c.allowance, lag, h, ok, c.want)
+			}
+		}
+	}
+	// A tenth of the steps at ten times the rate: no headroom up to 1.25
+	// keeps them; the most is the answer.
+	burst := burstBook(10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 100)
+	if h, ok := burst.Headroom(Follower{Headroom: 1.25, Tau: 60}, 5, 0.001); !ok || h != 1.25 {
+		t.Errorf("a burst: headroom %v, %v; want the most, 1.25", h, ok)
+	}
+	if _, ok := NewBook(10, 100, 10).Headroom(Follower{Headroom: 1.25, Tau: 60}, 30, 0.01); ok {
+		t.Error("an empty book gave a headroom")
+	}
+}
+
+// On a rising book the follower that adds workers a start delay late needs
+// more headroom than one that adds them at once, and each answer is the
+// least that meets the allowance: a little less leaves more late.
+func TestHeadroomIsTheLeastThatMeetsTheAllowance(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 4))
+	rates := make([]float64, 360)
+	for i := range rates {
+		rates[i] = 20 + float64(i)/6 + 4*rng.NormFloat64() // 20 to 80 msg/s over half an hour, with noise
+	}
+	b := burstBook(5, rates...)
+	const promise, allowance = 30.0, 0.002
+	prompt, ok1 := b.Headroom(Follower{Headroom: 2, Tau: 60}, promise, allowance)
+	late, ok2 := b.Headroom(Follower{Headroom: 2, Tau: 60, Lag: 120}, promise, allowance)
+	if !ok1 || !ok2 || !(late > prompt) || late >= 2 {
+		t.Fatalf("headroom %v with no lag, %v two minutes late (%v %v): want the late one higher, below 2", prompt, late, ok1, ok2)
+	}
+	for _, c := range []struct {
+		lag, h float64
+	}{{0, prompt}, {120, late}} {
+		f := Follower{Headroom: c.h, Tau: 60, Lag: c.lag}
+		if l, total := b.lateFollowing(f, promise); l > allowance*total {
+			t.Errorf("lag %v: at %v, %v of %v late, above the allowance", c.lag, c.h, l, total)
+		}
+		f.Headroom = c.h - 2*holdPrecision
+		if l, total := b.lateFollowing(f, promise); l <= allowance*total {
+			t.Errorf("lag %v: at %v, %v of %v late, within the allowance: %v was not the least", c.lag, f.Headroom, l, total, c.h)
+		}
+	}
+}

@@ -175,7 +175,7 @@ func (e *Estimator) assess(m minuteFacts) (record, verdict) {
 		workers:    w,
 		excess:     rd,
 		lnS:        math.NaN(),
-		saturated:  c > 0 && m.backlog && lc >= saturatedRatio*c,
+		saturated:  c > 0 && m.backlog && lc >= SaturatedShare*c,
 		batching:   c > 0 && (lc > batchingRatio*c || over),
 		backlogged: m.backlog,
 	}

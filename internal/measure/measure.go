@@ -164,6 +164,11 @@ type Config struct {
 	VisibilityTimeout time.Duration
 }
 
+// SaturatedShare: a minute with a backlog throughout and in flight at or
+// above this share of the slots is saturated, its deletions per worker
+// what a worker sustains.
+const SaturatedShare = 0.9
+
 // Estimate is what an Estimator has measured, as of its latest sample.
 type Estimate struct {
 	// ServiceTime is the measured mean time from receive to delete per busy
@@ -226,7 +231,6 @@ const (
 	minCovered  = 0.8 * minuteSecs // seconds a good minute must cover
 
 	batchingRatio  = 1.2  // in flight above this × slots: batching
-	saturatedRatio = 0.9  // in flight at or above this × slots, with a backlog: saturated
 	stuckHeldShare = 0.2  // in flight at or above this × slots: messages held
 	stuckRateShare = 0.05 // deletions explaining less than this share of busy: stuck
 	stuckMinutes   = 2    // stuck minutes in a row that set Stuck

@@ -248,12 +248,13 @@ func (c *call) smoothed() float64 {
 	return math.Max(finite(r), 0)
 }
 
-// bookHold is the fixed fleet's rate the book last gave (Book.Hold), kept
-// until holdEvery more steps complete or the allowance changes.
+// bookHold is what a replay of the book last gave (Book.Hold's rate,
+// Book.Headroom's factor), kept until holdEvery more steps complete or the
+// allowance changes.
 type bookHold struct {
 	steps     int64
 	allowance float64
-	rate      float64
+	value     float64
 	ok        bool
 }
 
@@ -280,11 +281,11 @@ func (c *call) heldBy() (workers int, allowance float64, ok bool) {
 	allowance = (1 - s.LatencyQuantile) * planAim(st.budget)
 	h := &st.hold
 	if h.steps == 0 || b.Steps()-h.steps >= holdEvery || h.allowance != allowance {
-		h.rate, h.ok = b.Hold(c.latency(), allowance)
+		h.value, h.ok = b.Hold(c.latency(), allowance)
 		h.steps, h.allowance = b.Steps(), allowance
 	}
 	if !h.ok {
 		return 0, allowance, false
 	}
-	return capacity.CeilWorkers(effectiveArrival(h.rate, s.BurstReserve) / c.muEff), allowance, true
+	return capacity.CeilWorkers(effectiveArrival(h.value, s.BurstReserve) / c.muEff), allowance, true
 }

@@ -33,11 +33,17 @@ type Settings struct {
 	// that much longer. 0 means 1, exponential service.
 	WaitSpread float64
 
-	Latency         time.Duration // the promise: how long a message may wait
-	DrainTime       time.Duration // an existing backlog must clear within this
-	Utilization     float64       // ceiling, (0, 1]
-	BurstReserve    float64       // percent added to measured arrivals
-	OverheadReserve float64       // percent taken off per-worker throughput
+	Latency   time.Duration // the promise: how long a message may wait
+	DrainTime time.Duration // an existing backlog must clear within this
+	// Utilization is the busy ceiling, (0, 1]. 0 (target.utilization
+	// unset) measures it: the ceiling at which the last hour's arrivals
+	// would have kept the promise (headroom.go), never busier than 1 nor
+	// with more headroom than model.DefaultUtilization's; WithDefaults sets
+	// that bound here and MeasuredCeiling.
+	Utilization     float64
+	MeasuredCeiling bool
+	BurstReserve    float64 // percent added to measured arrivals
+	OverheadReserve float64 // percent taken off per-worker throughput
 	SafetyWorkers   int
 
 	// Min and Max bound the desired count; Max ≤ 0 sets no maximum of its
@@ -194,7 +200,7 @@ func (s Settings) WithDefaults() Settings {
 		s.SLOWindow = model.DefaultSLOWindow
 	}
 	if !(s.Utilization > 0) {
-		s.Utilization = model.DefaultUtilization
+		s.Utilization, s.MeasuredCeiling = model.DefaultUtilization, true
 	}
 	if s.Utilization > 1 {
 		s.Utilization = 1

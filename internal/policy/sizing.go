@@ -247,12 +247,12 @@ func (c *call) rateFloors(lam float64) int {
 	if peak > lam && !waitOK {
 		utilFor = peak
 	}
-	c.b.util = capacity.UtilizationFloor(utilFor, c.muEff, s.Utilization)
+	c.b.util = capacity.UtilizationFloor(utilFor, c.muEff, c.ceiling())
 	if peak > lam {
 		if o := c.fc.Occurrence; o != nil && !c.fc.Came {
 			// A recurring occurrence not yet come: pre-start the share of
 			// its workers that pays (see bet).
-			full, base := c.b.util, capacity.UtilizationFloor(lam, c.muEff, s.Utilization)
+			full, base := c.b.util, capacity.UtilizationFloor(lam, c.muEff, c.ceiling())
 			if waitOK {
 				full = wait
 				if w, ok := c.waitFloor(lam, latency); ok {
@@ -274,7 +274,7 @@ func (c *call) rateFloors(lam float64) int {
 		}
 	}
 	c.d.Floors.Utilization = &c.b.util
-	c.reason("utilisation floor %d at the %s ceiling", c.b.util, percent(s.Utilization))
+	c.utilReason()
 	n := c.b.util
 	if waitOK {
 		c.b.wait = wait
@@ -517,7 +517,7 @@ func (c *call) rateFloorAt(lam float64) int {
 	s := c.s
 	return capacity.SteadyFleet(capacity.Steady{
 		Rate: lam, PerWorker: c.muEff, PerServer: c.perServer, Concurrency: s.Concurrency,
-		Utilization: s.Utilization, Latency: c.latency(), Quantile: s.LatencyQuantile, Spread: s.WaitSpread,
+		Utilization: c.ceiling(), Latency: c.latency(), Quantile: s.LatencyQuantile, Spread: s.WaitSpread,
 		Safety: min(max(s.SafetyWorkers, 0), maxRecommended), MaxBusy: maxWaitServers,
 	}).Workers
 }

@@ -82,10 +82,12 @@ type State struct {
 	held  heldWatch // messages received and not deleted (held.go)
 
 	// book: the recent arrivals the futures are drawn from (plan.go);
-	// budget the promise's error budget last given (SpendBudget);
-	// pendingBuf reused for the workers on their way.
+	// hold and headroom what the last replays of it found (Book.Hold,
+	// Book.Headroom); budget the promise's error budget last given
+	// (SpendBudget); pendingBuf reused for the workers on their way.
 	book       *futures.Book
 	hold       bookHold
+	headroom   bookHold
 	budget     model.Budget
 	pendingBuf []float64
 }

@@ -191,7 +191,11 @@ type settingsDoc struct {
 	// LatencySeconds (target.latency_quantile).
 	LatencyQuantile  float64 `json:"latency_quantile"`
 	DrainTimeSeconds float64 `json:"drain_time_seconds"`
-	Utilization      float64 `json:"utilization"`
+	// Utilization is the busy ceiling set, or when UtilizationMeasured
+	// (target.utilization unset) the bound of the measured one: the
+	// decision's utilisation floor reason gives the ceiling measured.
+	Utilization         float64 `json:"utilization"`
+	UtilizationMeasured bool    `json:"utilization_measured"`
 
 	ServiceTimeSeconds float64 `json:"service_time_seconds"`
 	Concurrency        int     `json:"concurrency"`
@@ -294,6 +298,7 @@ func settingsOf(s policy.Settings) settingsDoc {
 		LatencyQuantile:             s.LatencyQuantile,
 		DrainTimeSeconds:            s.DrainTime.Seconds(),
 		Utilization:                 s.Utilization,
+		UtilizationMeasured:         s.MeasuredCeiling,
 		ServiceTimeSeconds:          s.ServiceTime.Seconds(),
 		Concurrency:                 s.Concurrency,
 		Throughput:                  s.Throughput,

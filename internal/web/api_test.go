@@ -130,6 +130,9 @@ func checkGroupJSON(t *testing.T, g map[string]any, v readmodel.GroupView) {
 			t.Errorf("%s: settings.%s = %v, want %v", v.Settings.Group, key, s[key], want)
 		}
 	}
+	if s["utilization_measured"] != st.MeasuredCeiling {
+		t.Errorf("%s: settings.utilization_measured = %v, want %v", v.Settings.Group, s["utilization_measured"], st.MeasuredCeiling)
+	}
 
 	// The decision is model.Decision's own JSON, null before the first cycle.
 	if v.Decision == nil {

@@ -1,0 +1,78 @@
+package policy
+
+import (
+	"math"
+
+	"github.com/queuechecker/queue-checker/internal/futures"
+	"github.com/queuechecker/queue-checker/internal/measure"
+)
+
+// measuredCeilingTop is the busiest a measured ceiling runs the fleet: the
+// share of its slots at which the fleet measurement reads a minute with a
+// backlog as saturated (measure.SaturatedShare). A fleet kept busier has
+// such minutes without being saturated, and the throughput per worker they
+// teach is short by the slots that were idle in them: the arrivals'
+// estimate, Little's law over that rate, reads low by as much for every
+// worker of a fleet grown for a flash crowd, and the fleet is released
+// while the crowd still climbs.
+const measuredCeilingTop = measure.SaturatedShare
+
+// headroomShare is the share of the plan's allowance (planAim) a measured
+// ceiling may spend on the last hour's arrivals: the rate floors leave the
+// rest of the promise's allowance to what they do not see coming (a surge,
+// a burst the hour did not hold).
+const headroomShare = 0.2
+
+// ceiling is the utilisation ceiling the rate floors size with: the
+// setting, or, when it is measured (Settings.MeasuredCeiling), the busiest
+// at which a fleet that follows the arrival estimate, its launches a start
+// delay late, would have started all but headroomShare of the plan's
+// allowance of the last hour's arrivals within the promise (Book.Headroom):
+// at most measuredCeilingTop, and never with more headroom than the
+// setting's bound. Until the book keeps holdMinSpan of the past, and
+// without a promise, the bound.
+func (c *call) ceiling() float64 {
+	s, st := c.s, c.st
+	b := st.book
+	if !s.MeasuredCeiling || b == nil || s.Policy != PolicyModel || !(c.latency() > 0) ||
+		float64(b.Len())*b.Step() < holdMinSpan {
+		return s.Utilization
+	}
+	allowance := c.headroomAllowance()
+	h := &st.headroom
+	if h.steps == 0 || b.Steps()-h.steps >= holdEvery || h.allowance != allowance {
+		f := futures.Follower{Headroom: 1 / s.Utilization, Tau: s.ArrivalSmoothing.Seconds(), Lag: s.StartDelay.Seconds()}
+		h.value, h.ok = b.Headroom(f, c.latency(), allowance)
+		h.steps, h.allowance = b.Steps(), allowance
+	}
+	if !h.ok || !(h.value > 0) {
+		return s.Utilization
+	}
+	return math.Min(math.Max(s.Utilization, 1/h.value), measuredCeilingTop)
+}
+
+// headroomAllowance is the share of the last hour's arrivals a measured
+// ceiling may leave late.
+func (c *call) headroomAllowance() float64 {
+	return (1 - c.s.LatencyQuantile) * planAim(c.st.budget) * headroomShare
+}
+
+// utilReason says the utilisation floor and the ceiling it is at: the
+// setting, or what measuring it found.
+func (c *call) utilReason() {
+	s, h := c.s, &c.st.headroom
+	u := c.ceiling()
+	switch {
+	case !s.MeasuredCeiling || !(c.latency() > 0) || s.Policy != PolicyModel:
+		c.reason("utilisation floor %d at the %s ceiling", c.b.util, percent(u))
+	case h.steps == 0 || !h.ok:
+		c.reason("utilisation floor %d at the %s ceiling until the checker has seen %s of arrivals to measure it from",
+			c.b.util, percent(u), span(holdMinSpan))
+	case u <= s.Utilization:
+		c.reason("utilisation floor %d at the %s ceiling, measured: the last hour's arrivals, followed as estimated with launches a start delay late, needed all its headroom to start %s within the promise",
+			c.b.util, percent(u), percent(1-c.headroomAllowance()))
+	default:
+		c.reason("utilisation floor %d at a %s ceiling, measured: the busiest, up to %s, at which the last hour's arrivals, followed as estimated with launches a start delay late, would have started %s within the promise (%s at most)",
+			c.b.util, percent(u), percent(measuredCeilingTop), percent(1-c.headroomAllowance()), percent(s.Utilization))
+	}
+}
