@@ -64,9 +64,10 @@ const holdPrecision = 0.002
 // serves Headroom × the estimate (an exponentially weighted mean over Tau
 // seconds of the steps before) as it was Lag seconds earlier, or as it is
 // when that is lower: more workers take a start delay to serve, fewer are
-// gone at once.
+// gone at once. Least is the least headroom worth finding: a book that
+// needs less gets Least.
 type Follower struct {
-	Headroom, Tau, Lag float64
+	Headroom, Tau, Lag, Least float64
 }
 
 // maxLagSteps bounds the steps a follower's lag spans.
@@ -116,19 +117,24 @@ func lateInStep(backlog, r, rate, limit, h float64) float64 {
 	return r * over
 }
 
-// Headroom is the least factor over the arrivals' estimate, at most
-// f.Headroom, at which a follower would have started all but a share
+// Headroom is the least factor over the arrivals' estimate, from f.Least
+// to f.Headroom, at which a follower would have started all but a share
 // allowance of the book's messages within promise seconds: the headroom
-// the kept past needed. It is f.Headroom when even that leaves more late,
-// and ok is false when the book holds no arrivals.
+// the kept past needed, to within holdPrecision. It is f.Headroom when
+// even that leaves more late, and ok is false when the book holds no
+// arrivals.
 func (b *Book) Headroom(f Follower, promise, allowance float64) (float64, bool) {
-	most := f.Headroom
+	most, least := f.Headroom, math.Min(math.Max(f.Least, 0), f.Headroom)
 	if late, total := b.lateFollowing(f, promise); !(total > 0) {
 		return 0, false
 	} else if late > allowance*total {
 		return most, true
 	}
-	lo, hi := 0.0, most
+	f.Headroom = least
+	if late, total := b.lateFollowing(f, promise); least > 0 && late <= allowance*total {
+		return least, true
+	}
+	lo, hi := least, most
 	for hi-lo > holdPrecision {
 		f.Headroom = (lo + hi) / 2
 		if late, total := b.lateFollowing(f, promise); late <= allowance*total {

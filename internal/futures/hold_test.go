@@ -110,6 +110,19 @@ func BenchmarkBookHold(b *testing.B) {
 	}
 }
 
+// BenchmarkBookHeadroom finds the headroom an hour of 5 s steps needed: the
+// replay a measured ceiling makes once a minute.
+func BenchmarkBookHeadroom(b *testing.B) {
+	book := flatBook(50, 400, 40)
+	f := Follower{Headroom: 1.25, Tau: 60, Lag: 60, Least: 1 / 0.9}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := book.Headroom(f, 30, 0.002); !ok {
+			b.Fatal("no headroom")
+		}
+	}
+}
+
 // A follower of a steady book serves headroom × its rate. Six steps of
 // 10 s at 10 msg/s, promise 30 s: below the rate the backlog grows by
 // 100 (1 − h) a step, and a message is late once it exceeds a promise of
@@ -135,6 +148,13 @@ func TestHeadroomWorkedExample(t *testing.T) {
 	}
 	if _, ok := NewBook(10, 100, 10).Headroom(Follower{Headroom: 1.25, Tau: 60}, 30, 0.01); ok {
 		t.Error("an empty book gave a headroom")
+	}
+	// Needing less than the least worth finding gives the least.
+	if h, ok := b.Headroom(Follower{Headroom: 1.25, Tau: 60, Least: 0.9}, 30, 0); !ok || h != 0.9 {
+		t.Errorf("least 0.9 of a book that needs 2/3: %v, %v; want 0.9", h, ok)
+	}
+	if h, ok := b.Headroom(Follower{Headroom: 1.25, Tau: 60, Least: 0.5}, 30, 0); !ok || math.Abs(h-2.0/3) > 2*holdPrecision {
+		t.Errorf("least 0.5 of a book that needs 2/3: %v, %v; want 2/3", h, ok)
 	}
 }
 

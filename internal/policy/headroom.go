@@ -41,7 +41,8 @@ func (c *call) ceiling() float64 {
 	allowance := c.headroomAllowance()
 	h := &st.headroom
 	if h.steps == 0 || b.Steps()-h.steps >= holdEvery || h.allowance != allowance {
-		f := futures.Follower{Headroom: 1 / s.Utilization, Tau: s.ArrivalSmoothing.Seconds(), Lag: s.StartDelay.Seconds()}
+		f := futures.Follower{Headroom: 1 / s.Utilization, Least: 1 / measuredCeilingTop,
+			Tau: s.ArrivalSmoothing.Seconds(), Lag: s.StartDelay.Seconds()}
 		h.value, h.ok = b.Headroom(f, c.latency(), allowance)
 		h.steps, h.allowance = b.Steps(), allowance
 	}
