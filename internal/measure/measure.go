@@ -164,9 +164,9 @@ type Config struct {
 	VisibilityTimeout time.Duration
 }
 
-// SaturatedShare: a minute with a backlog throughout and in flight at or
-// above this share of the slots is saturated, its deletions per worker
-// what a worker sustains.
+// SaturatedShare is the share of the slots in flight at or above which a
+// minute with a backlog throughout is saturated: its deletions per worker
+// are what a worker sustains.
 const SaturatedShare = 0.9
 
 // Estimate is what an Estimator has measured, as of its latest sample.
