@@ -184,7 +184,7 @@ type Target struct {
 	DrainTime time.Duration `yaml:"drain_time"` // default 15m
 	// Utilization is the busy ceiling; unset, measured from the arrivals
 	// (the busiest at which the last hour's would have kept the promise,
-	// up to 1, with no more headroom than DefaultUtilization's).
+	// up to 0.9, with no more headroom than DefaultUtilization's).
 	Utilization      *float64      `yaml:"utilization"`
 	BurstReserve     float64       `yaml:"burst_reserve"`    // percent
 	OverheadReserve  float64       `yaml:"overhead_reserve"` // percent

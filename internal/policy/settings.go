@@ -37,8 +37,9 @@ type Settings struct {
 	DrainTime time.Duration // an existing backlog must clear within this
 	// Utilization is the busy ceiling, (0, 1]. 0 (target.utilization
 	// unset) measures it: the ceiling at which the last hour's arrivals
-	// would have kept the promise (headroom.go), never busier than 1 nor
-	// with more headroom than model.DefaultUtilization's; WithDefaults sets
+	// would have kept the promise (headroom.go), never busier than
+	// measure.SaturatedShare nor with more headroom than
+	// model.DefaultUtilization's; WithDefaults sets
 	// that bound here and MeasuredCeiling.
 	Utilization     float64
 	MeasuredCeiling bool
