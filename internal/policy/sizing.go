@@ -360,14 +360,15 @@ func (c *call) betReason(o *forecast.Occurrence, b bet, n, full int, peak float6
 }
 
 // waiting is the backlog less the messages in flight on the workers in
-// service (at most their slots), when the backlog counts them: those are
-// being served, not waiting for a worker.
+// service (at most their slots), when the backlog counts them (it is the
+// visible messages plus those in flight, and the delayed ones or not):
+// those are being served, not waiting for a worker.
 func (c *call) waiting() float64 {
-	inFlight := float64(c.sample.InFlight)
-	if !(float64(c.sample.Backlog) >= c.visible+inFlight) {
+	smp := c.sample
+	if more := smp.Backlog - smp.Visible; smp.InFlight <= 0 || more != smp.InFlight && more != smp.InFlight+smp.Delayed {
 		return c.backlog
 	}
-	return math.Max(c.backlog-math.Min(inFlight, float64(c.inService)*float64(c.s.Concurrency)), c.visible)
+	return math.Max(c.backlog-math.Min(float64(smp.InFlight), float64(c.inService)*float64(c.s.Concurrency)), c.visible)
 }
 
 // backlogNeed is the most the backlog floors (drain, latency, oldest age)
