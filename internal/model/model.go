@@ -160,6 +160,9 @@ type Floors struct {
 	Utilization      *int `json:"utilization"`
 	Wait             *int `json:"wait"`
 	BacklogPerWorker *int `json:"backlog_per_worker"`
+	// UtilizationCeiling is the busy ceiling the utilisation floor sized
+	// with: target.utilization, or the one measured when it is unset.
+	UtilizationCeiling *float64 `json:"utilization_ceiling"`
 }
 
 // Diagnosis states: what a queue's depth and age, read against its in-flight

@@ -61,7 +61,7 @@ func TestDecisionJSONKeys(t *testing.T) {
 	if err := json.Unmarshal(got["floors"], &floors); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"drain", "utilization", "wait", "backlog_per_worker"} {
+	for _, k := range []string{"drain", "utilization", "wait", "backlog_per_worker", "utilization_ceiling"} {
 		if string(floors[k]) != "null" {
 			t.Errorf("floors.%s = %s when unknown, want null", k, floors[k])
 		}

@@ -111,6 +111,7 @@ func Decide(s Settings, sample model.GroupSample, fleet model.Fleet, st *State, 
 type box struct {
 	drain, util, wait, bpw      int
 	arrival, utilz, drainS, age float64
+	ceiling                     float64 // the utilisation floor's
 	bpwInService                float64
 	fc                          model.Forecast
 	bet                         model.Bet

@@ -70,10 +70,10 @@ func (c *call) utilReason() {
 		c.reason("utilisation floor %d at the %s ceiling until the checker has seen %s of arrivals to measure it from",
 			c.b.util, percent(u), span(holdMinSpan))
 	case u <= s.Utilization:
-		c.reason("utilisation floor %d at the %s ceiling, measured: the last hour's arrivals, followed as estimated with launches a start delay late, needed all its headroom to start %s within the promise",
-			c.b.util, percent(u), percent(1-c.headroomAllowance()))
+		c.reason("utilisation floor %d at the %s ceiling, measured: the last hour's arrivals, followed as estimated with launches a start delay late, needed all its headroom for all but %s %% of them to start within the promise",
+			c.b.util, percent(u), number(100*c.headroomAllowance()))
 	default:
-		c.reason("utilisation floor %d at a %s ceiling, measured: the busiest, up to %s, at which the last hour's arrivals, followed as estimated with launches a start delay late, would have started %s within the promise (no less busy than %s)",
-			c.b.util, percent(u), percent(measuredCeilingTop), percent(1-c.headroomAllowance()), percent(s.Utilization))
+		c.reason("utilisation floor %d at a %s ceiling, measured: the busiest, up to %s, at which the last hour's arrivals, followed as estimated with launches a start delay late, would have started all but %s %% of them within the promise (no less busy than %s)",
+			c.b.util, percent(u), percent(measuredCeilingTop), number(100*c.headroomAllowance()), percent(s.Utilization))
 	}
 }

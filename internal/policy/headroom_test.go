@@ -46,6 +46,13 @@ func TestMeasuredCeilingOfASteadyStream(t *testing.T) {
 					if tc.utilization == 0 && *d.Floors.Utilization != int(math.Ceil(lambda/measuredCeilingTop)) {
 						t.Fatalf("measured: floor %d, want %v at the top ceiling %v", *d.Floors.Utilization, lambda, measuredCeilingTop)
 					}
+					want := tc.utilization
+					if want == 0 {
+						want = measuredCeilingTop
+					}
+					if c := d.Floors.UtilizationCeiling; c == nil || math.Abs(*c-want) > 1e-9 {
+						t.Fatalf("the decision's ceiling %v, want %v", ptrValue(c), want)
+					}
 				}
 			}
 		})

@@ -274,6 +274,8 @@ func (c *call) rateFloors(lam float64) int {
 		}
 	}
 	c.d.Floors.Utilization = &c.b.util
+	c.b.ceiling = c.ceiling()
+	c.d.Floors.UtilizationCeiling = &c.b.ceiling
 	c.utilReason()
 	n := c.b.util
 	if waitOK {

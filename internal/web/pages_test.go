@@ -101,6 +101,10 @@ func TestStatusPage(t *testing.T) {
 			tests = append(tests, struct{ name, field, want string }{"utilisation", "decision.utilization",
 				formatPercent(*d.Utilization)})
 		}
+		if c := d.Floors.UtilizationCeiling; c != nil {
+			tests = append(tests, struct{ name, field, want string }{"utilisation ceiling", "decision.floors.utilization_ceiling",
+				formatPercent(*c)})
+		}
 		for _, tt := range tests {
 			got, ok := fields[tt.field]
 			if !ok {
