@@ -32,24 +32,20 @@ const headroomShare = 0.2
 // setting's bound. Until the book keeps holdMinSpan of the past, and
 // without a promise, the bound.
 func (c *call) ceiling() float64 {
-	s, st := c.s, c.st
-	b := st.book
-	if !s.MeasuredCeiling || b == nil || s.Policy != PolicyModel || !(c.latency() > 0) ||
-		float64(b.Len())*b.Step() < holdMinSpan {
+	s := c.s
+	if !s.MeasuredCeiling || s.Policy != PolicyModel || !(c.latency() > 0) {
 		return s.Utilization
 	}
 	allowance := c.headroomAllowance()
-	h := &st.headroom
-	if h.steps == 0 || b.Steps()-h.steps >= holdEvery || h.allowance != allowance {
+	h, ok := c.replayed(&c.st.headroom, allowance, func(b *futures.Book) (float64, bool) {
 		f := futures.Follower{Headroom: 1 / s.Utilization, Least: 1 / measuredCeilingTop,
 			Tau: s.ArrivalSmoothing.Seconds(), Lag: s.StartDelay.Seconds()}
-		h.value, h.ok = b.Headroom(f, c.latency(), allowance)
-		h.steps, h.allowance = b.Steps(), allowance
-	}
-	if !h.ok || !(h.value > 0) {
+		return b.Headroom(f, c.latency(), allowance)
+	})
+	if !ok || !(h > 0) {
 		return s.Utilization
 	}
-	return math.Min(math.Max(s.Utilization, 1/h.value), measuredCeilingTop)
+	return math.Min(math.Max(s.Utilization, 1/h), measuredCeilingTop)
 }
 
 // headroomAllowance is the share of the last hour's arrivals a measured

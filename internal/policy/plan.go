@@ -273,19 +273,31 @@ const holdMinSpan = 900.0
 // The allowance is the share of it a plan may spend (planAim). ok is false
 // until the book keeps holdMinSpan of the past.
 func (c *call) heldBy() (workers int, allowance float64, ok bool) {
-	s, st := c.s, c.st
-	b := st.book
-	if b == nil || s.Policy != PolicyModel || !(c.muEff > 0) || float64(b.Len())*b.Step() < holdMinSpan {
+	s := c.s
+	if s.Policy != PolicyModel || !(c.muEff > 0) {
 		return 0, 0, false
 	}
-	allowance = (1 - s.LatencyQuantile) * planAim(st.budget)
-	h := &st.hold
-	if h.steps == 0 || b.Steps()-h.steps >= holdEvery || h.allowance != allowance {
-		h.value, h.ok = b.Hold(c.latency(), allowance)
-		h.steps, h.allowance = b.Steps(), allowance
-	}
-	if !h.ok {
+	allowance = (1 - s.LatencyQuantile) * planAim(c.st.budget)
+	rate, ok := c.replayed(&c.st.hold, allowance, func(b *futures.Book) (float64, bool) {
+		return b.Hold(c.latency(), allowance)
+	})
+	if !ok {
 		return 0, allowance, false
 	}
-	return capacity.CeilWorkers(effectiveArrival(h.value, s.BurstReserve) / c.muEff), allowance, true
+	return capacity.CeilWorkers(effectiveArrival(rate, s.BurstReserve) / c.muEff), allowance, true
+}
+
+// replayed is what replay gives of the group's book at allowance, kept in
+// h and made anew once holdEvery more steps complete or the allowance
+// changes; false until the book keeps holdMinSpan of the past.
+func (c *call) replayed(h *bookHold, allowance float64, replay func(*futures.Book) (float64, bool)) (float64, bool) {
+	b := c.st.book
+	if b == nil || float64(b.Len())*b.Step() < holdMinSpan {
+		return 0, false
+	}
+	if h.steps == 0 || b.Steps()-h.steps >= holdEvery || h.allowance != allowance {
+		h.value, h.ok = replay(b)
+		h.steps, h.allowance = b.Steps(), allowance
+	}
+	return h.value, h.ok
 }
