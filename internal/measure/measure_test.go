@@ -76,6 +76,10 @@ func TestSteadyMinutes(t *testing.T) {
 		{"plain", Config{}, level{0, 10, 20}, 50, nan, 0.2, 5, false, false},
 		// Backlog everywhere and every slot busy: 80 msg/s ÷ 20 workers.
 		{"saturated", Config{}, level{100, 20, 20}, 80, nan, 0.25, 4, true, false},
+		// A backlog everywhere and 18.5 of 20 slots busy (saturated from
+		// 90 %): 74 msg/s is 0.25 s a message, yet the workers sustain
+		// 74 ÷ 20 = 3.7 msg/s, not 1/0.25 = 4.
+		{"saturated with idle slots", Config{}, level{100, 18.5, 20}, 74, nan, 0.25, 3.7, true, false},
 		// 150 in flight on 20 slots: busy is the 20 slots, 20/100 = 0.2 s.
 		{"batching saturated", Config{}, level{500, 150, 20}, 100, nan, 0.2, 5, true, true},
 		// 5 workers × 4 slots: 10 in flight at 50 msg/s is 0.2 s; 4/0.2 = 20.

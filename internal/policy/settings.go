@@ -38,7 +38,7 @@ type Settings struct {
 	// Utilization is the busy ceiling, (0, 1]. 0 (target.utilization
 	// unset) measures it: the ceiling at which the last hour's arrivals
 	// would have kept the promise (headroom.go), never busier than
-	// measure.SaturatedShare nor with more headroom than
+	// measuredCeilingTop nor with more headroom than
 	// model.DefaultUtilization's; WithDefaults sets
 	// that bound here and MeasuredCeiling.
 	Utilization     float64
