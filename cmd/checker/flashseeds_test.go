@@ -5,9 +5,7 @@ package main
 import (
 	"flag"
 	"fmt"
-	"runtime"
 	"strconv"
-	"sync"
 	"testing"
 )
 
@@ -37,29 +35,19 @@ func TestFlashSeeds(t *testing.T) {
 		t.Skip("the flash steps over many seeds: make flash")
 	}
 	n := *flashSeeds
+	runs := make([][]string, n)
+	for i := range runs {
+		runs[i] = []string{"--scenario", "../../docs/traces/flash-steps.csv", "--service-dist", "lognormal",
+			"--service-time", "1s", "--start-delay", "1m", "--latency-target", "30s", "--min", "1", "--max", "3000",
+			"--warm-up", "15m", "--interval", *flashInterval, "--seed", strconv.Itoa(i + 1)}
+	}
 	shares := make([]float64, n)
 	hours := make([]float64, n)
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.NumCPU())
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			res := simJSON(t, "--scenario", "../../docs/traces/flash-steps.csv", "--service-dist", "lognormal",
-				"--service-time", "1s", "--start-delay", "1m", "--latency-target", "30s", "--min", "1", "--max", "3000",
-				"--warm-up", "15m", "--interval", *flashInterval, "--seed", strconv.Itoa(i+1), "--policy", "model")
-			if len(res) != 1 || res[0].Messages == 0 {
-				t.Errorf("seed %d: %d results", i+1, len(res))
-				return
-			}
-			shares[i], hours[i] = res[0].SLOAttainment, res[0].WorkerSeconds/3600
-		}()
-	}
-	wg.Wait()
-	if t.Failed() {
-		return
+	for i, res := range simAll(t, runs, "--policy", "model") {
+		if len(res) != 1 || res[0].Messages == 0 {
+			t.Fatalf("seed %d: %d results", i+1, len(res))
+		}
+		shares[i], hours[i] = res[0].SLOAttainment, res[0].WorkerSeconds/3600
 	}
 	mean, least, low, wh := 0.0, 1.0, 0, 0.0
 	for i, s := range shares {
