@@ -11,12 +11,12 @@ import (
 // hour did not hold meets only what is left. Up to 100 %, the flash steps
 // (docs/traces/flash-steps.csv, 1 s work, 5 s interval, seeds 1–60: make
 // flash) kept a mean of 0.5 point fewer messages within the promise (8 runs
-// below 93.5 % against 2), for 1–3 % less cost on the built-in scenarios. A small fleet
-// run that busy also has minutes with a backlog at every sample, which the
-// fleet measurement reads as saturated: its throughput per worker then comes
-// from a few hundred deletions, off by their counting noise (4 % low in one
-// traced run), and so is the arrivals' estimate of the fleet grown for the
-// surge.
+// below 93.5 % against 2), for 1–3 % less cost on the built-in scenarios. A
+// small fleet run that busy also has minutes with a backlog at every sample,
+// which the fleet measurement reads as saturated: its throughput per worker
+// then comes from a few hundred deletions, off by their counting noise (4 %
+// low in one traced run), and so is the arrivals' estimate of the fleet
+// grown for the surge.
 const measuredCeilingTop = 0.9
 
 // headroomShare is the share of the plan's allowance (planAim) a measured
