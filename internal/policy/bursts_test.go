@@ -573,6 +573,42 @@ func TestBurstLongerThanAStartDelayIsSizedForWhatIsLeftOfIt(t *testing.T) {
 	}
 }
 
+// The workers that stay while a burst is on are those serving it: a fleet
+// launched for a backlog that it has served, all in service with nothing
+// waiting, keeps what the burst keeps busy, not its idle rest. The bursts
+// above, 20 s into one at 100 msg/s, with 300 workers in service, none
+// visible and 90 in flight: the burst's rate keeps ⌈100 ÷ 1⌉ = 100 busy,
+// more than the 90 in flight and than the floors, which size for the base
+// rate and what is left of the burst. While a worker is still starting, or
+// a message waits, all 300 stay.
+func TestBurstOnKeepsTheWorkersServingItNotAServedBacklogs(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name               string
+		inService, visible int
+		want               int
+	}{
+		{"served", 300, 0, 100},
+		{"a worker starting", 299, 0, 300},
+		{"a message waiting", 300, 1, 300},
+	} {
+		st := &State{lastDt: 5 * time.Second}
+		at := feedBursts(&st.bursts, 11*600+320, 600, 300, 120, 5, 100)
+		c := burstCall(st, at, 300, DefaultLateCost)
+		c.lambda, c.lambdaEff, c.peakEff = 100, 100, 100
+		c.inService, c.visible = tc.inService, float64(tc.visible)
+		c.backlog = c.visible + 90
+		c.sample.InFlight = 90
+		c.sizeModel()
+		if !c.bp.ending() || c.rec >= 100 || c.bp.warm >= 100 {
+			t.Fatalf("%s: ending %v, recommendation %d, warm %d; want a burst expected to end, both below 100", tc.name, c.bp.ending(), c.rec, c.bp.warm)
+		}
+		if got := c.keepWarm(c.rec); got != tc.want {
+			t.Errorf("%s: target %d while the burst is on, want %d; reasons %q", tc.name, got, tc.want, c.d.Reasons)
+		}
+	}
+}
+
 // Bursts 20 an hour at random begin within a 2-minute window with chance
 // 1 − e^(−20 × 2 ÷ 60) = 0.487: an occurrence the forecast gives half a
 // chance there is no rhythm. Three an hour (a job every 20 minutes): 0.095.

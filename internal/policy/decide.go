@@ -680,9 +680,21 @@ func (c *call) deadband(target int) int {
 // scale-in stabilisation window, takes over at once: a served backlog has
 // nothing left for the extra workers to do, and holding them for the rest
 // of the window paid for idle workers (a 10,000-message dump: 200 workers
-// for five minutes).
+// for five minutes). The hold also ends when no message is visible and
+// every worker is in service: the backlog floors count the arrivals too
+// (a burst's, as a backlog while it is expected to last), which would hold
+// a fleet launched for a served backlog, idle, for as long as they come.
 func (c *call) holdForBacklog(target int) int {
 	st := c.st
+	if c.visible <= 0 && c.inService >= c.current {
+		// Nothing waits and no worker is on its way: the backlog is
+		// served, and the rate floors size for the arrivals.
+		st.backlogHold = 0
+		if c.rec <= c.rateRec {
+			c.reason("the backlog is served: no message waits, and all %d workers are in service", c.inService)
+		}
+		return target
+	}
 	keep := min(c.inService, c.rateRec)
 	if need := c.backlogNeed(); need <= keep {
 		st.backlogHold = 0

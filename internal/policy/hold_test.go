@@ -126,3 +126,34 @@ func TestBacklogHoldEndsAtFullUtilisation(t *testing.T) {
 		t.Fatalf("desired %d, recommended %d: want within the 10 %% deadband; reasons %q", d.DesiredWorkers, d.RecommendedWorkers, d.Reasons)
 	}
 }
+
+// The backlog hold ends once nothing waits and no worker is on its way,
+// even while the backlog floors, which count the arrivals, ask for more
+// than the rate floors keep: a burst sized for its base rate after it (1
+// worker) at 100 msg/s asks the drain floor for 100, but a fleet of 300
+// with no message visible has served its backlog, and the burst's workers
+// are kept by the burst (keepWarm), not by a backlog that is gone. With a
+// worker still starting, the hold keeps all 300.
+func TestBacklogHoldEndsWhenNothingWaits(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		inService int
+		want      int
+	}{{"all in service", 300, 1}, {"a worker starting", 299, 300}} {
+		s := base().WithDefaults()
+		st := &State{backlogHold: 300}
+		c := call{s: s, st: st, b: new(box), current: 300, currentKnown: true, inService: tc.inService,
+			lambdaKnown: true, lambda: 100, lambdaEff: 100, mu: 1, muEff: 1, perServer: 1, hi: s.Max, rec: 1, rateRec: 1}
+		if need := c.backlogNeed(); need < 100 {
+			t.Fatalf("%s: the backlog floors ask %d, want at least the 100 the arrivals need", tc.name, need)
+		}
+		got := c.holdForBacklog(1)
+		if got != tc.want {
+			t.Errorf("%s: target %d, want %d; reasons %q", tc.name, got, tc.want, c.d.Reasons)
+		}
+		if held := st.backlogHold > 0; held != (tc.want == 300) {
+			t.Errorf("%s: hold %d left, want it kept only while a worker starts", tc.name, st.backlogHold)
+		}
+	}
+}

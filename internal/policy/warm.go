@@ -430,9 +430,17 @@ func (c costText) Format(f fmt.State, _ rune) {
 func (c *call) keepWarm(target int) int {
 	if c.bp.ending() && target < c.current {
 		// The floors size for the arrivals after the burst, counting on the
-		// workers already serving it: they stay until it ends.
-		c.reason("a burst is on: the %d workers serving it stay until it ends", c.current)
-		return c.current
+		// workers already serving it: they stay until it ends. Those idle
+		// with nothing waiting (a fleet launched for a backlog now served)
+		// do not serve it.
+		keep := c.current
+		if c.visible <= 0 && c.inService >= c.current {
+			keep = min(c.current, max(target, c.servingBurst()))
+		}
+		if keep > target {
+			c.reason("a burst is on: the %d workers serving it stay until it ends", keep)
+			target = keep
+		}
 	}
 	if w := c.bp.warm; w > target {
 		if target < c.current || w > c.current {
@@ -441,6 +449,13 @@ func (c *call) keepWarm(target int) int {
 		target = w
 	}
 	return target
+}
+
+// servingBurst is the workers the burst on keeps busy: those serving its
+// messages now, or what its arrival rate needs when that is more.
+func (c *call) servingBurst() int {
+	busy := int(math.Ceil(float64(max(c.sample.InFlight, 0)) / float64(c.s.Concurrency)))
+	return max(busy, capacity.CeilWorkers(c.lambdaEff/c.muEff))
 }
 
 // launchPays decides whether a scale-out to target while a burst is on pays
