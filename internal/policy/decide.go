@@ -686,9 +686,8 @@ func (c *call) deadband(target int) int {
 // a fleet launched for a served backlog, idle, for as long as they come.
 func (c *call) holdForBacklog(target int) int {
 	st := c.st
-	if c.visible <= 0 && c.inService >= c.current {
-		// Nothing waits and no worker is on its way: the backlog is
-		// served, and the rate floors size for the arrivals.
+	if c.backlogServed() {
+		// The rate floors size for the arrivals.
 		st.backlogHold = 0
 		if c.rec <= c.rateRec {
 			c.reason("the backlog is served: no message waits, and all %d workers are in service", c.inService)
@@ -710,6 +709,13 @@ func (c *call) holdForBacklog(target int) int {
 	c.reason("keeping %d workers for the backlog until %d (the rate floors, at most those in service) serve its %s visible messages within the promise",
 		held, keep, number(c.visible))
 	return held
+}
+
+// backlogServed reports that no message waits and no worker is on its way:
+// whatever a scale-out was for has been served, and the workers beyond what
+// the arrivals keep busy are idle.
+func (c *call) backlogServed() bool {
+	return c.visible <= 0 && c.inService >= c.current
 }
 
 // clamp bounds the target to [lo, hi], last. The decision is capped when

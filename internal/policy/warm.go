@@ -434,7 +434,7 @@ func (c *call) keepWarm(target int) int {
 		// with nothing waiting (a fleet launched for a backlog now served)
 		// do not serve it.
 		keep := c.current
-		if c.visible <= 0 && c.inService >= c.current {
+		if c.backlogServed() {
 			keep = min(c.current, max(target, c.servingBurst()))
 		}
 		if keep > target {
