@@ -37,7 +37,8 @@ import (
 //   - periodic jobs (every P minutes, 3 ≤ P ≤ 240, at fixed offsets): each
 //     pair of recent onsets P apart expects the next occurrence T one or
 //     two periods after the later one, its record the onsets within
-//     ±jitter of T − kP over the last 8 periods. Two onsets are enough (a
+//     ±jitter of T − kP over the last 16 periods (as many as the history
+//     holds). Two onsets are enough (a
 //     job seen twice comes with chance 1/3 when no other onset could have
 //     paired with the later one and the group has no record yet, see
 //     firstChance); noise has no onsets, and a one-off surge one, so
@@ -193,9 +194,14 @@ const (
 	hotMessages     = 5
 	maxRun          = 120 // minutes a hot run is measured over
 
-	minPeriod  = 3   // minutes
-	maxPeriod  = 240 // minutes
-	periodLags = 8
+	minPeriod = 3   // minutes
+	maxPeriod = 240 // minutes
+	// periodLags is how many periods back a job's record reaches: the
+	// pair a period is fitted to proves nothing (see fittedTail), so a
+	// job among random surges several an hour is told from them only by
+	// the periods after it (TestRandomSurgesHaveFewRhythms: a job every
+	// 30 minutes among six surges an hour is not found with 8).
+	periodLags = 16
 	periodHits = 3
 	// minChance: an occurrence less likely than this is not forecast.
 	minChance     = 0.2

@@ -53,7 +53,7 @@ func TestDecidePreStartsForForecastJob(t *testing.T) {
 	if d.Floors.Wait == nil || *d.Floors.Wait < 165 || d.DesiredWorkers < 165 {
 		t.Fatalf("wait floor %v, desired %d: want at least 165 for the job", d.Floors.Wait, d.DesiredWorkers)
 	}
-	if !hasReason(d, "seen 8 of 8 times, every 20m0s, chance") || !hasReason(d, "workers for the load expected at 04:07:00") {
+	if !hasReason(d, "seen 12 of 12 times, every 20m0s, chance") || !hasReason(d, "workers for the load expected at 04:07:00") {
 		t.Fatalf("reasons %q", d.Reasons)
 	}
 	// Report-only: the same forecast is shown, and the count is what it is
