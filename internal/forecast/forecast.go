@@ -38,11 +38,10 @@ import (
 //     pair of recent onsets P apart expects the next occurrence T one or
 //     two periods after the later one, its record the onsets within
 //     ±jitter of T − kP over the last 16 periods (as many as the history
-//     holds). Two onsets are enough (a
-//     job seen twice comes with chance 1/3 when no other onset could have
-//     paired with the later one and the group has no record yet, see
-//     firstChance); noise has no onsets, and a one-off surge one, so
-//     neither forecasts anything.
+//     holds). Two onsets are enough (a job seen twice comes with chance
+//     1/3 when no other onset could have paired with the later one and
+//     the group has no record yet, see firstChance); noise has no onsets,
+//     and a one-off surge one, so neither forecasts anything.
 //   - daily: an onset within ±dailyJitter of this time of day one or two
 //     days ago expects one at T = that onset + a day, its record the days
 //     history covers, up to a week (a surge seen once comes with chance

@@ -311,9 +311,9 @@ func (f *Forecaster) keep(o Occurrence) {
 // With a first chance of one in three, the default, and before the tail: a
 // job seen twice, with no other onset within the longest period before it,
 // comes with chance 1/3; three times, 1/2; five times, 2/3; nine times, 4/5;
-// a daily surge seen once, 1/3. Once a pattern has recurred, the group's record holds its
-// own recurrences, which its hits already count: first is then at most one
-// in three. Two onsets fit a period to each other, so a pair's chance is
+// a daily surge seen once, 1/3. Once a pattern has recurred, the group's
+// record holds its own recurrences, which its hits already count: first is
+// then at most one in three. Two onsets fit a period to each other, so a pair's chance is
 // shared among the rival periods the onsets before the later one would give
 // (see consider). Noise, whose onsets land on any lattice as often as
 // chance has them, has a tail near 1 and no chance.
@@ -338,8 +338,9 @@ func occurrenceChance(kind Kind, hits, misses int, tail, first float64) float64 
 // to seven onsets of the last hours by chance (tail 0.01 each) and bet
 // workers on the next one every few minutes; a job every 20 minutes that
 // came eight times alone has a tail of 0.15⁶ ≈ 10⁻⁵ (the first two placed
-// it), which the tests lift little, and of 0.15¹⁴ after sixteen. Pairs that fit a period to each other (two hits) are shared among
-// their rivals instead (see consider).
+// it), which the tests lift little, and of 0.15¹⁴ after sixteen. Pairs
+// that fit a period to each other (two hits) are shared among their rivals
+// instead (see consider).
 func lookElsewhere(tail, tests float64) float64 {
 	if tests <= 1 {
 		return tail
