@@ -123,6 +123,11 @@ func (f *Forecaster) periodic(ahead int64) {
 			if t < f.last-baselineReach {
 				continue
 			}
+			if step == 2 && f.isOnset(later+p) {
+				// The pair of that onset and later, found before this
+				// one, expected the same occurrence a period on.
+				continue
+			}
 			// Checked even when far ahead: a pattern it bears out
 			// explains its past occurrences to the memory.
 			f.consider(t, p, periodJitter(p), KindEvery, t <= f.last+ahead)
