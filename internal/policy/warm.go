@@ -454,7 +454,7 @@ func (c *call) keepWarm(target int) int {
 // servingBurst is the workers the burst on keeps busy: those serving its
 // messages now, or what its arrival rate needs when that is more.
 func (c *call) servingBurst() int {
-	busy := int(math.Ceil(float64(max(c.sample.InFlight, 0)) / float64(c.s.Concurrency)))
+	busy := capacity.CeilWorkers(float64(c.sample.InFlight) / float64(c.s.Concurrency))
 	return max(busy, capacity.CeilWorkers(c.lambdaEff/c.muEff))
 }
 
