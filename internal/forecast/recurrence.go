@@ -318,10 +318,10 @@ func (f *Forecaster) keep(o Occurrence) {
 // comes with chance 1/3; three times, 1/2; five times, 2/3; nine times, 4/5;
 // a daily surge seen once, 1/3. Once a pattern has recurred, the group's
 // record holds its own recurrences, which its hits already count: first is
-// then at most one in three. Two onsets fit a period to each other, so a pair's chance is
-// shared among the rival periods the onsets before the later one would give
-// (see consider). Noise, whose onsets land on any lattice as often as
-// chance has them, has a tail near 1 and no chance.
+// then at most one in three. Two onsets fit a period to each other, so a
+// pair's chance is shared among the rival periods the onsets before the
+// later one would give (see consider). Noise, whose onsets land on any
+// lattice as often as chance has them, has a tail near 1 and no chance.
 func occurrenceChance(kind Kind, hits, misses int, tail, first float64) float64 {
 	n := hits
 	if kind == KindEvery {
