@@ -57,8 +57,8 @@ func burstSets(t *testing.T) []burstSet {
 	}
 	seeds := func(sc string, n int, args ...string) [][]string {
 		var runs [][]string
-		for s := 1; s <= n; s++ {
-			runs = append(runs, append([]string{"--scenario", sc, "--seed", fmt.Sprint(s)}, args...))
+		for _, s := range seedRange(n) {
+			runs = append(runs, append([]string{"--scenario", sc, "--seed", s}, args...))
 		}
 		return runs
 	}
