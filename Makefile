@@ -16,7 +16,7 @@ PROTOC_GEN_GO_GRPC_VERSION ?= v1.6.2
 # moto_server installed by scripts/test-deps is found after whatever PATH has.
 export PATH := $(PATH):$(CURDIR)/.venv/bin:$(HOME)/.local/bin
 
-.PHONY: all build test test-deps vet lint bench comparison bursts slo scoreboard flash tidy-check validate-example clean proto
+.PHONY: all build test test-deps vet lint bench comparison bursts slo scoreboard flash matrix tidy-check validate-example clean proto
 
 all: build
 
@@ -78,6 +78,15 @@ slo:
 # FLASH_ARGS='-flash-interval 10s' for another interval).
 flash:
 	$(GO) test -tags comparison -count=1 -timeout 60m -run 'TestFlashSeeds' ./cmd/checker -flash $(FLASH_ARGS) -v
+
+# The policy matrix: the model alone on the scoreboard's traffics, seeds 1
+# to 3, each traffic's means (a few minutes on two cores): the quick check of
+# a change to the policy. Save the runs of one build and check another
+# against them, which fails past 0.5 point of share or 3 % of worker-hours:
+# make matrix MATRIX_ARGS='-matrix-save /tmp/main.json' on main, then
+# make matrix MATRIX_ARGS='-matrix-against /tmp/main.json' on the change.
+matrix:
+	$(GO) test -tags comparison -count=1 -timeout 60m -run 'TestMatrix$$' ./cmd/checker -matrix $(MATRIX_ARGS) -v
 
 # The scoreboard of docs/simulation.md: the model against the fleet an
 # operator sizes from the warm-up (fixed-warm-up), fixed-best and the oracle
