@@ -13,9 +13,9 @@ import (
 // against a baseline saved from another build. Its arithmetic is here,
 // tested with the rest of the suite.
 
-// Tolerances of the matrix's check, those of issue 51's "no regressions":
-// a traffic regresses when its share within the promise falls by more than
-// matrixShareDrop or its worker-seconds rise by more than matrixCostRise.
+// Tolerances of the matrix's check: a traffic regresses when its share
+// within the promise falls by more than matrixShareDrop or its
+// worker-seconds rise by more than matrixCostRise.
 const (
 	matrixShareDrop = 0.005
 	matrixCostRise  = 0.03
