@@ -64,15 +64,21 @@ func matrixMeans(runs []matrixRun) []matrixRow {
 	return rows
 }
 
+// matrixByTraffic is rows by their traffic.
+func matrixByTraffic(rows []matrixRow) map[string]matrixRow {
+	out := make(map[string]matrixRow, len(rows))
+	for _, r := range rows {
+		out[r.Traffic] = r
+	}
+	return out
+}
+
 // matrixRegressions are the traffics where now is worse than base beyond
 // the tolerances, each said in a line, and those that cannot be compared:
 // missing from either, or run on other seeds.
 func matrixRegressions(base, now []matrixRow) []string {
 	var out []string
-	byTraffic := map[string]matrixRow{}
-	for _, b := range base {
-		byTraffic[b.Traffic] = b
-	}
+	byTraffic := matrixByTraffic(base)
 	seen := map[string]bool{}
 	for _, n := range now {
 		seen[n.Traffic] = true
@@ -105,10 +111,7 @@ func matrixRegressions(base, now []matrixRow) []string {
 // matrixTable is the matrix's table: each traffic's means, and where base
 // has the traffic on the same seeds, the changes from it.
 func matrixTable(base, now []matrixRow) string {
-	byTraffic := map[string]matrixRow{}
-	for _, b := range base {
-		byTraffic[b.Traffic] = b
-	}
+	byTraffic := matrixByTraffic(base)
 	var sb strings.Builder
 	sb.WriteString("| traffic | within the promise | worker-hours | launches |\n| --- | --- | --- | --- |\n")
 	for _, n := range now {

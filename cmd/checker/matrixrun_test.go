@@ -9,7 +9,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/queuechecker/queue-checker/internal/sim"
@@ -44,11 +43,12 @@ func TestMatrix(t *testing.T) {
 		}
 	}
 	rows := scoreboardRows(t)
-	runs := make([]matrixRun, 0, len(rows)*len(scoreboardSeeds))
-	var mu sync.Mutex
+	// Each run has its own place, in the rows' order and the seeds', so
+	// the runs at once need no lock and the result no sorting.
+	runs := make([]matrixRun, len(rows)*len(scoreboardSeeds))
 	t.Run("runs", func(t *testing.T) {
-		for _, row := range rows {
-			for _, seed := range scoreboardSeeds {
+		for i, row := range rows {
+			for j, seed := range scoreboardSeeds {
 				t.Run(strings.ReplaceAll(row.name, "`", "")+"/"+seed, func(t *testing.T) {
 					t.Parallel()
 					args := slices.Concat(row.args, []string{"--seed", seed, "--policy", sim.PolicyModel})
@@ -56,10 +56,8 @@ func TestMatrix(t *testing.T) {
 					if len(r) != 1 {
 						t.Fatalf("%d results, want the model's", len(r))
 					}
-					mu.Lock()
-					defer mu.Unlock()
-					runs = append(runs, matrixRun{Traffic: row.name, Seed: seed,
-						Share: r[0].SLOAttainment, WorkerSeconds: r[0].WorkerSeconds, Launches: r[0].Launches})
+					runs[i*len(scoreboardSeeds)+j] = matrixRun{Traffic: row.name, Seed: seed,
+						Share: r[0].SLOAttainment, WorkerSeconds: r[0].WorkerSeconds, Launches: r[0].Launches}
 				})
 			}
 		}
@@ -67,17 +65,6 @@ func TestMatrix(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	// In the rows' order, seeds in order, whichever run ended first.
-	order := map[string]int{}
-	for i, row := range rows {
-		order[row.name] = i
-	}
-	slices.SortFunc(runs, func(a, b matrixRun) int {
-		if d := order[a.Traffic] - order[b.Traffic]; d != 0 {
-			return d
-		}
-		return strings.Compare(a.Seed, b.Seed)
-	})
 	if *matrixSave != "" {
 		b, err := json.MarshalIndent(runs, "", "  ")
 		if err != nil {
